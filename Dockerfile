@@ -1,0 +1,36 @@
+# Production image: current Node LTS, production dependencies only, non-root.
+# The same image runs every role; ROLE picks one (see docker-compose.yml).
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim AS check
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run typecheck && npm run lint
+
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HTTP_HOST=0.0.0.0 \
+    HTTP_PORT=4020 \
+    DATA_DIR=/app/data
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=check /app/package.json ./
+COPY --from=check /app/core ./core
+COPY --from=check /app/api ./api
+COPY --from=check /app/ingest ./ingest
+COPY --from=check /app/aggregate ./aggregate
+COPY --from=check /app/jobs ./jobs
+COPY --from=check /app/sql ./sql
+RUN mkdir -p /app/data && chown -R node:node /app/data
+USER node
+EXPOSE 4020
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||4020)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+STOPSIGNAL SIGTERM
+CMD ["node", "--import", "tsx", "core/main.ts"]

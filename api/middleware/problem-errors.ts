@@ -1,0 +1,47 @@
+/**
+ * One JSON error shape everywhere: RFC 9457 problem details
+ * (`application/problem+json`) with a stable machine-readable `code`, the
+ * offending `field` when there is one, and the request id.
+ */
+import type { Middleware } from 'koa';
+import { AppError } from '../../core/errors.js';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail: string;
+  field?: string;
+  request_id?: string;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_TYPE_BASE = 'https://docs.x402-gateway.dev/errors/';
+
+export function problem(status: number, code: string, detail: string, extra: Record<string, unknown> = {}): Problem {
+  return { type: `${PROBLEM_TYPE_BASE}${code}`, title: code.replace(/_/g, ' '), status, code, detail, ...extra };
+}
+
+export function problemErrors(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.type = 'application/problem+json';
+        ctx.body = { ...problem(404, 'route_not_found', `no route ${ctx.method} ${ctx.path}`), request_id: ctx.state.requestId };
+      }
+    } catch (err) {
+      const known = err instanceof AppError;
+      const httpish = err as { status?: number; expose?: boolean; message?: string };
+      const status = known ? err.status : typeof httpish.status === 'number' && httpish.status >= 400 && httpish.status < 600 ? httpish.status : 500;
+      const code = known ? err.code : status === 500 ? 'internal_error' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'bad_request';
+      const detail = known || httpish.expose ? (httpish.message ?? code) : 'internal error';
+      if (status >= 500) ctx.state.log?.error({ err }, 'request failed');
+      ctx.status = status;
+      ctx.type = 'application/problem+json';
+      ctx.body = { ...problem(status, code, detail, known ? err.details : {}), request_id: ctx.state.requestId };
+    }
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The api role: serves the public HTTP surface and reports the health of the
+ * whole pipeline (canary age, a worker answering a ping job).
+ */
+import type { RoleContext, RunningRole } from '../core/role.js';
+import { need } from '../core/role.js';
+import { createApp } from './app.js';
+import { listen, type HttpServer } from './http-server.js';
+import { latestHeartbeat } from '../core/store/tables/pipeline-heartbeats.js';
+import { SYSTEM_PING } from '../jobs/system-ping.js';
+
+export interface RunningApi extends RunningRole {
+  http: HttpServer;
+}
+
+export async function startApi(ctx: RoleContext): Promise<RunningApi> {
+  const store = need(ctx.store, 'store', 'api');
+  const queue = need(ctx.queue, 'queue', 'api');
+  const { config } = ctx;
+
+  ctx.health.register('pipeline', async () => {
+    const latest = await latestHeartbeat(store);
+    if (!latest) return { status: 'degraded', reason: 'no canary stored in the last hour (is an ingest and an aggregate role running?)' };
+    const age = Date.now() - latest.emitted_at_ms;
+    const facts = { last_canary_at: new Date(latest.emitted_at_ms).toISOString(), event_to_store_ms: latest.latency_ms, age_ms: age };
+    if (age > config.HEARTBEAT_STALE_MS) return { status: 'degraded', reason: `newest canary is ${Math.round(age / 1000)} s old`, ...facts };
+    return { status: 'ok', ...facts };
+  });
+  ctx.health.register('workers', async () => {
+    const result = await queue.run<Record<string, never>, { worker: string }>(SYSTEM_PING, {}, { deadlineMs: 1500 }).catch((err: Error) => {
+      throw new Error(`no worker answered ${SYSTEM_PING}: ${err.message}`);
+    });
+    return { status: 'ok', answered_by: result.worker };
+  });
+
+  const http = await listen(createApp({ logger: ctx.logger, health: ctx.health }), config);
+  ctx.logger.info({ url: http.url }, 'api listening');
+  return { name: 'api', http, stop: () => http.close() };
+}
+
+/**
+ * Processes without the api role still serve `/health` and `/metrics` on
+ * HTTP_PORT, so an orchestrator can probe and scrape every role.
+ */
+export async function startOpsServer(ctx: RoleContext): Promise<HttpServer> {
+  const http = await listen(createApp({ logger: ctx.logger, health: ctx.health }), ctx.config);
+  ctx.logger.info({ url: http.url }, 'ops endpoints listening (/health, /metrics)');
+  return http;
+}

@@ -1,0 +1,106 @@
+/**
+ * Bus port. Two adapters honour these semantics (checked by
+ * test/contract/bus.contract.test.ts against both):
+ *  - topics with a fixed number of partitions; a message's key picks its
+ *    partition (kafkajs' murmur2 partitioner in both adapters), so messages
+ *    of one key stay in order;
+ *  - consumer groups resume from their last committed offset after a restart;
+ *  - a batch's offsets are committed only after its handler succeeded
+ *    (at-least-once);
+ *  - a failing handler is retried with backoff; a retryable failure
+ *    (DependencyError: the store is down) is retried until it succeeds or the
+ *    consumer stops, never dropped; any other failure is retried
+ *    BUS_MAX_ATTEMPTS times, then the batch is split and each message that
+ *    still fails goes to `<topic>.dlq` with the reason and its origin in
+ *    headers (DLQ_HEADERS);
+ *  - a stopped group can be rewound to an offset or a timestamp (replay).
+ */
+
+export interface OutgoingMessage {
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+  /** Event time in ms; defaults to now. Used by replay-from-timestamp. */
+  timestamp?: number;
+}
+
+export interface BusMessage {
+  topic: string;
+  partition: number;
+  /** Offsets are decimal strings (Kafka offsets are int64). */
+  offset: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+  timestamp: number;
+}
+
+export interface BatchContext {
+  /** Sends a message to `<topic>.dlq` now (for example a malformed payload); it is committed with the batch. */
+  deadLetter(message: BusMessage, reason: string): Promise<void>;
+  /** Aborted when the consumer is stopping: long handlers should finish or throw. */
+  signal: AbortSignal;
+}
+
+export interface ConsumerOptions {
+  groupId: string;
+  topics: string[];
+  /** Where a group without a committed offset starts. Default: earliest. */
+  fromBeginning?: boolean;
+  handleBatch(messages: BusMessage[], ctx: BatchContext): Promise<void>;
+  /** Overrides BUS_MAX_ATTEMPTS / BUS_RETRY_BACKOFF_MS / BUS_BATCH_SIZE for this consumer. */
+  maxAttempts?: number;
+  retryBackoffMs?: number;
+  maxBatchSize?: number;
+}
+
+export interface ConsumerStatus {
+  groupId: string;
+  topics: string[];
+  running: boolean;
+  /** Set while a retryable failure is being retried (dependency down). */
+  stalledReason?: string;
+  lastBatchAt?: number;
+}
+
+export interface Consumer {
+  readonly status: ConsumerStatus;
+  /** Stops fetching, lets the in-flight batch finish and commit, leaves the group. */
+  stop(): Promise<void>;
+}
+
+export type ReplayFrom =
+  | { kind: 'earliest' }
+  | { kind: 'latest' }
+  | { kind: 'offset'; offset: string; partition?: number }
+  | { kind: 'timestamp'; timestamp: number };
+
+export type PartitionOffsets = Record<number, string>;
+
+export interface Bus {
+  readonly adapter: 'memory' | 'kafka';
+  /** Creates missing topics (and their DLQs) with BUS_PARTITIONS partitions. */
+  ensureTopics(topics: string[]): Promise<void>;
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  consume(options: ConsumerOptions): Promise<Consumer>;
+  /** Rewinds (or forwards) a group on a topic. The group must have no running consumer. */
+  resetOffsets(groupId: string, topic: string, from: ReplayFrom): Promise<void>;
+  /** Committed offset per partition (the next offset to read); missing partitions have none. */
+  committedOffsets(groupId: string, topic: string): Promise<PartitionOffsets>;
+  /** High-water mark per partition (offset the next published message gets). */
+  endOffsets(topic: string): Promise<PartitionOffsets>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const dlqTopic = (topic: string) => `${topic}.dlq`;
+
+export const DLQ_HEADERS = {
+  reason: 'dlq-reason',
+  topic: 'dlq-original-topic',
+  partition: 'dlq-original-partition',
+  offset: 'dlq-original-offset',
+  group: 'dlq-consumer-group',
+  failedAt: 'dlq-failed-at',
+  attempts: 'dlq-attempts',
+} as const;

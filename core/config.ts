@@ -1,0 +1,118 @@
+/**
+ * One flat, typed configuration object, built from environment variables and
+ * validated with zod at start-up (PostHog ingestion style). Every variable is
+ * declared once here with its default and description; the README table is
+ * generated from this schema (`npm run config:docs`).
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}` },
+  );
+
+const hostPortList = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'each broker must be host:port'))
+      .min(1, 'at least one broker'),
+  );
+
+/** name -> [schema with default, description]. Keep descriptions one line. */
+export const configSpec = {
+  NODE_ENV: [z.enum(['development', 'production', 'test']).default('development'), 'Runtime environment.'],
+  ROLE: [
+    z.enum(['all', 'api', 'ingest', 'aggregate', 'worker']).default('all'),
+    'Which role(s) this process runs: `all` (single process) or one role of a scaled deployment.',
+  ],
+  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level.'],
+  HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
+  HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
+  DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
+  SHUTDOWN_TIMEOUT_MS: [positiveInt.default(20000), 'Upper bound for the SIGTERM drain before a forced exit.'],
+  STARTUP_TIMEOUT_MS: [positiveInt.default(10000), 'How long start-up waits for each engine to answer before failing.'],
+
+  BUS: [z.enum(['memory', 'kafka']).default('memory'), 'Bus adapter: in-process `memory` or `kafka`.'],
+  KAFKA_BROKERS: [hostPortList.default(['127.0.0.1:19092']), 'Comma-separated Kafka bootstrap brokers (host:port).'],
+  KAFKA_CLIENT_ID: [z.string().min(1).default('x402-gateway'), 'Kafka client id.'],
+  BUS_PARTITIONS: [positiveInt.default(3), 'Partitions per topic created by the app (both adapters).'],
+  BUS_BATCH_SIZE: [positiveInt.default(1000), 'Most messages handed to a batch handler at once.'],
+  BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
+  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at 30 s.'],
+
+  STORE: [z.enum(['duckdb', 'clickhouse']).default('duckdb'), 'Store adapter: embedded `duckdb` file or `clickhouse`.'],
+  DUCKDB_PATH: [z.string().min(1).optional(), 'DuckDB file (default `$DATA_DIR/gateway.duckdb`; `:memory:` for none).'],
+  CLICKHOUSE_URL: [url(['http:', 'https:']).default('http://127.0.0.1:18123'), 'ClickHouse HTTP endpoint.'],
+  CLICKHOUSE_DATABASE: [z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier').default('gateway'), 'ClickHouse database (created if missing).'],
+  CLICKHOUSE_USER: [z.string().default('default'), 'ClickHouse user.'],
+  CLICKHOUSE_PASSWORD: [z.string().default(''), 'ClickHouse password (secret: from the environment only).'],
+
+  QUEUE: [z.enum(['inprocess', 'bullmq']).default('inprocess'), 'Job queue adapter: `inprocess` runner or `bullmq` on Redis.'],
+  REDIS_URL: [url(['redis:', 'rediss:']).default('redis://127.0.0.1:16379'), 'Redis URL for BullMQ.'],
+  QUEUE_PREFIX: [z.string().min(1).default('x402'), 'Key prefix for BullMQ queues.'],
+  JOB_CONCURRENCY: [positiveInt.default(4), 'Concurrent jobs per job type in a worker.'],
+  JOB_LOCK_MS: [positiveInt.default(30000), 'BullMQ job lock; a crashed worker\'s job is retried after it expires.'],
+  JOB_MAX_ATTEMPTS: [positiveInt.default(2), 'Attempts for a job whose handler crashed (coded job errors are not retried).'],
+
+  HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
+  HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
+} as const satisfies Record<string, readonly [z.ZodType, string]>;
+
+type Spec = typeof configSpec;
+export type Config = { [K in keyof Spec]: z.output<Spec[K][0]> } & { DUCKDB_PATH: string };
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates every variable and reports all problems at once. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, [schema]] of Object.entries(configSpec)) {
+    const raw = env[name];
+    const parsed = (schema as z.ZodType).safeParse(raw === '' ? undefined : raw);
+    if (parsed.success) out[name] = parsed.data;
+    else {
+      for (const issue of parsed.error.issues) {
+        problems.push(`${name}=${JSON.stringify(raw ?? '')}: ${issue.message}`);
+      }
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const config = out as Config;
+  config.DUCKDB_PATH ??= `${config.DATA_DIR.replace(/\/$/, '')}/gateway.duckdb`;
+  return config;
+}
+
+/** Rows for the README table: name, default, description. */
+export function configDocs(): { name: string; default: string; description: string }[] {
+  return Object.entries(configSpec).map(([name, [schema, description]]) => {
+    const parsed = (schema as z.ZodType).safeParse(undefined);
+    const value = parsed.success ? parsed.data : undefined;
+    return {
+      name,
+      default: value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value),
+      description,
+    };
+  });
+}

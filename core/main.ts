@@ -1,0 +1,36 @@
+/**
+ * Entry point of `npm start`. With no configuration it runs every role in one
+ * process on the embedded adapters: no server, no key, no internet.
+ */
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { errorMessage } from './errors.js';
+import { exitOnSignals, startProcess } from './process.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE });
+  try {
+    const proc = await startProcess(config, logger);
+    exitOnSignals(proc, config, logger);
+    logger.info(
+      { role: config.ROLE, bus: config.BUS, store: config.STORE, queue: config.QUEUE, url: proc.http.url },
+      `ready: ${proc.http.url}/health`,
+    );
+  } catch (err) {
+    logger.fatal({ err: errorMessage(err) }, 'start-up failed');
+    console.error(`start-up failed: ${errorMessage(err)}`);
+    process.exit(1);
+  }
+}
+
+void main();

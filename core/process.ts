@@ -1,0 +1,99 @@
+/**
+ * Starts the roles this process runs on the ports they need, and drains on
+ * SIGTERM/SIGINT: stop intake (HTTP, ingestors), let consumers finish and
+ * commit, let workers finish their jobs, then flush and close the ports.
+ */
+import { hostname } from 'node:os';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { HealthRegistry } from './health.js';
+import { createBus, createQueue, createStore } from './ports.js';
+import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from './role.js';
+import { errorMessage } from './errors.js';
+import { withTimeout } from './backoff.js';
+import { startApi, startOpsServer, type RunningApi } from '../api/role.js';
+import type { HttpServer } from '../api/http-server.js';
+import { startIngest } from '../ingest/role.js';
+import { startAggregate } from '../aggregate/role.js';
+import { startWorker } from '../jobs/role.js';
+
+export const SERVICE_VERSION = '2.0.0';
+
+/** Order of start-up; shutdown runs in the same order (intake first). */
+const ROLE_ORDER: RoleName[] = ['api', 'ingest', 'aggregate', 'worker'];
+const START_ORDER: RoleName[] = ['worker', 'aggregate', 'ingest', 'api'];
+
+export interface RunningProcess {
+  ctx: RoleContext;
+  roles: RunningRole[];
+  /** The api role's server, or the ops server (/health, /metrics) of a process without it. */
+  http: HttpServer;
+  shutdown(reason: string): Promise<void>;
+}
+
+export async function startProcess(config: Config, logger: Logger): Promise<RunningProcess> {
+  const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
+  const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
+  const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
+  const ctx: RoleContext = { config, logger, health, instanceId: `${hostname()}:${process.pid}` };
+
+  // Ports first; each adapter fails fast with an error naming its variable.
+  const [bus, store, queue] = await Promise.all([
+    needed.has('bus') ? createBus(config, logger) : undefined,
+    needed.has('store') ? createStore(config, logger) : undefined,
+    needed.has('queue') ? createQueue(config, logger) : undefined,
+  ]);
+  ctx.bus = bus;
+  ctx.store = store;
+  ctx.queue = queue;
+  if (bus) health.registerPing('bus', bus.adapter, () => bus.ping());
+  if (store) {
+    const report = await store.migrate();
+    logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
+    health.registerPing('store', store.adapter, () => store.ping());
+  }
+  if (queue) health.registerPing('queue', queue.adapter, () => queue.ping());
+
+  const running: RunningRole[] = [];
+  let api: RunningApi | undefined;
+  for (const name of START_ORDER.filter((r) => roles.includes(r))) {
+    const role =
+      name === 'api' ? (api = await startApi(ctx)) : name === 'ingest' ? await startIngest(ctx) : name === 'aggregate' ? await startAggregate(ctx) : await startWorker(ctx);
+    running.push(role);
+    logger.info({ role: name }, 'role started');
+  }
+  const ops = api ? undefined : await startOpsServer(ctx);
+  const http = api?.http ?? (ops as HttpServer);
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string) =>
+    (stopping ??= (async () => {
+      logger.info({ reason }, 'draining');
+      for (const name of ROLE_ORDER) {
+        const role = running.find((r) => r.name === name);
+        if (role) await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
+      }
+      await ops?.close();
+      // Queue first (workers finish in-flight jobs), then the bus (producers flushed), then the store.
+      for (const [name, port] of [['queue', queue], ['bus', bus], ['store', store]] as const) {
+        if (port) await port.close().catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
+      }
+      logger.info('drained');
+    })());
+
+  return { ctx, roles: running, http, shutdown };
+}
+
+/** Wires SIGTERM/SIGINT to a bounded drain and the exit code. */
+export function exitOnSignals(proc: RunningProcess, config: Config, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    withTimeout(proc.shutdown(signal), config.SHUTDOWN_TIMEOUT_MS, () => new Error(`drain exceeded SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}`))
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.fatal({ err: errorMessage(err) }, 'forced exit');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

@@ -1,0 +1,130 @@
+/**
+ * The whole process as users start it: `npm start` on embedded defaults, the
+ * same code on the real engines, bad configuration, and the SIGTERM drain.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
+import { testConfig, uniqueName } from '../helpers/config.js';
+
+const running: AppProcess[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const app of running.splice(0)) if (app.child.exitCode === null) app.child.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
+  dirs.push(d);
+  return d;
+}
+
+async function launch(env: Record<string, string>): Promise<AppProcess> {
+  const app = await startApp(env);
+  running.push(app);
+  return app;
+}
+
+describe('npm start (embedded defaults)', () => {
+  it('is healthy within 15 s with every component ok, serves metrics, and drains on SIGTERM with exit 0', async () => {
+    const app = await launch({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500' });
+    const { report, elapsedMs } = await waitHealthy(app, 15000);
+    expect(elapsedMs).toBeLessThan(15000);
+    const components = report.components as Record<string, { status: string; adapter?: string }>;
+    expect(Object.keys(components).sort()).toEqual(['aggregate.aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'pipeline', 'queue', 'store', 'workers']);
+    for (const [name, c] of Object.entries(components)) expect(c.status, name).toBe('ok');
+    expect(components.bus?.adapter).toBe('memory');
+    expect(components.store?.adapter).toBe('duckdb');
+    expect(components.queue?.adapter).toBe('inprocess');
+    expect(report.version).toBe('2.0.0');
+
+    const res = await fetch(`${app.url}/health`, { headers: { 'x-request-id': 'req-123' } });
+    expect(res.headers.get('x-request-id')).toBe('req-123');
+
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(metrics).toMatch(/^bus_messages_published_total\{adapter="memory",topic="sys.heartbeat.v1"\} [1-9]/m);
+    expect(metrics).toMatch(/^store_rows_inserted_total\{adapter="duckdb",table="pipeline_heartbeats"\} [1-9]/m);
+    expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/health",status="200"\} [1-9]/m);
+
+    const notFound = await fetch(`${app.url}/nope`);
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.get('content-type')).toContain('application/problem+json');
+    expect(await notFound.json()).toMatchObject({ status: 404, code: 'route_not_found' });
+
+    app.child.kill('SIGTERM');
+    const exit = await app.exited;
+    expect(exit.code).toBe(0);
+    const lines = app.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; request_id?: string });
+    expect(lines.some((l) => l.msg === 'drained')).toBe(true);
+    expect(lines.some((l) => l.msg === 'request' && l.request_id === 'req-123')).toBe(true);
+  });
+
+  it('keeps the canary across a restart on the same DuckDB file (migrations are idempotent)', async () => {
+    const dataDir = tempDir();
+    const first = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500' });
+    await waitHealthy(first, 15000);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const second = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500' });
+    await waitHealthy(second, 15000);
+    expect(second.output()).toMatch(/"msg":"migrations"/);
+    expect(second.output()).toMatch(/"applied":\[\]/);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  });
+});
+
+describe('production adapters (real Kafka, ClickHouse, Redis)', () => {
+  it('is healthy on the real engines and drains with exit 0', async () => {
+    const cfg = testConfig();
+    const app = await launch({
+      BUS: 'kafka',
+      KAFKA_BROKERS: cfg.KAFKA_BROKERS.join(','),
+      KAFKA_CLIENT_ID: uniqueName('e2e'),
+      STORE: 'clickhouse',
+      CLICKHOUSE_URL: cfg.CLICKHOUSE_URL,
+      CLICKHOUSE_DATABASE: uniqueName('e2e'),
+      QUEUE: 'bullmq',
+      REDIS_URL: cfg.REDIS_URL,
+      QUEUE_PREFIX: uniqueName('e2e'),
+      HEARTBEAT_INTERVAL_MS: '500',
+    });
+    const { report } = await waitHealthy(app, 45000);
+    const components = report.components as Record<string, { status: string; adapter?: string }>;
+    expect(components.bus?.adapter).toBe('kafka');
+    expect(components.store?.adapter).toBe('clickhouse');
+    expect(components.queue?.adapter).toBe('bullmq');
+    app.child.kill('SIGTERM');
+    expect((await app.exited).code).toBe(0);
+  });
+});
+
+describe('bad configuration', () => {
+  it('lists every invalid variable in one message and exits 2', async () => {
+    const app = await launch({ HTTP_PORT: 'abc', CLICKHOUSE_URL: 'not a url', BUS: 'rabbit' });
+    const exit = await app.exited;
+    expect(exit.code).toBe(2);
+    const out = app.output();
+    expect(out).toContain('Invalid configuration');
+    expect(out).toContain('HTTP_PORT="abc"');
+    expect(out).toContain('CLICKHOUSE_URL="not a url"');
+    expect(out).toContain('BUS="rabbit"');
+  });
+
+  it.each([
+    ['BUS=kafka with no broker', { BUS: 'kafka', KAFKA_BROKERS: '127.0.0.1:1' }, 'KAFKA_BROKERS'],
+    ['STORE=clickhouse with no server', { STORE: 'clickhouse', CLICKHOUSE_URL: 'http://127.0.0.1:1' }, 'CLICKHOUSE_URL'],
+    ['QUEUE=bullmq with no Redis', { QUEUE: 'bullmq', REDIS_URL: 'redis://127.0.0.1:1' }, 'REDIS_URL'],
+  ])('%s fails start-up quickly with an error naming the variable', async (_name, env, variable) => {
+    const t0 = Date.now();
+    const app = await launch({ ...env, DATA_DIR: tempDir(), STARTUP_TIMEOUT_MS: '3000' });
+    const exit = await app.exited;
+    expect(exit.code).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(15000);
+    expect(app.output()).toMatch(new RegExp(`start-up failed: .*${variable}`));
+  });
+});
