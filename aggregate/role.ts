@@ -11,7 +11,7 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
   await bus.ensureTopics(Object.values(TOPICS));
   const consumers: Consumer[] = [await startHeartbeatSink(bus, store)];
   for (const consumer of consumers) {
-    ctx.health.register(`aggregate.${consumer.status.groupId}`, async () => {
+    ctx.health.register(consumer.status.groupId, async () => {
       const s = consumer.status;
       if (!s.running) return { status: 'down', reason: 'consumer stopped' };
       if (s.stalledReason) return { status: 'degraded', reason: `retrying: ${s.stalledReason}`, topics: s.topics };

@@ -66,6 +66,25 @@ export const configSpec = {
   JOB_LOCK_MS: [positiveInt.default(30000), 'BullMQ job lock; a crashed worker\'s job is retried after it expires.'],
   JOB_MAX_ATTEMPTS: [positiveInt.default(2), 'Attempts for a job whose handler crashed (coded job errors are not retried).'],
 
+  MARKET_SOURCE: [
+    z.enum(['live', 'simulated']).default('live'),
+    'Market data: `live` (ccxt CEX websockets + Base RPC; health says when unreachable) or the seeded `simulated` market.',
+  ],
+  PAIRS_FILE: [z.string().min(1).optional(), 'Pairs catalogue JSON (default `core/markets/pairs.base.json`).'],
+  CEX_EXCHANGE: [z.string().regex(/^[a-z0-9]+$/, 'must be a ccxt exchange id').default('coinbase'), 'ccxt exchange id of the centralized venue.'],
+  CEX_BOOK_DEPTH: [positiveInt.default(50), 'Levels per side kept from the CEX order book (top-N snapshots).'],
+  CEX_STALE_MS: [positiveInt.default(15000), 'A CEX book older than this is stale: fall back to REST polling and report degraded.'],
+  CEX_REST_POLL_MS: [positiveInt.default(2000), 'REST order-book polling interval while the websocket is down.'],
+  CEX_PROBE_INTERVAL_MS: [positiveInt.default(10000), 'Interval of the CEX REST round-trip probe (latency samples).'],
+  BASE_RPC_URL: [url(['http:', 'https:', 'ws:', 'wss:']).default('https://mainnet.base.org'), 'Base JSON-RPC endpoint read by the DEX ingestor.'],
+  DEX_LADDER_USD: [
+    z
+      .string()
+      .transform((v) => v.split(',').map((x) => Number(x.trim())))
+      .pipe(z.array(z.number().positive()).min(1).max(16))
+      .default([1000, 10000, 50000, 100000]),
+    'Order sizes (USD, comma-separated) quoted in both directions on every block.',
+  ],
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;

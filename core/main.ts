@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     const proc = await startProcess(config, logger);
     exitOnSignals(proc, config, logger);
     logger.info(
-      { role: config.ROLE, bus: config.BUS, store: config.STORE, queue: config.QUEUE, url: proc.http.url },
+      { bus: config.BUS, store: config.STORE, queue: config.QUEUE, url: proc.http.url },
       `ready: ${proc.http.url}/health`,
     );
   } catch (err) {

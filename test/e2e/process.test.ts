@@ -34,7 +34,7 @@ describe('npm start (embedded defaults)', () => {
     const { report, elapsedMs } = await waitHealthy(app, 15000);
     expect(elapsedMs).toBeLessThan(15000);
     const components = report.components as Record<string, { status: string; adapter?: string }>;
-    expect(Object.keys(components).sort()).toEqual(['aggregate.aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'pipeline', 'queue', 'store', 'workers']);
+    expect(Object.keys(components).sort()).toEqual(['aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'pipeline', 'queue', 'store', 'workers']);
     for (const [name, c] of Object.entries(components)) expect(c.status, name).toBe('ok');
     expect(components.bus?.adapter).toBe('memory');
     expect(components.store?.adapter).toBe('duckdb');

@@ -1,0 +1,110 @@
+/**
+ * Market-data events on the bus (versioned topics in core/topics.ts), keyed by
+ * pair. Every event carries a deterministic `event_id` (same input, same id,
+ * so a replay never counts twice), the event time at the venue and the ingest
+ * time, and `source` (`live` or `simulated`) which surfaces in every response
+ * built from it.
+ */
+import { z } from 'zod';
+
+/** `<BASE>/USD`, e.g. `ETH/USD`, `cbBTC/USD`. */
+export const Pair = z.string().regex(/^[A-Za-z0-9]{1,15}\/USD$/, 'pair must look like BASE/USD');
+export const DataSource = z.enum(['live', 'simulated']);
+export const VenueKind = z.enum(['cex', 'dex']);
+/** Venue identifiers: the CEX id from ccxt (e.g. `coinbase`), or `<protocol>_base` for Base pools (e.g. `uniswap_v3_base`). */
+export const Venue = z.string().regex(/^[a-z0-9_]{2,40}$/);
+
+const envelope = {
+  event_id: z.string().min(8).max(128),
+  pair: Pair,
+  venue: Venue,
+  event_time_ms: z.number().int().positive(),
+  ingest_time_ms: z.number().int().positive(),
+  source: DataSource,
+};
+
+/**
+ * Executable prices for one order size: what a taker pays per base unit to buy
+ * `size_usd` worth, and receives per base unit to sell it. CEX: the VWAP of a
+ * walk through the book. DEX: the on-chain quoter's amounts (pool fee
+ * included, see `fee_included`). Absent side: not fillable at that size.
+ */
+export const LadderStep = z.object({
+  size_usd: z.number().positive(),
+  buy_price: z.number().positive().nullable(),
+  sell_price: z.number().positive().nullable(),
+});
+export type LadderStep = z.infer<typeof LadderStep>;
+
+export const QuoteEvent = z.object({
+  ...envelope,
+  venue_kind: VenueKind,
+  bid: z.number().positive(),
+  ask: z.number().positive(),
+  /** Size at the best level in base units (CEX); pool-equivalent depth is in the ladder (DEX). */
+  bid_size: z.number().nonnegative().nullable(),
+  ask_size: z.number().nonnegative().nullable(),
+  ladder: z.array(LadderStep).max(16),
+  /** CEX taker fee or DEX pool fee, in bps. */
+  fee_bps: z.number().nonnegative(),
+  /** True when ladder prices already include the fee (DEX quoter amounts). */
+  fee_included: z.boolean(),
+  /** DEX only: gas cost of one swap in USD, and the gas price it came from. */
+  gas_usd: z.number().nonnegative().nullable(),
+  gas_price_gwei: z.number().nonnegative().nullable(),
+  /** CEX book sequence/nonce or DEX block number, when known. */
+  sequence: z.number().int().nonnegative().nullable(),
+});
+export type QuoteEvent = z.infer<typeof QuoteEvent>;
+
+/** Top-N level-2 snapshot, [price, size in base units], best first. */
+export const BookEvent = z.object({
+  ...envelope,
+  bids: z.array(z.tuple([z.number().positive(), z.number().nonnegative()])).max(200),
+  asks: z.array(z.tuple([z.number().positive(), z.number().nonnegative()])).max(200),
+  sequence: z.number().int().nonnegative().nullable(),
+});
+export type BookEvent = z.infer<typeof BookEvent>;
+
+/** One measured round trip: a CEX public REST call, or a Base RPC call. */
+export const LatencyEvent = z.object({
+  event_id: z.string().min(8).max(128),
+  venue: Venue,
+  venue_kind: VenueKind,
+  /** `cex_rest` or `dex_rpc`. */
+  kind: z.enum(['cex_rest', 'dex_rpc']),
+  endpoint: z.string().max(200),
+  rtt_ms: z.number().nonnegative(),
+  ok: z.boolean(),
+  event_time_ms: z.number().int().positive(),
+  ingest_time_ms: z.number().int().positive(),
+  source: DataSource,
+});
+export type LatencyEvent = z.infer<typeof LatencyEvent>;
+
+export const DislocationStatus = z.enum(['OPPORTUNITY', 'CLOSED', 'EXPIRED']);
+
+/** A dislocation's state, published by the aggregator each time it opens, changes, or closes. */
+export const DislocationEvent = z.object({
+  /** `<opportunity_id>:<revision>`: one event per state change. */
+  event_id: z.string().min(8).max(160),
+  opportunity_id: z.string().min(8).max(128),
+  revision: z.number().int().nonnegative(),
+  pair: Pair,
+  buy_venue: Venue,
+  sell_venue: Venue,
+  buy_price: z.number().positive(),
+  sell_price: z.number().positive(),
+  raw_spread_bps: z.number(),
+  net_spread_bps: z.number(),
+  est_profit_usd: z.number(),
+  /** Largest ladder size that is still profitable after costs (USD notional). */
+  capacity_usd: z.number().nonnegative(),
+  liquidity_depth_usd: z.number().nonnegative(),
+  status: DislocationStatus,
+  opened_at_ms: z.number().int().positive(),
+  updated_at_ms: z.number().int().positive(),
+  duration_ms: z.number().int().nonnegative(),
+  source: DataSource,
+});
+export type DislocationEvent = z.infer<typeof DislocationEvent>;
