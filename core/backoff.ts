@@ -4,11 +4,19 @@ export function backoffDelay(attempt: number, baseMs: number, capMs = 30000): nu
   return Math.round(exp / 2 + Math.random() * (exp / 2));
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts; never leaves a listener on a long-lived signal. */
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal?.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 /** Rejects with `onTimeout()` when `promise` does not settle within `ms`. */

@@ -1,17 +1,91 @@
-/** The ingest role: turns the outside world into versioned events on the bus. */
+/**
+ * The ingest role: turns the outside world into versioned events on the bus.
+ * `MARKET_SOURCE=live`: the CEX through ccxt websockets and Base pools through
+ * viem; when they are unreachable, health says so and nothing crashes.
+ * `MARKET_SOURCE=simulated`: the seeded market simulator, labelled as such.
+ */
+import { createPublicClient, http, webSocket } from 'viem';
+import { base } from 'viem/chains';
 import type { RoleContext, RunningRole } from '../core/role.js';
 import { need } from '../core/role.js';
 import { TOPICS } from '../core/topics.js';
+import { errorMessage } from '../core/errors.js';
+import { loadPairs } from '../core/markets/pairs.js';
 import { HeartbeatPublisher } from './heartbeat-publisher.js';
+import { SimulatedFeed } from './simulator/simulated-feed.js';
+import { CexIngestor, createCexExchange } from './cex/cex-ingestor.js';
+import { DexIngestor } from './dex/dex-ingestor.js';
+
+/** Seed of the simulated market run by `npm start` (fixed: the same demo for everyone). */
+const DEMO_SEED = 402;
 
 export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
   const bus = need(ctx.bus, 'bus', 'ingest');
+  const { config } = ctx;
   await bus.ensureTopics(Object.values(TOPICS));
-  const heartbeat = new HeartbeatPublisher(bus, ctx.instanceId, ctx.config.HEARTBEAT_INTERVAL_MS, ctx.logger.child({ ingestor: 'heartbeat' }));
+  const catalogue = loadPairs(config.PAIRS_FILE);
+  const stops: (() => Promise<void>)[] = [];
+
+  const heartbeat = new HeartbeatPublisher(bus, ctx.instanceId, config.HEARTBEAT_INTERVAL_MS, ctx.logger.child({ ingestor: 'heartbeat' }));
   heartbeat.start();
   ctx.health.register('ingest.heartbeat', async () => heartbeat.health());
+  stops.push(() => heartbeat.stop());
+
+  if (config.MARKET_SOURCE === 'simulated') {
+    const feed = new SimulatedFeed({
+      bus,
+      catalogue,
+      cexVenue: config.CEX_EXCHANGE,
+      ladderUsd: config.DEX_LADDER_USD,
+      seed: DEMO_SEED,
+      tickMs: 500,
+      logger: ctx.logger.child({ ingestor: 'simulator' }),
+    });
+    feed.start();
+    ctx.health.register('ingest.simulator', async () => feed.health());
+    stops.push(() => feed.stop());
+  } else {
+    const cex = new CexIngestor({
+      exchange: createCexExchange(config.CEX_EXCHANGE),
+      pairs: catalogue.pairs,
+      takerFeeBps: catalogue.cex_taker_fee_bps,
+      ladderUsd: config.DEX_LADDER_USD,
+      depth: config.CEX_BOOK_DEPTH,
+      staleMs: config.CEX_STALE_MS,
+      restPollMs: config.CEX_REST_POLL_MS,
+      probeIntervalMs: config.CEX_PROBE_INTERVAL_MS,
+      bus,
+      logger: ctx.logger.child({ ingestor: 'cex' }),
+      source: 'live',
+    });
+    cex.start();
+    ctx.health.register('ingest.cex', async () => cex.health());
+    stops.push(() => cex.stop());
+
+    const rpc = config.BASE_RPC_URL;
+    const dex = new DexIngestor({
+      client: createPublicClient({ chain: base, transport: rpc.startsWith('ws') ? webSocket(rpc) : http(rpc, { timeout: 5000, retryCount: 1 }) }),
+      chain: catalogue.chain,
+      pools: catalogue.pairs.flatMap((p) => p.dex.map((spec) => ({ pair: p.pair, spec }))),
+      ladderUsd: config.DEX_LADDER_USD,
+      bus,
+      logger: ctx.logger.child({ ingestor: 'dex' }),
+      source: 'live',
+    });
+    // Start-up reads (pool discovery, decimals checks) go to the network: never block the process on them.
+    const dexStarted = dex.start().catch((err) => ctx.logger.warn({ err: errorMessage(err) }, 'dex ingestor start failed; health reports it'));
+    ctx.health.register('ingest.dex', async () => dex.health());
+    stops.push(async () => {
+      // A start still waiting on the network must not hold the drain: stop now, and again once it returns.
+      void dexStarted.then(() => dex.stop());
+      await dex.stop();
+    });
+  }
+
   return {
     name: 'ingest',
-    stop: () => heartbeat.stop(),
+    stop: async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    },
   };
 }

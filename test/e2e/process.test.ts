@@ -30,11 +30,13 @@ async function launch(env: Record<string, string>): Promise<AppProcess> {
 
 describe('npm start (embedded defaults)', () => {
   it('is healthy within 15 s with every component ok, serves metrics, and drains on SIGTERM with exit 0', async () => {
-    const app = await launch({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500' });
+    const app = await launch({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500', MARKET_SOURCE: 'simulated' });
     const { report, elapsedMs } = await waitHealthy(app, 15000);
     expect(elapsedMs).toBeLessThan(15000);
     const components = report.components as Record<string, { status: string; adapter?: string }>;
-    expect(Object.keys(components).sort()).toEqual(['aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'pipeline', 'queue', 'store', 'workers']);
+    expect(Object.keys(components)).toEqual(
+      expect.arrayContaining(['aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'ingest.simulator', 'pipeline', 'queue', 'store', 'workers']),
+    );
     for (const [name, c] of Object.entries(components)) expect(c.status, name).toBe('ok');
     expect(components.bus?.adapter).toBe('memory');
     expect(components.store?.adapter).toBe('duckdb');
@@ -63,13 +65,35 @@ describe('npm start (embedded defaults)', () => {
     expect(lines.some((l) => l.msg === 'request' && l.request_id === 'req-123')).toBe(true);
   });
 
+  it('with the default live market sources and no internet: answers 200, reports the ingestors degraded with the reason, crashes nothing', async () => {
+    const app = await launch({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500', BASE_RPC_URL: 'http://127.0.0.1:1' });
+    type Report = { status: string; components: Record<string, { status: string; reason?: string }> };
+    let last: Report | undefined;
+    const until = Date.now() + 30000;
+    while (Date.now() < until) {
+      const res = await fetch(`${app.url}/health`).catch(() => undefined);
+      if (res) {
+        expect(res.status).toBe(200);
+        last = (await res.json()) as Report;
+        if (last.components['ingest.cex']?.status === 'degraded' && last.components['ingest.dex']?.status === 'degraded' && last.components.pipeline?.status === 'ok') break;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(last?.status).toBe('degraded');
+    expect(last?.components['ingest.cex']?.reason).toMatch(/unreachable|failed|fetch/i);
+    expect(last?.components['ingest.dex']?.reason).toMatch(/fail|no block/i);
+    for (const [name, c] of Object.entries(last!.components)) if (!name.startsWith('ingest.cex') && !name.startsWith('ingest.dex')) expect(c.status, name).toBe('ok');
+    app.child.kill('SIGTERM');
+    expect((await app.exited).code).toBe(0);
+  });
+
   it('keeps the canary across a restart on the same DuckDB file (migrations are idempotent)', async () => {
     const dataDir = tempDir();
-    const first = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500' });
+    const first = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500', MARKET_SOURCE: 'simulated' });
     await waitHealthy(first, 15000);
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
-    const second = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500' });
+    const second = await launch({ DATA_DIR: dataDir, HEARTBEAT_INTERVAL_MS: '500', MARKET_SOURCE: 'simulated' });
     await waitHealthy(second, 15000);
     expect(second.output()).toMatch(/"msg":"migrations"/);
     expect(second.output()).toMatch(/"applied":\[\]/);
@@ -92,6 +116,7 @@ describe('production adapters (real Kafka, ClickHouse, Redis)', () => {
       REDIS_URL: cfg.REDIS_URL,
       QUEUE_PREFIX: uniqueName('e2e'),
       HEARTBEAT_INTERVAL_MS: '500',
+      MARKET_SOURCE: 'simulated',
     });
     const { report } = await waitHealthy(app, 45000);
     const components = report.components as Record<string, { status: string; adapter?: string }>;
