@@ -87,6 +87,38 @@ export const configSpec = {
   ],
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
+
+  SETTLEMENT: [
+    z.enum(['devchain', 'remote', 'self']).default('devchain'),
+    'x402 settlement: local `devchain` (hardhat chain + test USDC + in-process facilitator), `remote` facilitator, or `self` (own key + RPC).',
+  ],
+  PAYMENT_NETWORK: [
+    z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network id such as eip155:8453').default('eip155:8453'),
+    'CAIP-2 network of every challenge; the devchain runs with this chain id so challenges stay `eip155:8453`.',
+  ],
+  PAYMENT_ASSET: [
+    z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address').default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+    'EIP-3009 token contract (Base USDC); in `devchain` mode the deployed test USDC replaces it.',
+  ],
+  PAYMENT_ASSET_NAME: [z.string().min(1).default('USD Coin'), 'EIP-712 domain name of the asset (challenge `extra.name`).'],
+  PAYMENT_ASSET_VERSION: [z.string().min(1).default('2'), 'EIP-712 domain version of the asset (challenge `extra.version`).'],
+  PAYMENT_PAY_TO: [z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address').optional(), 'Address that receives payments (required for `remote` and `self`; devchain default: a fresh address).'],
+  FACILITATOR_URL: [url(['http:', 'https:']).optional(), 'Remote x402 facilitator base URL (POST /verify, POST /settle, GET /supported); required for `remote`.'],
+  PAYMENT_SETTLER_KEY: [
+    z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+    'Private key that submits settlements in `self` mode (secret: from the environment only).',
+  ],
+  PAYMENT_RPC_URL: [url(['http:', 'https:']).optional(), 'JSON-RPC endpoint of PAYMENT_NETWORK used in `self` mode.'],
+  PAYMENT_DEMO_PAYER_KEY: [
+    z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+    'Demo payer funded on the devchain (default: a fresh key per start, printed and written to `$DATA_DIR/devchain.json`).',
+  ],
+  PAYMENT_MAX_TIMEOUT_SECONDS: [positiveInt.default(300), 'Payment authorization window advertised as `maxTimeoutSeconds`.'],
+  PAYMENT_SETTLE_TIMEOUT_MS: [positiveInt.default(30000), 'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.'],
+  PAYMENT_REPLAY_STORE: [
+    z.enum(['auto', 'memory', 'redis']).default('auto'),
+    'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Spec = typeof configSpec;
@@ -113,10 +145,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       }
     }
   }
+  problems.push(...crossFieldProblems(out, env));
   if (problems.length) throw new ConfigError(problems);
   const config = out as Config;
   config.DUCKDB_PATH ??= `${config.DATA_DIR.replace(/\/$/, '')}/gateway.duckdb`;
   return config;
+}
+
+/** Rules between variables, reported in the same one-message list as the per-variable ones. */
+function crossFieldProblems(out: Record<string, unknown>, env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const requireFor = (mode: string, names: string[]) => {
+    if (out.SETTLEMENT !== mode) return;
+    for (const name of names) {
+      if (out[name] === undefined && !(env[name] ?? '')) problems.push(`${name}="": required when SETTLEMENT=${mode}`);
+    }
+  };
+  requireFor('remote', ['FACILITATOR_URL', 'PAYMENT_PAY_TO']);
+  requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
+  return problems;
 }
 
 /** Rows for the README table: name, default, description. */

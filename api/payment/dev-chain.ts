@@ -1,0 +1,175 @@
+/**
+ * The payment dev chain (SETTLEMENT=devchain, the default when nothing is
+ * configured): a local hardhat@2 node on 127.0.0.1, Multicall3 at its canonical
+ * address (x402's facilitator diagnoses failed simulations through it, e.g.
+ * `invalid_exact_evm_nonce_already_used`), an EIP-3009 test USDC deployed from
+ * the committed artifact (never compiled at start-up), and a demo payer funded
+ * with test USDC.
+ *
+ * The chain id is the configured network's (eip155:8453 by default), so 402
+ * challenges stay spec-exact (`network: eip155:8453`) while the asset is the
+ * test token's own address. Its signatures can never move real USDC: the
+ * EIP-712 domain binds them to that address. Every key is fresh per start
+ * (deployer, settler, payer unless PAYMENT_DEMO_PAYER_KEY is set, payee unless
+ * PAYMENT_PAY_TO is set); none of hardhat's well-known keys is used.
+ */
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { erc20Abi, getAddress, type Abi, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { installMulticall3, startHardhatNode, type HardhatNode } from './hardhat-node.js';
+
+export interface TestUsdcArtifact {
+  contractName: 'TestUSDC';
+  compiler: string;
+  sourceSha256: string;
+  abi: Abi;
+  bytecode: Hex;
+}
+
+let artifactCache: TestUsdcArtifact | undefined;
+
+/** The committed TestUSDC artifact (built by scripts/build-test-usdc.ts). */
+export function testUsdcArtifact(): TestUsdcArtifact {
+  artifactCache ??= JSON.parse(readFileSync(new URL('./contracts/TestUSDC.json', import.meta.url), 'utf8')) as TestUsdcArtifact;
+  return artifactCache;
+}
+
+export interface DevChainOptions {
+  /** Chain id of the node; default 8453 (Base), so challenges carry `eip155:8453`. */
+  chainId?: number;
+  /** Demo payer key (PAYMENT_DEMO_PAYER_KEY); default: a fresh random key. */
+  payerKey?: Hex;
+  /** Receiver of payments (PAYMENT_PAY_TO); default: a fresh random address. */
+  payTo?: Address;
+  /** Test USDC minted to the demo payer, in atomic units (6 decimals). Default 1,000 USDC. */
+  payerFundingAtomic?: bigint;
+  /** viem polling interval for receipts; low on a local automining chain. Default 25 ms. */
+  pollingIntervalMs?: number;
+  startTimeoutMs?: number;
+}
+
+export interface DevChain {
+  rpcUrl: string;
+  chainId: number;
+  /** CAIP-2 id, e.g. `eip155:8453`. */
+  network: `eip155:${number}`;
+  /** The deployed EIP-3009 test USDC. */
+  usdc: Address;
+  payTo: Address;
+  payerKey: Hex;
+  payer: Address;
+  /** Pays gas for settlements (the in-process facilitator's wallet). */
+  settlerKey: Hex;
+  settler: Address;
+  /** Deployed the token and owns it (the only minter). */
+  deployer: Address;
+  /** ms from spawn to the first answered RPC call. */
+  startMs: number;
+  /** ms for Multicall3 + token deployment + funding. */
+  deployMs: number;
+  node: HardhatNode;
+  /** Mints test USDC (signed by the deployer, the token's owner). */
+  mint(to: Address, amountAtomic: bigint): Promise<void>;
+  balanceOf(owner: Address): Promise<bigint>;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_FUNDING = 1_000n * 1_000_000n;
+
+export async function startDevChain(options: DevChainOptions = {}): Promise<DevChain> {
+  const chainId = options.chainId ?? 8453;
+  const deployerKey = generatePrivateKey();
+  const settlerKey = generatePrivateKey();
+  const payerKey = options.payerKey ?? generatePrivateKey();
+  const payTo = options.payTo ? getAddress(options.payTo) : privateKeyToAccount(generatePrivateKey()).address;
+  const payer = privateKeyToAccount(payerKey).address;
+
+  // Only the deployer and the settler hold ETH: the payer signs gasless EIP-3009
+  // authorizations. Separate keys keep the settler's nonces to the facilitator alone.
+  const node = await startHardhatNode({
+    chainId,
+    accountKeys: [deployerKey, settlerKey],
+    balanceEth: 1000,
+    pollingIntervalMs: options.pollingIntervalMs ?? 25,
+    ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
+  });
+  try {
+    const t0 = performance.now();
+    const { publicClient, walletClient } = node;
+    await installMulticall3(node);
+    const artifact = testUsdcArtifact();
+    const deployHash = await walletClient.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash: deployHash });
+    if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`TestUSDC deployment failed (${receipt.status})`);
+    const usdc = getAddress(receipt.contractAddress);
+
+    const mint = async (to: Address, amountAtomic: bigint) => {
+      const hash = await walletClient.writeContract({ address: usdc, abi: artifact.abi, functionName: 'mint', args: [to, amountAtomic] });
+      const r = await publicClient.waitForTransactionReceipt({ hash });
+      if (r.status !== 'success') throw new Error(`TestUSDC mint failed (${r.status})`);
+    };
+    await mint(payer, options.payerFundingAtomic ?? DEFAULT_FUNDING);
+    const deployMs = Math.round(performance.now() - t0);
+
+    return {
+      rpcUrl: node.url,
+      chainId,
+      network: `eip155:${chainId}`,
+      usdc,
+      payTo,
+      payerKey,
+      payer,
+      settlerKey,
+      settler: privateKeyToAccount(settlerKey).address,
+      deployer: privateKeyToAccount(deployerKey).address,
+      startMs: node.startMs,
+      deployMs,
+      node,
+      mint,
+      balanceOf: (owner) => publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+      stop: () => node.stop(),
+    };
+  } catch (err) {
+    await node.stop();
+    throw err;
+  }
+}
+
+/** What `$DATA_DIR/devchain.json` holds for the bundled client (`npm run pay`). */
+export interface DevChainInfo {
+  rpc_url: string;
+  chain_id: number;
+  network: string;
+  asset: Address;
+  asset_name: string;
+  asset_version: string;
+  pay_to: Address;
+  payer: Address;
+  /** A throwaway key that only ever holds test USDC on this local chain. */
+  payer_key: Hex;
+  started_at: string;
+  pid: number;
+}
+
+export const devChainInfoPath = (dataDir: string) => join(dataDir, 'devchain.json');
+
+/** Writes the demo payer's facts for `npm run pay` (file mode 0600: it holds a key). */
+export async function writeDevChainInfo(dataDir: string, info: DevChainInfo): Promise<string> {
+  const file = devChainInfoPath(dataDir);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return file;
+}
+
+export async function readDevChainInfo(dataDir: string): Promise<DevChainInfo> {
+  return JSON.parse(await readFile(devChainInfoPath(dataDir), 'utf8')) as DevChainInfo;
+}
+
+/** Removes `$DATA_DIR/devchain.json` if it was written by process `pid`. */
+export async function removeDevChainInfo(dataDir: string, pid: number): Promise<void> {
+  const info = await readDevChainInfo(dataDir);
+  if (info.pid === pid) await rm(devChainInfoPath(dataDir), { force: true });
+}

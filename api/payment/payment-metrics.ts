@@ -1,0 +1,28 @@
+/** Prometheus metrics of the x402 gate, in the app's shared registry (rendered by /metrics). */
+import client from 'prom-client';
+import { registry } from '../../core/metrics.js';
+
+const seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const paymentMetrics = {
+  verifySeconds: new client.Histogram({
+    name: 'x402_verify_duration_seconds',
+    help: 'Payment verification (facilitator /verify) by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: seconds,
+    registers: [registry],
+  }),
+  settleSeconds: new client.Histogram({
+    name: 'x402_settle_duration_seconds',
+    help: 'Payment settlement (facilitator /settle) by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: seconds,
+    registers: [registry],
+  }),
+  outcomes: new client.Counter({
+    name: 'x402_requests_total',
+    help: 'Requests to paid routes by outcome (challenged, refused, replayed, settled, not_settled, settle_failed, unavailable)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+};
