@@ -52,6 +52,11 @@ export const configSpec = {
   BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
   BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at 30 s.'],
 
+  BUS_NAMESPACE: [
+    z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore').default(''),
+    'Prefix of every topic and consumer group (e.g. `staging.`): deployments share a Kafka cluster without mixing.',
+  ],
+
   STORE: [z.enum(['duckdb', 'clickhouse']).default('duckdb'), 'Store adapter: embedded `duckdb` file or `clickhouse`.'],
   DUCKDB_PATH: [z.string().min(1).optional(), 'DuckDB file (default `$DATA_DIR/gateway.duckdb`; `:memory:` for none).'],
   CLICKHOUSE_URL: [url(['http:', 'https:']).default('http://127.0.0.1:18123'), 'ClickHouse HTTP endpoint.'],

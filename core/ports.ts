@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import type { Bus } from './bus/bus.js';
 import type { Store } from './store/store.js';
 import type { JobQueue } from './queue/queue.js';
+import { namespaced } from './bus/namespaced-bus.js';
 
 export async function createBus(config: Config, logger: Logger): Promise<Bus> {
   const common = {
@@ -18,10 +19,11 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
   };
   if (config.BUS === 'kafka') {
     const { createKafkaBus } = await import('./bus/kafka-bus.js');
-    return createKafkaBus({ ...common, brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, connectTimeoutMs: config.STARTUP_TIMEOUT_MS });
+    const kafka = await createKafkaBus({ ...common, brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, connectTimeoutMs: config.STARTUP_TIMEOUT_MS });
+    return namespaced(kafka, config.BUS_NAMESPACE);
   }
   const { createMemoryBus } = await import('./bus/memory-bus.js');
-  return createMemoryBus(common);
+  return namespaced(await createMemoryBus(common), config.BUS_NAMESPACE);
 }
 
 export async function createStore(config: Config, logger: Logger): Promise<Store> {

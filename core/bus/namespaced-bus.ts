@@ -1,0 +1,41 @@
+/**
+ * Prefixes every topic and consumer group of a bus with a namespace
+ * (BUS_NAMESPACE), so several deployments (staging and production, or test
+ * runs) share one Kafka cluster without seeing each other's data. Handlers and
+ * callers keep using the plain names; messages come back with the plain topic.
+ */
+import type { Bus, BusMessage, Consumer, ConsumerOptions, OutgoingMessage, PartitionOffsets, ReplayFrom } from './bus.js';
+
+export function namespaced(bus: Bus, namespace: string): Bus {
+  if (!namespace) return bus;
+  const wrap = (name: string) => `${namespace}${name}`;
+  const unwrap = (name: string) => (name.startsWith(namespace) ? name.slice(namespace.length) : name);
+  const plain = (m: BusMessage): BusMessage => ({ ...m, topic: unwrap(m.topic) });
+  const wrapped = (m: BusMessage): BusMessage => ({ ...m, topic: wrap(m.topic) });
+  return {
+    adapter: bus.adapter,
+    ensureTopics: (topics: string[]) => bus.ensureTopics(topics.map(wrap)),
+    publish: (topic: string, messages: OutgoingMessage[]) => bus.publish(wrap(topic), messages),
+    consume: async (options: ConsumerOptions): Promise<Consumer> => {
+      const consumer = await bus.consume({
+        ...options,
+        groupId: wrap(options.groupId),
+        topics: options.topics.map(wrap),
+        handleBatch: (messages, ctx) =>
+          options.handleBatch(messages.map(plain), { ...ctx, deadLetter: (message, reason) => ctx.deadLetter(wrapped(message), reason) }),
+      });
+      return {
+        get status() {
+          const s = consumer.status;
+          return { ...s, groupId: unwrap(s.groupId), topics: s.topics.map(unwrap) };
+        },
+        stop: () => consumer.stop(),
+      };
+    },
+    resetOffsets: (groupId: string, topic: string, from: ReplayFrom) => bus.resetOffsets(wrap(groupId), wrap(topic), from),
+    committedOffsets: (groupId: string, topic: string): Promise<PartitionOffsets> => bus.committedOffsets(wrap(groupId), wrap(topic)),
+    endOffsets: (topic: string) => bus.endOffsets(wrap(topic)),
+    ping: () => bus.ping(),
+    close: () => bus.close(),
+  };
+}

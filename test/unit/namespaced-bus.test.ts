@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryBus } from '../../core/bus/memory-bus.js';
+import { namespaced } from '../../core/bus/namespaced-bus.js';
+import { DLQ_HEADERS, type BusMessage } from '../../core/bus/bus.js';
+import { testLogger } from '../helpers/config.js';
+
+async function drain(bus: ReturnType<typeof namespaced>, groupId: string, topic: string, expected: number, rejectPoison = true): Promise<BusMessage[]> {
+  const seen: BusMessage[] = [];
+  const consumer = await bus.consume({
+    groupId,
+    topics: [topic],
+    handleBatch: async (messages, ctx) => {
+      for (const m of messages) {
+        if (rejectPoison && m.value === 'poison') await ctx.deadLetter(m, 'poison pill');
+        else seen.push(m);
+      }
+    },
+  });
+  const until = Date.now() + 5000;
+  while (seen.length < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await consumer.stop();
+  return seen;
+}
+
+describe('namespaced bus (BUS_NAMESPACE)', () => {
+  it('keeps namespaces apart, hands plain topic names to handlers, and dead-letters inside the namespace', async () => {
+    const raw = await createMemoryBus({ partitions: 3, batchSize: 100, maxAttempts: 1, retryBackoffMs: 1, logger: testLogger() });
+    const staging = namespaced(raw, 'staging.');
+    const prod = namespaced(raw, 'prod.');
+    await staging.ensureTopics(['md.quotes.v1']);
+    await prod.ensureTopics(['md.quotes.v1']);
+    await staging.publish('md.quotes.v1', [{ key: 'ETH/USD', value: 'a' }, { key: 'ETH/USD', value: 'poison' }, { key: 'ETH/USD', value: 'b' }]);
+    await prod.publish('md.quotes.v1', [{ key: 'ETH/USD', value: 'p' }]);
+
+    const stagingSeen = await drain(staging, 'g', 'md.quotes.v1', 2);
+    expect(stagingSeen.map((m) => m.value)).toEqual(['a', 'b']);
+    expect(stagingSeen.every((m) => m.topic === 'md.quotes.v1')).toBe(true);
+    const prodSeen = await drain(prod, 'g', 'md.quotes.v1', 1);
+    expect(prodSeen.map((m) => m.value)).toEqual(['p']);
+
+    const physical = Object.values(await raw.endOffsets('staging.md.quotes.v1')).reduce((a, o) => a + Number(o), 0);
+    expect(physical).toBe(3);
+    expect(Object.values(await staging.committedOffsets('g', 'md.quotes.v1')).reduce((a, o) => a + Number(o), 0)).toBe(3);
+
+    const dlq = await drain(namespaced(raw, ''), 'dlq-reader', 'staging.md.quotes.v1.dlq', 1, false);
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]!.value).toBe('poison');
+    expect(dlq[0]!.headers[DLQ_HEADERS.topic]).toBe('staging.md.quotes.v1');
+    expect(dlq[0]!.headers[DLQ_HEADERS.reason]).toBe('poison pill');
+    await raw.close();
+  });
+});
