@@ -4,12 +4,23 @@ import { need } from '../core/role.js';
 import type { Consumer } from '../core/bus/bus.js';
 import { TOPICS } from '../core/topics.js';
 import { startHeartbeatSink } from './heartbeat-sink.js';
+import { startRawSinks } from './raw-sinks.js';
+import { startDislocationConsumer } from './dislocation-consumer.js';
+import { PaperExecutor } from './paper-execution.js';
+
+/** How often paper executions are attempted (they wait for their inputs in the store). */
+const PAPER_EXECUTION_INTERVAL_MS = 1000;
 
 export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
   const bus = need(ctx.bus, 'bus', 'aggregate');
   const store = need(ctx.store, 'store', 'aggregate');
+  const logger = ctx.logger.child({ role: 'aggregate' });
   await bus.ensureTopics(Object.values(TOPICS));
-  const consumers: Consumer[] = [await startHeartbeatSink(bus, store)];
+  const consumers: Consumer[] = [
+    await startHeartbeatSink(bus, store),
+    await startRawSinks(bus, store),
+    await startDislocationConsumer(bus, store, { logger }),
+  ];
   for (const consumer of consumers) {
     ctx.health.register(consumer.status.groupId, async () => {
       const s = consumer.status;
@@ -18,10 +29,19 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
       return { status: 'ok', topics: s.topics, last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null };
     });
   }
+  const paper = new PaperExecutor(store, logger);
+  paper.start(PAPER_EXECUTION_INTERVAL_MS);
+  ctx.health.register('aggregate.paper_executions', async () => {
+    const s = paper.status;
+    if (!s.running) return { status: 'down', reason: 'paper executor stopped' };
+    const facts = { executed: s.executed, waiting: s.waiting, last_run_at: s.lastRunAt ? new Date(s.lastRunAt).toISOString() : null };
+    if (s.lastError) return { status: 'degraded', reason: `last run failed: ${s.lastError}`, ...facts };
+    return { status: 'ok', ...facts };
+  });
   return {
     name: 'aggregate',
     stop: async () => {
-      await Promise.all(consumers.map((c) => c.stop()));
+      await Promise.all([...consumers.map((c) => c.stop()), paper.stop()]);
     },
   };
 }

@@ -1,5 +1,5 @@
 /** The Koa application: middleware order, then the routes mounted by each concern. */
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import { Router } from '@koa/router';
 import type { Logger } from '../core/logger.js';
 import type { HealthRegistry } from '../core/health.js';
@@ -7,10 +7,26 @@ import { requestContext } from './middleware/request-context.js';
 import { problemErrors } from './middleware/problem-errors.js';
 import { mountHealth } from './routes/health.js';
 import { mountMetrics } from './routes/metrics.js';
+import { mountSkuRoutes } from './router.js';
+import { mountDiscovery } from './discovery/mount.js';
+import type { PaymentInfo } from './discovery/context.js';
+import type { SkuRuntime } from './catalogue/sku.js';
+
+/** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
+export interface GatewayDeps {
+  runtime: Omit<SkuRuntime, 'log'>;
+  /** The x402 payment gate (startPayments(...).gate). */
+  gate: Middleware;
+  /** Payment terms advertised by the documents (the gate's own). */
+  payment: PaymentInfo;
+  publicBaseUrl?: string;
+}
 
 export interface AppDeps {
   logger: Logger;
   health: HealthRegistry;
+  /** Absent for the ops server of processes without the api role (/health and /metrics only). */
+  gateway?: GatewayDeps;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -19,6 +35,11 @@ export function createApp(deps: AppDeps): Koa {
   const router = new Router();
   mountHealth(router, deps.health);
   mountMetrics(router);
+  if (deps.gateway) {
+    const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
+    mountSkuRoutes(router, { runtime, gate });
+    mountDiscovery(router, { catalogue: runtime.catalogue, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+  }
   app.use(requestContext(deps.logger));
   app.use(problemErrors());
   app.use(router.routes());

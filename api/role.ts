@@ -8,9 +8,16 @@ import { createApp } from './app.js';
 import { listen, type HttpServer } from './http-server.js';
 import { latestHeartbeat } from '../core/store/tables/pipeline-heartbeats.js';
 import { SYSTEM_PING } from '../jobs/system-ping.js';
+import { loadPairs } from '../core/markets/pairs.js';
+import { buildCatalogue } from './catalogue/catalogue.js';
+import type { Catalogue } from './catalogue/sku.js';
+import { paymentInfoOf } from './discovery/context.js';
+import { startPayments, type Payments } from './payment/payments.js';
 
 export interface RunningApi extends RunningRole {
   http: HttpServer;
+  catalogue: Catalogue;
+  payments: Payments;
 }
 
 export async function startApi(ctx: RoleContext): Promise<RunningApi> {
@@ -33,9 +40,33 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
     return { status: 'ok', answered_by: result.worker };
   });
 
-  const http = await listen(createApp({ logger: ctx.logger, health: ctx.health }), config);
-  ctx.logger.info({ url: http.url }, 'api listening');
-  return { name: 'api', http, stop: () => http.close() };
+  // The catalogue first: a bad PRICE_OVERRIDES refuses start-up before anything listens or settles.
+  const pairs = loadPairs(config.PAIRS_FILE);
+  const catalogue = buildCatalogue({ config, pairs });
+  const payments = await startPayments(config, { logger: ctx.logger, health: ctx.health });
+  let http: HttpServer;
+  try {
+    const gateway = {
+      runtime: { store, config, pairs, catalogue, now: () => Date.now() },
+      gate: payments.gate,
+      payment: paymentInfoOf({ ...payments.settlement, mode: payments.settlement.mode }),
+    };
+    http = await listen(createApp({ logger: ctx.logger, health: ctx.health, gateway }), config);
+  } catch (err) {
+    await payments.stop();
+    throw err;
+  }
+  ctx.logger.info({ url: http.url, routes: catalogue.skus.length, available: catalogue.skus.filter((s) => s.available).length }, 'api listening');
+  return {
+    name: 'api',
+    http,
+    catalogue,
+    payments,
+    stop: async () => {
+      await http.close();
+      await payments.stop();
+    },
+  };
 }
 
 /**

@@ -124,6 +124,29 @@ export const configSpec = {
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  PRICE_OVERRIDES: [
+    z
+      .string()
+      .transform((value, ctx) => {
+        try {
+          return JSON.parse(value) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"spread-candles":"20000"}' });
+          return z.NEVER;
+        }
+      })
+      .pipe(
+        z.record(
+          z.string().regex(/^[a-z0-9-]+$/, 'keys are route ids such as spread-candles'),
+          z
+            .union([z.string().regex(/^\d+$/, 'prices are whole atomic USDC units, e.g. "20000"'), z.number().int().nonnegative()])
+            .transform(String)
+            .refine((v) => BigInt(v) >= 2n && BigInt(v) <= 200000n, 'each price must be 2..200000 atomic units (0.0000015-0.2 USD)'),
+        ),
+      )
+      .default({}),
+    'JSON object: route id -> price in atomic USDC (6 decimals), e.g. `{"spread-candles":"20000"}`; each 2..200000 (0.0000015-0.2 USD); free routes stay free. Default: the spec\'s prices.',
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Spec = typeof configSpec;
@@ -178,7 +201,7 @@ export function configDocs(): { name: string; default: string; description: stri
     const value = parsed.success ? parsed.data : undefined;
     return {
       name,
-      default: value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value),
+      default: value === undefined ? '' : Array.isArray(value) ? value.join(',') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
       description,
     };
   });

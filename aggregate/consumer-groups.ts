@@ -1,0 +1,43 @@
+/**
+ * Every consumer group of the aggregate role, with the topics it reads and how
+ * to start it. The role starts them all; the replay command starts one.
+ */
+import type { Bus, Consumer } from '../core/bus/bus.js';
+import type { Store } from '../core/store/store.js';
+import type { Logger } from '../core/logger.js';
+import { TOPICS } from '../core/topics.js';
+import { HEARTBEAT_GROUP, startHeartbeatSink } from './heartbeat-sink.js';
+import { RAW_GROUP, RAW_TOPICS, startRawSinks } from './raw-sinks.js';
+import { DISLOCATION_GROUP, startDislocationConsumer } from './dislocation-consumer.js';
+
+export interface ConsumerGroupSpec {
+  groupId: string;
+  topics: readonly string[];
+  description: string;
+  start(bus: Bus, store: Store, logger: Logger): Promise<Consumer>;
+}
+
+export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
+  {
+    groupId: HEARTBEAT_GROUP,
+    topics: [TOPICS.heartbeat],
+    description: 'pipeline canary -> pipeline_heartbeats',
+    start: (bus, store) => startHeartbeatSink(bus, store),
+  },
+  {
+    groupId: RAW_GROUP,
+    topics: RAW_TOPICS,
+    description: 'quotes, books, latency -> raw tables',
+    start: (bus, store) => startRawSinks(bus, store),
+  },
+  {
+    groupId: DISLOCATION_GROUP,
+    topics: [TOPICS.quotes],
+    description: 'quotes -> detector -> spread samples, dislocations (+ md.dislocations.v1)',
+    start: (bus, store, logger) => startDislocationConsumer(bus, store, { logger }),
+  },
+];
+
+export function groupsReading(topic: string): ConsumerGroupSpec[] {
+  return CONSUMER_GROUPS.filter((g) => g.topics.includes(topic));
+}

@@ -1,0 +1,174 @@
+/**
+ * Dislocation consumer (group `aggregate.dislocations`): QuoteEvents through
+ * the detector (aggregate/dislocation-detector.ts) into `spread_samples` and
+ * `dislocations`, DislocationEvents onto md.dislocations.v1, and the
+ * detector's state into `detector_state`.
+ *
+ * One batch, in this order, before the bus commits its offsets:
+ *  1. validate (malformed quotes are dead-lettered with the reason);
+ *  2. apply the quotes to copies of their pairs' states;
+ *  3. write spread samples and dislocation revisions (idempotent by id);
+ *  4. publish the DislocationEvents (ids are deterministic: a duplicate on
+ *     the topic is the same event);
+ *  5. save the changed states (version = quotes applied), then adopt the copies.
+ * A crash anywhere before 5 leaves the saved state at the previous batch:
+ * the redelivered batch recomputes the same rows and events. A crash after 5
+ * (before the commit) redelivers a batch whose quotes are all "not newer"
+ * than the saved state: nothing is written twice.
+ *
+ * The in-memory states are a cache of `detector_state`. They are dropped and
+ * reloaded whenever a batch does not start where the previous batch of its
+ * partition ended (first batch, a rebalance, a rewind, a redelivery after a
+ * failure), so the state always matches what the store holds.
+ */
+import type { BatchContext, Bus, BusMessage, Consumer } from '../core/bus/bus.js';
+import { DislocationEvent, QuoteEvent } from '../core/events/market.js';
+import type { Logger } from '../core/logger.js';
+import type { Store } from '../core/store/store.js';
+import { loadDetectorStates, saveDetectorStates } from '../core/store/tables/detector-state.js';
+import { insertDislocations } from '../core/store/tables/dislocations.js';
+import { insertSpreadSamples } from '../core/store/tables/spread-samples.js';
+import { TOPICS } from '../core/topics.js';
+import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, emptyPairState, type DislocationRecord, type PairState, type SpreadSample } from './dislocation-detector.js';
+import { parseMessage } from './raw-sinks.js';
+
+export const DISLOCATION_GROUP = 'aggregate.dislocations';
+
+export interface DislocationConsumerOptions {
+  /** Consumer group, also the scope of the saved detector state. */
+  groupId?: string;
+  maxQuoteAgeMs?: number;
+  /** Publish DislocationEvents to md.dislocations.v1 (default true). */
+  publish?: boolean;
+  fromBeginning?: boolean;
+  maxBatchSize?: number;
+  logger?: Logger;
+  /**
+   * Test seam: runs when the rows are written (`written`: before the events
+   * are published and the state saved) and when the state is saved (`saved`:
+   * before the bus commits). Throwing here is a crash mid-batch.
+   */
+  onStage?(stage: 'written' | 'saved', messages: BusMessage[]): Promise<void> | void;
+}
+
+export interface BatchResult {
+  quotes: number;
+  applied: number;
+  samples: number;
+  dislocations: number;
+}
+
+/** The consumer's batch logic, usable without a bus (tests, tooling). */
+export class DislocationProcessor {
+  readonly scope: string;
+  private readonly maxQuoteAgeMs: number;
+  private readonly states = new Map<string, PairState>();
+  /** `<topic>/<partition>` -> offset the next batch must start at for the cache to be valid. */
+  private readonly expected = new Map<string, bigint>();
+  /** pair -> `<topic>/<partition>` it was last seen on. */
+  private readonly pairPartition = new Map<string, string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly bus: Bus | undefined,
+    private readonly options: DislocationConsumerOptions = {},
+  ) {
+    this.scope = options.groupId ?? DISLOCATION_GROUP;
+    this.maxQuoteAgeMs = options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS;
+  }
+
+  async handleBatch(messages: BusMessage[], ctx: BatchContext): Promise<BatchResult> {
+    const result: BatchResult = { quotes: 0, applied: 0, samples: 0, dislocations: 0 };
+    if (!messages.length) return result;
+    const tp = `${messages[0]!.topic}/${messages[0]!.partition}`;
+    if (this.expected.get(tp) !== BigInt(messages[0]!.offset)) {
+      this.options.logger?.debug({ partition: tp, offset: messages[0]!.offset, expected: this.expected.get(tp)?.toString() }, 'dislocations: batch does not continue the last one; reloading the detector state');
+      this.invalidate(tp);
+    }
+
+    const quotes: QuoteEvent[] = [];
+    for (const message of messages) {
+      const parsed = parseMessage(message, QuoteEvent, 'quote');
+      if (parsed.ok) quotes.push(parsed.event);
+      else await ctx.deadLetter(message, parsed.reason);
+    }
+    result.quotes = quotes.length;
+
+    // Copies of the pairs' states: the cache only changes once the batch is durable.
+    const pairs = [...new Set(quotes.map((q) => q.pair))];
+    await this.load(pairs.filter((p) => !this.states.has(p)));
+    const working = new Map(pairs.map((p) => [p, structuredClone(this.states.get(p) ?? emptyPairState(p))]));
+    const dirty = new Set<string>();
+    const samples: SpreadSample[] = [];
+    const dislocations: DislocationRecord[] = [];
+    for (const q of quotes) {
+      const out = applyQuote(working.get(q.pair)!, q, { maxQuoteAgeMs: this.maxQuoteAgeMs });
+      if (!out.applied) continue;
+      result.applied += 1;
+      dirty.add(q.pair);
+      samples.push(...out.samples);
+      dislocations.push(...out.dislocations);
+    }
+    result.samples = samples.length;
+    result.dislocations = dislocations.length;
+
+    await Promise.all([insertSpreadSamples(this.store, samples), insertDislocations(this.store, dislocations)]);
+    await this.options.onStage?.('written', messages);
+    if (this.bus && this.options.publish !== false && dislocations.length) {
+      await this.bus.publish(
+        TOPICS.dislocations,
+        // Record time = now, not event time: a backfill of old quotes must not publish records that
+        // Kafka's time-based retention deletes at once.
+        dislocations.map((d) => ({ key: d.pair, value: JSON.stringify(DislocationEvent.parse(d)) })),
+      );
+    }
+    const savedAt = Date.now();
+    await saveDetectorStates(
+      this.store,
+      [...dirty].map((pair) => {
+        const state = working.get(pair)!;
+        return { scope: this.scope, pair, version: state.applied, saved_at_ms: savedAt, state: JSON.stringify(state) };
+      }),
+    );
+    await this.options.onStage?.('saved', messages);
+
+    for (const [pair, state] of working) {
+      this.states.set(pair, state);
+      this.pairPartition.set(pair, tp);
+    }
+    this.expected.set(tp, BigInt(messages[messages.length - 1]!.offset) + 1n);
+    return result;
+  }
+
+  /** Forgets the cached states of the pairs last seen on this partition. */
+  private invalidate(tp: string): void {
+    for (const [pair, where] of this.pairPartition) {
+      if (where !== tp) continue;
+      this.states.delete(pair);
+      this.pairPartition.delete(pair);
+    }
+    this.expected.delete(tp);
+  }
+
+  private async load(pairs: string[]): Promise<void> {
+    if (!pairs.length) return;
+    const saved = await loadDetectorStates(this.store, this.scope, pairs);
+    for (const pair of pairs) {
+      const row = saved.get(pair);
+      this.states.set(pair, row ? (JSON.parse(row.state) as PairState) : emptyPairState(pair));
+    }
+  }
+}
+
+export async function startDislocationConsumer(bus: Bus, store: Store, options: DislocationConsumerOptions = {}): Promise<Consumer> {
+  const processor = new DislocationProcessor(store, bus, options);
+  return bus.consume({
+    groupId: processor.scope,
+    topics: [TOPICS.quotes],
+    fromBeginning: options.fromBeginning ?? true,
+    ...(options.maxBatchSize ? { maxBatchSize: options.maxBatchSize } : {}),
+    handleBatch: async (messages, ctx) => {
+      await processor.handleBatch(messages, ctx);
+    },
+  });
+}

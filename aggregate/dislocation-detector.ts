@@ -1,0 +1,268 @@
+/**
+ * Dislocation detector: a pure state machine per pair (no I/O). The caller
+ * (aggregate/dislocation-consumer.ts) owns the states, persists them with the
+ * batch (core/store/tables/detector-state.ts) and writes what it emits.
+ *
+ * State per pair: the latest quote per venue and the open opportunity per
+ * (buy venue, sell venue). On each quote:
+ *  1. a quote not newer than the one held for its venue, by
+ *     (event_time_ms, event_id), is ignored: reprocessing a batch whose
+ *     effects are already in the state is a no-op;
+ *  2. for every counterpart venue of the other kind (CEX vs DEX):
+ *     - counterpart stale (the two quotes more than maxQuoteAgeMs apart):
+ *       open opportunities between the two venues close as EXPIRED at the
+ *       instant the older quote reached the maximum age; nothing is sampled;
+ *     - otherwise both directions are evaluated (aggregate/spread-math.ts) at
+ *       evaluation time t = max(event times of the two quotes), which never
+ *       decreases for a pair:
+ *         raw_top > 0 and none open -> OPPORTUNITY, revision 0, opened_at = t,
+ *           opportunity_id = hash(pair, buy venue, sell venue, event_id of the
+ *           quote that opened it);
+ *         raw_top > 0 and open      -> new revision when any number changed;
+ *         raw_top <= 0 and open     -> CLOSED at t, duration = t - opened_at;
+ *           the closing revision keeps the last open numbers (the spread the
+ *           opportunity had, not the non-positive one that closed it);
+ *     - one spread sample (the direction with the larger raw_top) feeds the
+ *       15-minute candles.
+ * Everything depends on event times and ids only, never on the wall clock,
+ * so the same quotes in the same order give the same output, byte for byte.
+ */
+import { createHash } from 'node:crypto';
+import type { DislocationEvent, QuoteEvent } from '../core/events/market.js';
+import type { DislocationRecord } from '../core/store/tables/dislocations.js';
+import type { SpreadSample } from '../core/store/tables/spread-samples.js';
+import { evaluateDirection, type DirectionEvaluation } from './spread-math.js';
+
+export type { DislocationRecord, SpreadSample };
+type Source = DislocationEvent['source'];
+
+export const DEFAULT_MAX_QUOTE_AGE_MS = 30_000;
+
+export interface DetectorOptions {
+  /** Two quotes further apart than this are not compared; open opportunities between them expire. */
+  maxQuoteAgeMs: number;
+}
+
+/** The numbers a revision publishes (top of book, best net, best profit, capacity). */
+export interface OpportunityNumbers {
+  buy_price: number;
+  sell_price: number;
+  raw_spread_bps: number;
+  net_spread_bps: number;
+  net_size_usd: number;
+  est_profit_usd: number;
+  profit_size_usd: number;
+  capacity_usd: number;
+  liquidity_depth_usd: number;
+  fees_bps: number;
+  gas_usd: number;
+}
+
+export interface OpenOpportunity {
+  opportunity_id: string;
+  buy_venue: string;
+  sell_venue: string;
+  revision: number;
+  opened_at_ms: number;
+  opened_by: string;
+  updated_at_ms: number;
+  numbers: OpportunityNumbers;
+  peak_capacity_usd: number;
+  peak_profit_usd: number;
+  peak_net_bps: number;
+  /** Integral of capacity over the opportunity's life (USD x ms), capacity held constant between evaluations. */
+  capacity_usd_ms: number;
+  source: Source;
+}
+
+export interface PairState {
+  pair: string;
+  /** Quotes applied so far (the snapshot version: strictly increases with every state change). */
+  applied: number;
+  /** Spread samples emitted so far (orders samples of one pair, ties in time included). */
+  samples: number;
+  quotes: Record<string, QuoteEvent>;
+  /** Key `<buy venue>><sell venue>`. */
+  open: Record<string, OpenOpportunity>;
+}
+
+export interface DetectorOutput {
+  /** False when the quote was ignored (not newer than the held one). */
+  applied: boolean;
+  dislocations: DislocationRecord[];
+  samples: SpreadSample[];
+}
+
+export const emptyPairState = (pair: string): PairState => ({ pair, applied: 0, samples: 0, quotes: {}, open: {} });
+
+export function opportunityId(pair: string, buyVenue: string, sellVenue: string, openingEventId: string): string {
+  return `dis_${createHash('sha256').update(`${pair}|${buyVenue}|${sellVenue}|${openingEventId}`).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * The numeric `id` of the public dislocation item: the first 13 hex digits
+ * (52 bits) of sha256(opportunity_id), an exact JSON number, stable across
+ * replays and engines.
+ */
+export function numericId(opportunityIdValue: string): number {
+  return parseInt(createHash('sha256').update(opportunityIdValue).digest('hex').slice(0, 13), 16);
+}
+
+const newer = (q: QuoteEvent, held: QuoteEvent | undefined): boolean =>
+  !held || q.event_time_ms > held.event_time_ms || (q.event_time_ms === held.event_time_ms && q.event_id > held.event_id);
+
+const sourceOf = (a: QuoteEvent, b: QuoteEvent): Source => (a.source === 'live' && b.source === 'live' ? 'live' : 'simulated');
+
+function numbersOf(e: DirectionEvaluation): OpportunityNumbers {
+  return {
+    buy_price: e.buy_price,
+    sell_price: e.sell_price,
+    raw_spread_bps: e.raw_top_bps,
+    net_spread_bps: e.best_net_bps,
+    net_size_usd: e.net_size_usd,
+    est_profit_usd: e.est_profit_usd,
+    profit_size_usd: e.profit_size_usd,
+    capacity_usd: e.capacity_usd,
+    liquidity_depth_usd: e.liquidity_depth_usd,
+    fees_bps: e.fees_bps,
+    gas_usd: e.gas_usd,
+  };
+}
+
+const sameNumbers = (a: OpportunityNumbers, b: OpportunityNumbers): boolean =>
+  (Object.keys(a) as (keyof OpportunityNumbers)[]).every((k) => a[k] === b[k]);
+
+function record(pair: string, o: OpenOpportunity, status: DislocationRecord['status'], atMs: number, trigger: string): DislocationRecord {
+  const n = o.numbers;
+  return {
+    event_id: `${o.opportunity_id}:${o.revision}`,
+    opportunity_id: o.opportunity_id,
+    revision: o.revision,
+    pair,
+    buy_venue: o.buy_venue,
+    sell_venue: o.sell_venue,
+    buy_price: n.buy_price,
+    sell_price: n.sell_price,
+    raw_spread_bps: n.raw_spread_bps,
+    net_spread_bps: n.net_spread_bps,
+    est_profit_usd: n.est_profit_usd,
+    capacity_usd: n.capacity_usd,
+    liquidity_depth_usd: n.liquidity_depth_usd,
+    status,
+    opened_at_ms: o.opened_at_ms,
+    updated_at_ms: atMs,
+    duration_ms: atMs - o.opened_at_ms,
+    source: o.source,
+    numeric_id: numericId(o.opportunity_id),
+    trigger_event_id: trigger,
+    net_size_usd: n.net_size_usd,
+    profit_size_usd: n.profit_size_usd,
+    fees_bps: n.fees_bps,
+    gas_usd: n.gas_usd,
+    peak_capacity_usd: o.peak_capacity_usd,
+    peak_profit_usd: o.peak_profit_usd,
+    peak_net_bps: o.peak_net_bps,
+    capacity_usd_ms: o.capacity_usd_ms,
+    closed_at_ms: status === 'OPPORTUNITY' ? null : atMs,
+  };
+}
+
+const openKey = (buy: string, sell: string) => `${buy}>${sell}`;
+
+/**
+ * Applies one quote to its pair's state (mutated in place) and returns what
+ * it emits. `state.pair` must equal `quote.pair`.
+ */
+export function applyQuote(state: PairState, quote: QuoteEvent, options: DetectorOptions): DetectorOutput {
+  const out: DetectorOutput = { applied: false, dislocations: [], samples: [] };
+  if (quote.pair !== state.pair) throw new Error(`detector: quote for ${quote.pair} applied to the state of ${state.pair}`);
+  if (!newer(quote, state.quotes[quote.venue])) return out;
+  out.applied = true;
+  state.quotes[quote.venue] = quote;
+  state.applied += 1;
+
+  const counterparts = Object.values(state.quotes)
+    .filter((q) => q.venue_kind !== quote.venue_kind)
+    .sort((a, b) => (a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0));
+  for (const other of counterparts) {
+    const older = quote.event_time_ms <= other.event_time_ms ? quote : other;
+    const newerQuote = older === quote ? other : quote;
+    if (newerQuote.event_time_ms - older.event_time_ms > options.maxQuoteAgeMs) {
+      const at = older.event_time_ms + options.maxQuoteAgeMs;
+      for (const key of [openKey(quote.venue, other.venue), openKey(other.venue, quote.venue)]) {
+        const o = state.open[key];
+        if (!o) continue;
+        out.dislocations.push(close(state, key, o, 'EXPIRED', Math.max(at, o.updated_at_ms), quote.event_id));
+      }
+      continue;
+    }
+    const t = newerQuote.event_time_ms;
+    const directions = [evaluateDirection(quote, other), evaluateDirection(other, quote)];
+    // Closes before opens: when the spread flips, the topic shows the old opportunity ending first.
+    for (const e of [...directions].sort((a, b) => Number(a.raw_top_bps > 0) - Number(b.raw_top_bps > 0))) {
+      const key = openKey(e.buy_venue, e.sell_venue);
+      const o = state.open[key];
+      if (e.raw_top_bps > 0) {
+        const numbers = numbersOf(e);
+        if (!o) {
+          const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, quote.event_id);
+          const opened: OpenOpportunity = {
+            opportunity_id: id,
+            buy_venue: e.buy_venue,
+            sell_venue: e.sell_venue,
+            revision: 0,
+            opened_at_ms: t,
+            opened_by: quote.event_id,
+            updated_at_ms: t,
+            numbers,
+            peak_capacity_usd: numbers.capacity_usd,
+            peak_profit_usd: numbers.est_profit_usd,
+            peak_net_bps: numbers.net_spread_bps,
+            capacity_usd_ms: 0,
+            source: sourceOf(quote, other),
+          };
+          state.open[key] = opened;
+          out.dislocations.push(record(state.pair, opened, 'OPPORTUNITY', t, quote.event_id));
+        } else if (!sameNumbers(o.numbers, numbers)) {
+          o.capacity_usd_ms += o.numbers.capacity_usd * (t - o.updated_at_ms);
+          o.revision += 1;
+          o.updated_at_ms = t;
+          o.numbers = numbers;
+          o.peak_capacity_usd = Math.max(o.peak_capacity_usd, numbers.capacity_usd);
+          o.peak_profit_usd = Math.max(o.peak_profit_usd, numbers.est_profit_usd);
+          o.peak_net_bps = Math.max(o.peak_net_bps, numbers.net_spread_bps);
+          out.dislocations.push(record(state.pair, o, 'OPPORTUNITY', t, quote.event_id));
+        }
+      } else if (o) {
+        out.dislocations.push(close(state, key, o, 'CLOSED', t, quote.event_id));
+      }
+    }
+    const best = directions[1]!.raw_top_bps > directions[0]!.raw_top_bps ? directions[1]! : directions[0]!;
+    state.samples += 1;
+    out.samples.push({
+      sample_id: `${quote.event_id}|${other.venue}`,
+      pair: state.pair,
+      seq: state.samples,
+      ts_ms: t,
+      buy_venue: best.buy_venue,
+      sell_venue: best.sell_venue,
+      raw_spread_bps: best.raw_top_bps,
+      net_spread_bps: best.best_net_bps,
+      est_profit_usd: best.est_profit_usd,
+      capacity_usd: best.capacity_usd,
+      liquidity_depth_usd: best.liquidity_depth_usd,
+      quote_event_id: quote.event_id,
+      counterpart_event_id: other.event_id,
+      source: sourceOf(quote, other),
+    });
+  }
+  return out;
+}
+
+function close(state: PairState, key: string, o: OpenOpportunity, status: 'CLOSED' | 'EXPIRED', at: number, trigger: string): DislocationRecord {
+  o.capacity_usd_ms += o.numbers.capacity_usd * (at - o.updated_at_ms);
+  o.revision += 1;
+  o.updated_at_ms = at;
+  delete state.open[key];
+  return record(state.pair, o, status, at, trigger);
+}

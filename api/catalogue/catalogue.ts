@@ -1,0 +1,104 @@
+/**
+ * The catalogue: the spec's 17 routes, in the order of its route table, with
+ * each price taken from PRICE_OVERRIDES (core/config.ts) or the spec's
+ * default. Everything public is generated from it: the router (api/router.ts),
+ * the x402 route config of each paid route, and the discovery documents
+ * (api/discovery/).
+ *
+ * Built once at start-up; it refuses (throws ConfigError) an override of an
+ * unknown or free route, a paid price outside the advertised bounds
+ * (0.0000015-0.2 USD: 2-200000 atomic units, 1.5 rounded up to a whole unit),
+ * and an example that does not validate against its own schema.
+ */
+import type { Config } from '../../core/config.js';
+import { ConfigError } from '../../core/config.js';
+import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import { aiSkus } from './ai-skus.js';
+import type { Catalogue, PricedSku, Sku } from './sku.js';
+import { telemetrySkus } from './telemetry-skus.js';
+import { utilitySkus } from './utility-skus.js';
+
+/** 0.0000015 USD is 1.5 atomic units: the smallest legal whole price is 2. */
+export const MIN_PRICE_ATOMIC = 2n;
+/** 0.2 USD. */
+export const MAX_PRICE_ATOMIC = 200_000n;
+
+/** The spec's route table order. */
+export const SPEC_ORDER = [
+  'stealth-dom',
+  'airgap-scrub',
+  'rag-shrink',
+  'code-denoise',
+  'domain-check',
+  'dex-price-summary',
+  'x-sentiment',
+  'image-ocr-shrink',
+  'embed-text',
+  'embed-multilingual',
+  'summarize',
+  'coverage',
+  'spread-candles',
+  'dislocations',
+  'execution-latency',
+  'shadow-capacity',
+  'impact-simulation',
+] as const;
+
+export interface CatalogueDeps {
+  config: Pick<Config, 'PRICE_OVERRIDES' | 'CEX_EXCHANGE'>;
+  pairs: PairsCatalogue;
+}
+
+/** Every declared SKU with its spec default price. */
+export function declaredSkus(deps: CatalogueDeps): Sku[] {
+  const all = [...utilitySkus(), ...aiSkus(), ...telemetrySkus(deps)];
+  const byId = new Map(all.map((s) => [s.id, s]));
+  return SPEC_ORDER.map((id) => {
+    const sku = byId.get(id);
+    if (!sku) throw new Error(`catalogue: no SKU declared for ${id}`);
+    return sku;
+  });
+}
+
+/** Whether an atomic price is a legal paid price (2..200000). */
+export function isLegalPaidPrice(atomic: string): boolean {
+  if (!/^\d+$/.test(atomic)) return false;
+  const v = BigInt(atomic);
+  return v >= MIN_PRICE_ATOMIC && v <= MAX_PRICE_ATOMIC;
+}
+
+export function buildCatalogue(deps: CatalogueDeps): Catalogue {
+  const skus = declaredSkus(deps);
+  const problems: string[] = [];
+  const overrides = deps.config.PRICE_OVERRIDES ?? {};
+  const known = new Map(skus.map((s) => [s.id, s]));
+  for (const [id, price] of Object.entries(overrides)) {
+    const sku = known.get(id);
+    if (!sku) problems.push(`PRICE_OVERRIDES: unknown route id "${id}" (known: ${[...known.keys()].join(', ')})`);
+    else if (sku.free) problems.push(`PRICE_OVERRIDES: "${id}" is a free route (the spec keeps it ungated)`);
+    else if (!isLegalPaidPrice(price)) {
+      problems.push(`PRICE_OVERRIDES: "${id}"="${price}" is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units (0.0000015-0.2 USD)`);
+    }
+  }
+
+  const seenRoutes = new Set<string>();
+  const priced: PricedSku[] = skus.map((sku) => {
+    const priceAtomic = sku.free ? '0' : (overrides[sku.id] ?? sku.defaultPriceAtomic);
+    if (!sku.free && !isLegalPaidPrice(priceAtomic)) problems.push(`${sku.id}: price ${priceAtomic} is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units`);
+    if (sku.free && sku.defaultPriceAtomic !== '0') problems.push(`${sku.id}: a free route must have price 0`);
+    for (const method of sku.alsoPost ? [sku.method, 'POST'] : [sku.method]) {
+      const key = `${method} ${sku.path}`;
+      if (seenRoutes.has(key)) problems.push(`${sku.id}: duplicate route ${key}`);
+      seenRoutes.add(key);
+    }
+    const example = sku.output.safeParse(sku.example);
+    if (!example.success) problems.push(`${sku.id}: example does not match the output schema: ${example.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const exampleInput = sku.input.safeParse(sku.exampleInput);
+    if (!exampleInput.success) problems.push(`${sku.id}: example input does not match the input schema: ${exampleInput.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    return { ...sku, priceAtomic } as PricedSku;
+  });
+  if (problems.length) throw new ConfigError(problems);
+
+  const index = new Map(priced.map((s) => [s.id, s]));
+  return { skus: priced, byId: (id) => index.get(id) };
+}

@@ -1,0 +1,89 @@
+/**
+ * A SKU: one public route of the gateway, declared once. The router, the x402
+ * route config (and so the 402 challenge), `/api/v1/discovery`, `/openapi.json`,
+ * `/agents.md`, `/skill.md`, `/llms.txt` and the `.well-known` documents are all
+ * generated from the catalogue of SKUs (catalogue.ts).
+ */
+import type { z } from 'zod';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/logger.js';
+import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import type { Store } from '../../core/store/store.js';
+
+export const CATEGORIES = ['Data', 'AI', 'Finance', 'Blockchain', 'Trading'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export type HttpMethod = 'GET' | 'POST';
+
+/** What a handler reads at run time (the catalogue itself is static). */
+export interface SkuRuntime {
+  store: Store;
+  config: Config;
+  pairs: PairsCatalogue;
+  catalogue: Catalogue;
+  log?: Logger;
+  /** Wall clock (ms); injectable for tests. */
+  now(): number;
+}
+
+/** One call of a SKU: the validated input, the runtime, and the price this call is charged (after overrides). */
+export interface SkuCall<I> {
+  input: I;
+  runtime: SkuRuntime;
+  /** Price of the route in atomic USDC ("0" for free routes). */
+  priceAtomic: string;
+}
+
+/**
+ * `I`: validated input (the input schema's output); `O`: the 200 body;
+ * `P`: what the pre-flight hands to the handler (e.g. the resolved time window).
+ * Methods (not function properties) so a concrete SKU is assignable to `Sku`.
+ */
+export interface SkuDefinition<I = unknown, O = unknown, P = unknown> {
+  /** Stable id, the last path segment (`spread-candles`); the key of PRICE_OVERRIDES. */
+  id: string;
+  /** The spec's method. */
+  method: HttpMethod;
+  /** Telemetry routes also accept POST with a JSON body (the original service's published clients send POST). */
+  alsoPost?: boolean;
+  path: string;
+  /** Short human title. */
+  title: string;
+  categories: Category[];
+  /** Price in atomic USDC (6 decimals) from the spec's route table; "0" when free. */
+  defaultPriceAtomic: string;
+  free: boolean;
+  input: z.ZodType<I>;
+  output: z.ZodType<O>;
+  /** A real 200 body; validates against `output` (checked by the catalogue at start-up). */
+  example: O;
+  /** An input that validates against `input` (discovery and docs show it). */
+  exampleInput: Record<string, unknown>;
+  description: string;
+  /** From the spec's route table. */
+  avgLatencyMs: number;
+  latencyTargetMs: number;
+  /** False: declared (schemas, price, docs) but not served yet; answers 503 `sku_unavailable` before any challenge. */
+  available: boolean;
+  /** Checks that need data (coverage, a fresh book); throws an AppError (404/503, never charged). Runs before the 402 challenge. */
+  preflight?(call: SkuCall<I>): Promise<P>;
+  handler(call: SkuCall<I>, prepared: P): Promise<O>;
+}
+
+/** A SKU with its types erased, as the catalogue holds it. */
+export type Sku = SkuDefinition<unknown, unknown, unknown>;
+
+/** Keeps the SKU's own types while checking it, and erases them for the catalogue list. */
+export function defineSku<I, O, P = undefined>(sku: SkuDefinition<I, O, P>): Sku {
+  return sku as unknown as Sku;
+}
+
+/** A catalogue entry with its effective price (default or override). */
+export interface PricedSku extends Sku {
+  priceAtomic: string;
+}
+
+export interface Catalogue {
+  skus: readonly PricedSku[];
+  byId(id: string): PricedSku | undefined;
+}

@@ -1,0 +1,113 @@
+/**
+ * What every discovery document is generated from: the catalogue (prices after
+ * overrides), the payment terms of the running gate (network, asset, payee),
+ * and the public base URL of the request.
+ */
+import { readableUsdc } from '../payment/payment-gate.js';
+import type { PaymentTerms } from '../payment/settlement.js';
+import { priceText } from '../catalogue/schemas.js';
+import type { Catalogue, PricedSku } from '../catalogue/sku.js';
+import { TELEMETRY_PREFIX } from '../telemetry/coverage.js';
+
+/** Equals core/process.ts SERVICE_VERSION (checked by test/unit/discovery.test.ts; not imported to keep api/ free of a cycle). */
+export const SERVICE_VERSION = '2.0.0';
+export const SERVICE_ID = 'x402-gateway';
+export const SERVICE_NAME = 'x402 Agent Utility Gateway';
+export const SERVICE_SUMMARY =
+  'Pay-per-call HTTP gateway for AI agents: CEX/DEX crypto market telemetry (spread candles, dislocations, execution latency, shadow capacity), a read-only pre-trade impact simulation, and utility/AI SKUs. No API key, no signup: each paid call is paid with an x402 v2 USDC payment on Base (eip155:8453).';
+/** Payment bounds advertised by the spec (per call). */
+export const MIN_PRICE_USD = '0.0000015';
+export const MAX_PRICE_USD = '0.2';
+
+export interface PaymentInfo {
+  network: string;
+  asset: string;
+  /** EIP-712 domain name and version of the asset (challenge `extra`). */
+  assetName: string;
+  assetVersion: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  /** Settlement mode (`devchain` serves a local chain with a test USDC). */
+  mode?: string;
+}
+
+export interface DiscoveryContext {
+  catalogue: Catalogue;
+  payment: PaymentInfo;
+  /** Origin the documents' absolute URLs start with, without a trailing slash. */
+  baseUrl: string;
+}
+
+export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentInfo {
+  return {
+    network: terms.network,
+    asset: terms.asset,
+    assetName: terms.assetName,
+    assetVersion: terms.assetVersion,
+    payTo: terms.payTo,
+    maxTimeoutSeconds: terms.maxTimeoutSeconds,
+    ...(terms.mode ? { mode: terms.mode } : {}),
+  };
+}
+
+const CHAIN_NAMES: Record<string, string> = { 'eip155:8453': 'Base', 'eip155:84532': 'Base Sepolia' };
+
+/** The spec's `paymentNetwork` object. */
+export function paymentNetwork(payment: PaymentInfo): { chain: string; name: string; tokenAssetId: string; tokenName: string } {
+  const name = CHAIN_NAMES[payment.network] ?? `EVM chain ${payment.network.split(':')[1] ?? payment.network}`;
+  return {
+    chain: payment.network,
+    name: payment.mode === 'devchain' ? `${name} (local dev chain, test USDC)` : name,
+    tokenAssetId: `${payment.network}/erc20:${payment.asset}`,
+    tokenName: 'USDC',
+  };
+}
+
+export function pricing(sku: PricedSku): { atomicUnits: string; readableUsdc: string } {
+  return { atomicUnits: sku.priceAtomic, readableUsdc: readableUsdc(sku.priceAtomic) };
+}
+
+/** "15000 atomic USDC (0.015 USDC)" or "free". */
+export function priceLine(sku: PricedSku): string {
+  return sku.free ? 'free' : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})`;
+}
+
+export type SkuGroup = 'Crypto telemetry' | 'Utility' | 'AI';
+
+export function groupOf(sku: PricedSku): SkuGroup {
+  if (sku.path.startsWith(TELEMETRY_PREFIX)) return 'Crypto telemetry';
+  return sku.categories.includes('AI') && !sku.categories.includes('Data') ? 'AI' : 'Utility';
+}
+
+export const GROUPS: SkuGroup[] = ['Crypto telemetry', 'Utility', 'AI'];
+
+/** The methods a SKU answers (telemetry: its spec method plus POST). */
+export function methodsOf(sku: PricedSku): string[] {
+  return sku.alsoPost && sku.method !== 'POST' ? [sku.method, 'POST'] : [sku.method];
+}
+
+/** The machine-readable documents and where they live. */
+export const DOCUMENTS = {
+  discovery: '/api/v1/discovery',
+  openapi: '/openapi.json',
+  agentsMd: '/agents.md',
+  skillMd: '/skill.md',
+  llmsTxt: '/llms.txt',
+  mcp: '/.well-known/mcp.json',
+  agent: '/.well-known/agent.json',
+  agentCard: '/.well-known/agent-card.json',
+  agentsJson: '/agents.json',
+  health: '/health',
+} as const;
+
+/** How a client pays, in prose shared by the text documents. */
+export function paymentSteps(ctx: DiscoveryContext): string[] {
+  const net = paymentNetwork(ctx.payment);
+  return [
+    `Call a paid route without payment: it answers HTTP 402 with a base64 JSON \`PAYMENT-REQUIRED\` header (x402Version 2, \`accepts[0]\`: scheme \`exact\`, network \`${ctx.payment.network}\`, \`amount\` in atomic USDC, \`asset\` ${ctx.payment.asset}, \`payTo\`, maxTimeoutSeconds ${ctx.payment.maxTimeoutSeconds}).`,
+    `Sign an EIP-3009 \`transferWithAuthorization\` for exactly \`accepts[0].amount\` on that asset (${net.tokenName} on ${net.name}) with the paying wallet.`,
+    'Retry the same request with the header `PAYMENT-SIGNATURE: <base64 payload>`; a 200 carries the result and a `PAYMENT-RESPONSE` settlement header.',
+    `Prices are dynamic: read them from the challenge or ${ctx.baseUrl}${DOCUMENTS.discovery} (never hardcode). Bounds: ${MIN_PRICE_USD}-${MAX_PRICE_USD} USD per call.`,
+    'Only 200 responses are settled. Invalid input answers 400, a telemetry window outside coverage 404, before any challenge: never charged. 5xx never settles.',
+  ];
+}

@@ -1,0 +1,68 @@
+/**
+ * GET /api/v1/discovery (free): the authoritative list of routes and current
+ * prices. `endpoints[]` carries the spec's fields (path, method, description,
+ * pricing {atomicUnits, readableUsdc}, paymentNetwork {chain, name,
+ * tokenAssetId, tokenName}, params {name: {type, required, description}},
+ * examples = the exact 200 body) plus id, methods, title, categories, free,
+ * available, exampleRequest and latency.
+ */
+import { paramsOf } from '../catalogue/json-schema.js';
+import {
+  DOCUMENTS,
+  MAX_PRICE_USD,
+  MIN_PRICE_USD,
+  SERVICE_ID,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  methodsOf,
+  paymentNetwork,
+  pricing,
+  type DiscoveryContext,
+} from './context.js';
+
+export function buildDiscovery(ctx: DiscoveryContext) {
+  const network = paymentNetwork(ctx.payment);
+  return {
+    service: SERVICE_NAME,
+    id: SERVICE_ID,
+    version: SERVICE_VERSION,
+    description: SERVICE_SUMMARY,
+    baseUrl: ctx.baseUrl,
+    x402Version: 2,
+    payment: {
+      scheme: 'exact',
+      network: ctx.payment.network,
+      asset: ctx.payment.asset,
+      assetName: ctx.payment.assetName,
+      assetVersion: ctx.payment.assetVersion,
+      payTo: ctx.payment.payTo,
+      maxTimeoutSeconds: ctx.payment.maxTimeoutSeconds,
+      minPriceUsd: MIN_PRICE_USD,
+      maxPriceUsd: MAX_PRICE_USD,
+      requestHeader: 'PAYMENT-SIGNATURE',
+      challengeHeader: 'PAYMENT-REQUIRED',
+      settlementHeader: 'PAYMENT-RESPONSE',
+      billing: 'Only 200 responses are settled; 400 and pre-flight 404 are answered before any challenge and never charged.',
+    },
+    paymentNetwork: network,
+    documents: Object.fromEntries(Object.entries(DOCUMENTS).map(([k, path]) => [k, `${ctx.baseUrl}${path}`])),
+    endpoints: ctx.catalogue.skus.map((sku) => ({
+      id: sku.id,
+      path: sku.path,
+      method: sku.method,
+      methods: methodsOf(sku),
+      title: sku.title,
+      description: sku.description,
+      categories: sku.categories,
+      free: sku.free,
+      available: sku.available,
+      pricing: pricing(sku),
+      paymentNetwork: network,
+      params: paramsOf(sku),
+      examples: sku.example,
+      exampleRequest: sku.exampleInput,
+      latency: { avgMs: sku.avgLatencyMs, targetMs: sku.latencyTargetMs },
+    })),
+  };
+}

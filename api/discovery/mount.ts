@@ -1,0 +1,64 @@
+/**
+ * Mounts the free discovery documents, all generated from the catalogue and
+ * the running gate's payment terms (/health is mounted by routes/health.ts).
+ */
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import type { Catalogue } from '../catalogue/sku.js';
+import { buildAgentCard } from './agent-card.js';
+import { buildAgentsJson } from './agents-json.js';
+import { buildAgentsMd } from './agents-md.js';
+import { DOCUMENTS, type DiscoveryContext, type PaymentInfo } from './context.js';
+import { buildDiscovery } from './discovery.js';
+import { buildLlmsTxt } from './llms-txt.js';
+import { buildMcpJson } from './mcp-json.js';
+import { buildOpenApi } from './openapi.js';
+import { buildSkillMd } from './skill-md.js';
+
+export interface DiscoveryOptions {
+  catalogue: Catalogue;
+  payment: PaymentInfo;
+  /** Public origin of the documents' URLs; default each request's own origin. */
+  publicBaseUrl?: string;
+}
+
+type Build = (ctx: DiscoveryContext) => unknown;
+
+const JSON_DOCS: [string, Build][] = [
+  [DOCUMENTS.discovery, buildDiscovery],
+  [DOCUMENTS.openapi, buildOpenApi],
+  [DOCUMENTS.mcp, buildMcpJson],
+  [DOCUMENTS.agent, buildAgentCard],
+  [DOCUMENTS.agentCard, buildAgentCard],
+  [DOCUMENTS.agentsJson, buildAgentsJson],
+];
+const TEXT_DOCS: [string, Build, string][] = [
+  [DOCUMENTS.agentsMd, buildAgentsMd, 'text/markdown; charset=utf-8'],
+  [DOCUMENTS.skillMd, buildSkillMd, 'text/markdown; charset=utf-8'],
+  [DOCUMENTS.llmsTxt, buildLlmsTxt, 'text/plain; charset=utf-8'],
+];
+
+export function mountDiscovery(router: Router, options: DiscoveryOptions): void {
+  const contextOf = (ctx: Context): DiscoveryContext => ({
+    catalogue: options.catalogue,
+    payment: options.payment,
+    // Koa 3's ctx.origin is the Origin request header, not this server's origin.
+    baseUrl: (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, ''),
+  });
+  for (const [path, build] of JSON_DOCS) {
+    router.get(path, (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=60');
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.type = 'application/json';
+      ctx.body = build(contextOf(ctx));
+    });
+  }
+  for (const [path, build, type] of TEXT_DOCS) {
+    router.get(path, (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=60');
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.type = type;
+      ctx.body = build(contextOf(ctx));
+    });
+  }
+}

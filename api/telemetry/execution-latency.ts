@@ -1,0 +1,91 @@
+/**
+ * GET|POST /api/v1/crypto/execution-latency: round-trip statistics of the
+ * venues' APIs over a 15-minute slice (successful CEX REST and Base RPC
+ * probes, optionally one venue) and the fill rate of the paper executions
+ * decided in it (core/store/tables/latency-samples.ts, docs/metrics.md
+ * section 4). A window outside coverage, or without any successful sample
+ * (of the venue), is refused by the pre-flight (404, no charge).
+ *
+ * `fill_rate_pct` and the two `venues` means are null when the slice has no
+ * paper execution / no sample of that kind: a made-up 0 would read as a
+ * measurement.
+ */
+import { z } from 'zod';
+import type { Config } from '../../core/config.js';
+import { sql } from '../../core/store/sql.js';
+import { DEX_VENUE_FILTER, executionLatency } from '../../core/store/tables/latency-samples.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../catalogue/schemas.js';
+import type { SkuCall } from '../catalogue/sku.js';
+import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+
+export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
+  return z.strictObject({
+    date: DateParam.optional(),
+    time: TimeParam.optional(),
+    venue: z
+      .enum([config.CEX_EXCHANGE, DEX_VENUE_FILTER])
+      .optional()
+      .describe(`Only this venue's samples: \`${config.CEX_EXCHANGE}\` (the centralized exchange's REST API) or \`${DEX_VENUE_FILTER}\` (every Base RPC sample)`),
+  });
+}
+export type ExecutionLatencyInput = z.output<ReturnType<typeof executionLatencyInput>>;
+
+const ms = (what: string) => z.number().describe(`${what}, ms`);
+
+export const ExecutionLatencyOutput = z
+  .object({
+    slice_start: IsoTimestamp,
+    slice_end: IsoTimestamp,
+    sample_count: z.number().int().describe('Successful round trips in the slice (of the venue when filtered)'),
+    p50_latency_ms: ms('Median round trip (nearest rank)'),
+    p90_latency_ms: ms('90th percentile (nearest rank)'),
+    p99_latency_ms: ms('99th percentile (nearest rank)'),
+    min_latency_ms: ms('Fastest round trip'),
+    max_latency_ms: ms('Slowest round trip'),
+    avg_latency_ms: ms('Mean round trip'),
+    fill_rate_pct: z
+      .number()
+      .nullable()
+      .describe('Filled / measured paper executions decided in the slice x 100 (not filtered by venue); null when none was decided'),
+    venues: z
+      .object({
+        cex_rest_ms: z.number().nullable().describe('Mean CEX REST round trip in the slice; null without a sample'),
+        dex_base_ms: z.number().nullable().describe('Mean Base RPC round trip in the slice; null without a sample'),
+      })
+      .describe('Mean round trip per kind (not filtered by `venue`)'),
+    source: SourceField,
+  });
+export type ExecutionLatencyOutput = z.infer<typeof ExecutionLatencyOutput>;
+
+export async function executionLatencyPreflight({ input, runtime }: SkuCall<ExecutionLatencyInput>): Promise<TimeWindow> {
+  const window = await windowWithinCoverage(runtime.store, input);
+  const where =
+    input.venue === undefined ? sql`ok = 1` : input.venue === DEX_VENUE_FILTER ? sql`ok = 1 AND venue_kind = 'dex'` : sql`ok = 1 AND venue = ${input.venue}`;
+  if (!(await hasRows(runtime.store, 'latency_samples', window, where))) {
+    throw noDataInWindow(window, `latency samples${input.venue ? ` of ${input.venue}` : ''}`, input.venue !== undefined ? 'venue' : undefined);
+  }
+  return window;
+}
+
+export async function executionLatencyHandler({ input, runtime }: SkuCall<ExecutionLatencyInput>, window: TimeWindow): Promise<ExecutionLatencyOutput> {
+  const stats = await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue);
+  const need = (v: number | null) => {
+    if (v === null) throw noDataInWindow(window, 'latency samples');
+    return v;
+  };
+  const venues = input.venue === undefined ? [runtime.config.CEX_EXCHANGE, 'base_rpc'] : input.venue === DEX_VENUE_FILTER ? ['base_rpc'] : [input.venue];
+  return {
+    slice_start: stats.slice_start,
+    slice_end: stats.slice_end,
+    sample_count: stats.sample_count,
+    p50_latency_ms: need(stats.p50_latency_ms),
+    p90_latency_ms: need(stats.p90_latency_ms),
+    p99_latency_ms: need(stats.p99_latency_ms),
+    min_latency_ms: need(stats.min_latency_ms),
+    max_latency_ms: need(stats.max_latency_ms),
+    avg_latency_ms: need(stats.avg_latency_ms),
+    fill_rate_pct: stats.fill_rate_pct,
+    venues: stats.venues,
+    source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE),
+  };
+}

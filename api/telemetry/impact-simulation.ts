@@ -1,0 +1,128 @@
+/**
+ * POST /api/v1/crypto/impact-simulation: a paper taker order walked through
+ * the newest level-2 book of the pair's centralized venue (book-walk.ts has the
+ * definitions and the fill-probability model). Read-only: it places no order
+ * and touches no custody.
+ *
+ * Inputs read: the newest `book_snapshots` row of the pair (latest-book.ts;
+ * older than 2 x CEX_STALE_MS counts as no book: 503 `book_unavailable`
+ * before any challenge, never charged), the venue's quotes of the 15 minutes
+ * before the snapshot (volatility), and the venue's median REST round trip of
+ * the last hour (horizon; 250 ms without samples).
+ */
+import { z } from 'zod';
+import { AppError } from '../../core/errors.js';
+import type { BookEvent } from '../../core/events/market.js';
+import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import { executionLatency } from '../../core/store/tables/latency-samples.js';
+import { quotesInRange } from '../../core/store/tables/quotes.js';
+import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../catalogue/schemas.js';
+import type { SkuCall } from '../catalogue/sku.js';
+import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from './book-walk.js';
+import { latestBook } from './latest-book.js';
+import { sourceText } from './window.js';
+
+export const VOLATILITY_WINDOW_MS = 15 * 60_000;
+export const DEFAULT_LATENCY_MS = 250;
+const MAX_SIZE = 1e12;
+
+export function impactSimulationInput(pairs: PairsCatalogue) {
+  const size = (what: string) => z.number().positive().finite().max(MAX_SIZE).optional().describe(what);
+  return z
+    .strictObject({
+      pair: pairParam(pairs),
+      side: z.enum(['buy', 'sell']).describe('`buy` walks the asks, `sell` walks the bids'),
+      size_base: size('Order size in base units; give this or `size_usd`'),
+      size_usd: size('Order notional in USD; give this or `size_base`'),
+    })
+    .superRefine((v, ctx) => {
+      if (v.size_base === undefined && v.size_usd === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['size_base'], message: 'provide size_base or size_usd' });
+      } else if (v.size_base !== undefined && v.size_usd !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['size_usd'], message: 'provide only one of size_base and size_usd' });
+      }
+    });
+}
+export type ImpactSimulationInput = z.output<ReturnType<typeof impactSimulationInput>>;
+
+const probability = (what: string) => z.number().min(0).max(1).describe(what);
+
+export const ImpactSimulationOutput = z
+  .object({
+    pair: z.string(),
+    side: z.enum(['BUY', 'SELL']),
+    requested_size_base: z.number().describe('Requested size in base units (size_usd / mid when the request gave USD)'),
+    requested_size_usd: z.number().describe('Requested notional in USD (size_base x mid when the request gave base units)'),
+    mid_price: z.number().describe('(best bid + best ask) / 2'),
+    best_bid: z.number(),
+    best_ask: z.number(),
+    spread_bps: z.number().describe('(ask - bid) / mid x 1e4'),
+    expected_fill_price: z.number().describe('VWAP of the fillable part of the order'),
+    slippage_bps: z.number().describe('VWAP against mid, basis points; positive = worse than mid'),
+    fillable_size_base: z.number().describe('Base units the visible book fills'),
+    fillable_size_usd: z.number().describe('USD notional the visible book fills'),
+    fill_ratio: z.number().min(0).max(1).describe('Fillable / requested, in the unit of the request'),
+    full_fill_probability: probability('Probability the whole size fills at arrival (adverse-sweep model: price moves over book age + REST latency sweep the levels near the touch)'),
+    partial_fill_probability: probability('Probability only part of the size fills'),
+    executable: z.boolean().describe('The visible book fills the whole size'),
+    levels_consumed: z.number().int().describe('Book levels the walk touched'),
+    opposite_depth_usd: z.number().describe('USD notional of the whole side the order trades against (asks for a buy, bids for a sell)'),
+    source: SourceField,
+    charged: z.string().describe('Price text of this call'),
+  });
+export type ImpactSimulationOutput = z.infer<typeof ImpactSimulationOutput>;
+
+/** The book a simulation may use: newest snapshot of the pair, not older than this. */
+export const bookMaxAgeMs = (config: { CEX_STALE_MS: number }) => 2 * config.CEX_STALE_MS;
+
+export async function impactSimulationPreflight({ input, runtime }: SkuCall<ImpactSimulationInput>): Promise<BookEvent> {
+  const now = runtime.now();
+  const maxAge = bookMaxAgeMs(runtime.config);
+  const book = await latestBook(runtime.store, input.pair, now - maxAge);
+  const usable = book && cleanSide(book.bids, 'bids').length > 0 && cleanSide(book.asks, 'asks').length > 0;
+  if (!book || !usable) {
+    throw new AppError(
+      'book_unavailable',
+      `no level-2 book of ${input.pair} newer than ${Math.round(maxAge / 1000)} s with both sides is stored; is the ingest running?`,
+      503,
+      { field: 'pair', charged: ZERO_CHARGE_TEXT, dependency: 'book_snapshots' },
+    );
+  }
+  return book;
+}
+
+export async function impactSimulationHandler(call: SkuCall<ImpactSimulationInput>, book: BookEvent): Promise<ImpactSimulationOutput> {
+  const { input, runtime } = call;
+  const now = runtime.now();
+  const walk = walkBook({ side: input.side, sizeBase: input.size_base, sizeUsd: input.size_usd, bids: book.bids, asks: book.asks });
+  const [quotes, latency] = await Promise.all([
+    quotesInRange(runtime.store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [book.venue]),
+    executionLatency(runtime.store, now - 3_600_000, now + 1, book.venue),
+  ]);
+  const sigma1s = realisedVolatility(quotes.map((q) => ({ t_ms: q.event_time_ms, mid: (q.bid + q.ask) / 2 }))) ?? walk.spread_bps / 2;
+  const latencyMs = latency.p50_latency_ms ?? DEFAULT_LATENCY_MS;
+  const horizonS = (Math.max(0, now - book.event_time_ms) + latencyMs) / 1000;
+  const probabilities = fillProbabilities(walk, sigma1s * Math.sqrt(horizonS));
+  return {
+    pair: book.pair,
+    side: input.side === 'buy' ? 'BUY' : 'SELL',
+    requested_size_base: walk.requested_size_base,
+    requested_size_usd: walk.requested_size_usd,
+    mid_price: walk.mid_price,
+    best_bid: walk.best_bid,
+    best_ask: walk.best_ask,
+    spread_bps: walk.spread_bps,
+    expected_fill_price: walk.expected_fill_price,
+    slippage_bps: walk.slippage_bps,
+    fillable_size_base: walk.fillable_size_base,
+    fillable_size_usd: walk.fillable_size_usd,
+    fill_ratio: walk.fill_ratio,
+    full_fill_probability: probabilities.full_fill_probability,
+    partial_fill_probability: probabilities.partial_fill_probability,
+    executable: walk.executable,
+    levels_consumed: walk.levels_consumed,
+    opposite_depth_usd: walk.opposite_depth_usd,
+    source: `${sourceText([book.venue], book.source, runtime.config.MARKET_SOURCE)}, level-2 book of ${new Date(book.event_time_ms).toISOString()}, paper order (nothing placed)`,
+    charged: priceText(call.priceAtomic),
+  };
+}

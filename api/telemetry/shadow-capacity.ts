@@ -1,0 +1,93 @@
+/**
+ * GET|POST /api/v1/crypto/shadow-capacity: how much arbitrage volume the
+ * CEX/DEX dislocations opened in a 15-minute slice offered at a net profit,
+ * how much of it the paper executions captured, what stayed uncaptured, and
+ * the capital each venue needed to take it (overall and per pair; optionally
+ * one pair). Field definitions: docs/metrics.md section 6 and the
+ * descriptions below (they are published in /openapi.json and /api/v1/discovery).
+ */
+import { z } from 'zod';
+import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/dislocations.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
+import type { SkuCall } from '../catalogue/sku.js';
+import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+
+export function shadowCapacityInput(pairs: PairsCatalogue) {
+  return z.strictObject({
+    date: DateParam.optional(),
+    time: TimeParam.optional(),
+    pair: pairParam(pairs).optional().describe('Only this pair (`<BASE>/USD` or `<BASE>-USD`); default every pair'),
+  });
+}
+export type ShadowCapacityInput = z.output<ReturnType<typeof shadowCapacityInput>>;
+
+const usd = (what: string) => z.number().describe(`${what}, USD`);
+const split = z.object({
+  quote_usd: usd('USD the venue must hold for the uncaptured opportunities that buy there'),
+  base_usd: usd('Base-asset inventory (valued in USD) the venue must hold for the uncaptured opportunities that sell there'),
+});
+
+const groupShape = {
+  opportunities: z.number().int().describe('Dislocations opened in the slice'),
+  actionable_opportunities: z.number().int().describe('Those whose net spread was positive at some size at some moment (peak capacity > 0)'),
+  available_volume_usd: usd('Sum of peak capacities: per opportunity the largest size tradable at a net profit during its life'),
+  captured_volume_usd: usd('Sum of min(size, peak capacity) of the paper executions that filled'),
+  uncaptured_volume_usd: usd('available - captured: volume left on the table'),
+  capture_rate_pct: z.number().nullable().describe('captured / available x 100; null when nothing was available'),
+  est_uncaptured_profit_usd: usd('Sum of peak profit less the realised profit of filled paper executions (floored at 0 each)'),
+  avg_capacity_usd: usd('Mean peak capacity over actionable opportunities'),
+  max_capacity_usd: usd('Largest peak capacity'),
+  time_weighted_capacity_usd: usd('Capacity on offer at an average instant of the slice: integral of capacity over time / slice length'),
+  capital_required_usd: z
+    .object({ cex: usd('Capital on the centralized exchange'), base_dex: usd('Capital on Base (the DEX pools)') })
+    .describe('Capital each venue needed to capture the uncaptured volume without moving funds between venues during the slice'),
+  capital_split_usd: z.object({ cex: split, base_dex: split }).describe('capital_required_usd split into USD and base inventory per venue'),
+};
+
+export const ShadowCapacityOutput = z
+  .object({
+    slice_start: IsoTimestamp,
+    slice_end: IsoTimestamp,
+    pair: z.string().nullable().describe('The requested pair, or null for every pair'),
+    ...groupShape,
+    pairs: z.array(z.object({ pair: z.string(), ...groupShape })).describe('The same figures per pair (pairs with an opportunity in the slice), alphabetical'),
+    source: SourceField,
+  });
+export type ShadowCapacityOutput = z.infer<typeof ShadowCapacityOutput>;
+
+export function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapacityInput>): Promise<TimeWindow> {
+  return windowWithinCoverage(runtime.store, input, input.pair === undefined ? {} : { pair: input.pair });
+}
+
+const group = (g: ShadowCapacityGroup) => ({
+  opportunities: g.opportunities,
+  actionable_opportunities: g.actionable_opportunities,
+  available_volume_usd: g.available_volume_usd,
+  captured_volume_usd: g.captured_volume_usd,
+  uncaptured_volume_usd: g.uncaptured_volume_usd,
+  capture_rate_pct: g.capture_rate_pct,
+  est_uncaptured_profit_usd: g.est_uncaptured_profit_usd,
+  avg_capacity_usd: g.avg_capacity_usd,
+  max_capacity_usd: g.max_capacity_usd,
+  time_weighted_capacity_usd: g.time_weighted_capacity_usd,
+  capital_required_usd: { cex: g.capital_required_usd.cex, base_dex: g.capital_required_usd.base_dex },
+  capital_split_usd: {
+    cex: { quote_usd: g.capital_split_usd.cex.quote_usd, base_usd: g.capital_split_usd.cex.base_usd },
+    base_dex: { quote_usd: g.capital_split_usd.base_dex.quote_usd, base_usd: g.capital_split_usd.base_dex.base_usd },
+  },
+});
+
+export async function shadowCapacityHandler({ input, runtime }: SkuCall<ShadowCapacityInput>, window: TimeWindow): Promise<ShadowCapacityOutput> {
+  const result = await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair);
+  const pairs = input.pair === undefined ? result.pairs.map((p) => p.pair) : [input.pair];
+  const venues = pairs.flatMap((p) => pairVenues(runtime.config.CEX_EXCHANGE, runtime.pairs.pairs.find((x) => x.pair === p)?.dex ?? []));
+  return {
+    slice_start: result.slice_start,
+    slice_end: result.slice_end,
+    pair: result.pair,
+    ...group(result),
+    pairs: result.pairs.map((p) => ({ pair: p.pair, ...group(p) })),
+    source: sourceText(venues.length ? venues : [runtime.config.CEX_EXCHANGE], result.source, runtime.config.MARKET_SOURCE),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * GET|POST /api/v1/crypto/spread-candles: one OHLC candle of the raw CEX/DEX
+ * spread of a pair over a 15-minute slice (or a 1h/4h/1d bucket), from the
+ * stored spread samples (core/store/tables/spread-samples.ts, formulas in
+ * docs/metrics.md section 3). A window outside coverage, or one without any
+ * sample of the pair, is refused by the pre-flight (404, no charge).
+ */
+import { z } from 'zod';
+import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import { sql } from '../../core/store/sql.js';
+import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../core/store/tables/spread-samples.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
+import type { SkuCall } from '../catalogue/sku.js';
+import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+
+const INTERVALS = Object.keys(CANDLE_INTERVALS) as [CandleInterval, ...CandleInterval[]];
+
+export function spreadCandlesInput(pairs: PairsCatalogue) {
+  return z.strictObject({
+    pair: pairParam(pairs),
+    date: DateParam.optional(),
+    time: TimeParam.optional(),
+    interval: z.enum(INTERVALS).default('15m').describe('Candle interval: 15m (default), 1h, 4h or 1d; UTC-aligned buckets'),
+  });
+}
+export type SpreadCandlesInput = z.output<ReturnType<typeof spreadCandlesInput>>;
+
+const bps = (what: string) => z.number().describe(`${what}, basis points of the buy price`);
+
+export const SpreadCandlesOutput = z
+  .object({
+    pair: z.string().describe('`<BASE>/USD`'),
+    interval: z.enum(INTERVALS),
+    slice_start: IsoTimestamp,
+    slice_end: IsoTimestamp,
+    open_raw_spread_bps: bps('Raw top-of-book spread of the first sample of the bucket'),
+    high_raw_spread_bps: bps('Highest raw spread'),
+    low_raw_spread_bps: bps('Lowest raw spread'),
+    close_raw_spread_bps: bps('Raw spread of the last sample'),
+    avg_net_spread_bps: bps('Mean net spread (after fees, gas and slippage at the best size)'),
+    max_net_spread_bps: bps('Highest net spread'),
+    volume_depth_usd: z.number().describe('Mean liquidity depth: largest USD size fillable on both venues'),
+    dislocation_count: z.number().int().describe('Distinct dislocations of the pair opened in the bucket'),
+    source: SourceField,
+  });
+export type SpreadCandlesOutput = z.infer<typeof SpreadCandlesOutput>;
+
+export async function spreadCandlesPreflight({ input, runtime }: SkuCall<SpreadCandlesInput>): Promise<TimeWindow> {
+  const window = await windowWithinCoverage(runtime.store, input, { pair: input.pair, sizeMs: CANDLE_INTERVALS[input.interval] });
+  if (!(await hasRows(runtime.store, 'spread_samples', window, sql`pair = ${input.pair}`))) {
+    throw noDataInWindow(window, `spread samples of ${input.pair}`, input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined);
+  }
+  return window;
+}
+
+export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCandlesInput>, window: TimeWindow): Promise<SpreadCandlesOutput> {
+  const [candle] = await spreadCandles(runtime.store, input.pair, window.fromMs, window.toMs, input.interval);
+  if (!candle) throw noDataInWindow(window, `spread samples of ${input.pair}`);
+  const pools = runtime.pairs.pairs.find((p) => p.pair === input.pair)?.dex ?? [];
+  return {
+    pair: candle.pair,
+    interval: candle.interval,
+    slice_start: candle.slice_start,
+    slice_end: candle.slice_end,
+    open_raw_spread_bps: candle.open_raw_spread_bps,
+    high_raw_spread_bps: candle.high_raw_spread_bps,
+    low_raw_spread_bps: candle.low_raw_spread_bps,
+    close_raw_spread_bps: candle.close_raw_spread_bps,
+    avg_net_spread_bps: candle.avg_net_spread_bps,
+    max_net_spread_bps: candle.max_net_spread_bps,
+    volume_depth_usd: candle.volume_depth_usd,
+    dislocation_count: candle.dislocation_count,
+    source: sourceText(pairVenues(runtime.config.CEX_EXCHANGE, pools), candle.source, runtime.config.MARKET_SOURCE),
+  };
+}

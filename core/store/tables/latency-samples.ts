@@ -1,0 +1,142 @@
+/** Table `latency_samples` (sql/<dialect>/002_market_data.sql): raw LatencyEvents, their row type, insert and reads. */
+import type { LatencyEvent } from '../../events/market.js';
+import { dialect, final, sql, type Sql } from '../sql.js';
+import type { Row, Store } from '../store.js';
+import { fillRate } from './paper-executions.js';
+import { num, numOrNull, sourceLabel, timeRange } from './query-helpers.js';
+
+export interface LatencySampleRow {
+  event_id: string;
+  venue: string;
+  venue_kind: string;
+  kind: string;
+  endpoint: string;
+  rtt_ms: number;
+  ok: number;
+  ts: Date;
+  ts_ms: number;
+  ingest_time_ms: number;
+  source: string;
+}
+
+export function latencySampleRow(e: LatencyEvent): LatencySampleRow {
+  return {
+    event_id: e.event_id,
+    venue: e.venue,
+    venue_kind: e.venue_kind,
+    kind: e.kind,
+    endpoint: e.endpoint,
+    rtt_ms: e.rtt_ms,
+    ok: e.ok ? 1 : 0,
+    ts: new Date(e.event_time_ms),
+    ts_ms: e.event_time_ms,
+    ingest_time_ms: e.ingest_time_ms,
+    source: e.source,
+  };
+}
+
+export async function insertLatencySamples(store: Store, events: LatencyEvent[]): Promise<void> {
+  if (!events.length) return;
+  await store.insert('latency_samples', events.map(latencySampleRow) as unknown as Row[]);
+}
+
+export type LatencyKind = LatencyEvent['kind'];
+
+/** Newest stored event time per kind (successful or not); max() needs no FINAL. */
+export async function latencyWatermarks(store: Store): Promise<Map<LatencyKind, number>> {
+  const rows = await store.query<{ kind: string; max_ms: unknown }>(sql`SELECT kind, max(ts_ms) AS max_ms FROM latency_samples GROUP BY kind`);
+  return new Map(rows.map((r) => [r.kind as LatencyKind, num(r.max_ms)]));
+}
+
+export interface LatencyPoint {
+  event_id: string;
+  ts_ms: number;
+  rtt_ms: number;
+}
+
+/** Successful samples of one kind with event time in [fromMs, toMs], oldest first (ties by event_id). */
+export async function latencySamplesInRange(store: Store, kind: LatencyKind, fromMs: number, toMs: number): Promise<LatencyPoint[]> {
+  const rows = await store.query(sql`
+    SELECT event_id, ts_ms, rtt_ms FROM latency_samples ${final}
+    WHERE kind = ${kind} AND ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs + 1)}
+    ORDER BY ts_ms, event_id`);
+  return rows.map((r) => ({ event_id: String(r.event_id), ts_ms: num(r.ts_ms), rtt_ms: num(r.rtt_ms) }));
+}
+
+/** The `venue` filter of execution-latency: the CEX venue id, or `base_dex` for every Base RPC sample. */
+export const DEX_VENUE_FILTER = 'base_dex';
+
+export interface ExecutionLatency {
+  slice_start: string;
+  slice_end: string;
+  sample_count: number;
+  /** Null when the slice has no successful sample. */
+  p50_latency_ms: number | null;
+  p90_latency_ms: number | null;
+  p99_latency_ms: number | null;
+  min_latency_ms: number | null;
+  max_latency_ms: number | null;
+  avg_latency_ms: number | null;
+  /** filled / (filled + missed) * 100 over paper executions decided in the slice; null without any. */
+  fill_rate_pct: number | null;
+  executions: number;
+  filled: number;
+  venues: { cex_rest_ms: number | null; dex_base_ms: number | null };
+  source: string | undefined;
+}
+
+/** Nearest-rank quantile (ClickHouse quantileExact: the element at index floor(level * n) of the sorted values). */
+function exactQuantile(level: number, column: Sql): Sql {
+  return dialect({
+    clickhouse: sql`quantileExact(${level})(${column})`,
+    duckdb: sql`list_sort(list(${column}))[CAST(floor(${level} * count(*)) AS BIGINT) + 1]`,
+  });
+}
+
+/**
+ * Round-trip statistics over successful latency samples with event time in
+ * [fromMs, toMs), optionally one venue (`base_dex`: every DEX RPC sample),
+ * plus the fill rate of the paper executions decided in the slice (not
+ * filtered by venue: an execution has both legs) and the average per kind.
+ */
+export async function executionLatency(store: Store, fromMs: number, toMs: number, venue?: string): Promise<ExecutionLatency> {
+  const inSlice = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
+  const venueFilter = venue === undefined ? sql`` : venue === DEX_VENUE_FILTER ? sql` AND venue_kind = 'dex'` : sql` AND venue = ${venue}`;
+  const [[stats], [perKind], fills] = await Promise.all([
+    store.query(sql`
+      SELECT count(*) AS n, min(rtt_ms) AS min_ms, max(rtt_ms) AS max_ms, avg(rtt_ms) AS avg_ms,
+        ${exactQuantile(0.5, sql`rtt_ms`)} AS p50, ${exactQuantile(0.9, sql`rtt_ms`)} AS p90, ${exactQuantile(0.99, sql`rtt_ms`)} AS p99
+      FROM latency_samples ${final}
+      WHERE ${inSlice}${venueFilter}`),
+    store.query(sql`
+      SELECT avg(CASE WHEN kind = 'cex_rest' THEN rtt_ms ELSE NULL END) AS cex_ms,
+        avg(CASE WHEN kind = 'dex_rpc' THEN rtt_ms ELSE NULL END) AS dex_ms,
+        min(source) AS source_min, max(source) AS source_max
+      FROM latency_samples ${final}
+      WHERE ${inSlice}`),
+    fillRate(store, fromMs, toMs),
+  ]);
+  const n = num(stats?.n ?? 0);
+  const stat = (v: unknown) => (n ? numOrNull(v) : null);
+  return {
+    slice_start: new Date(fromMs).toISOString(),
+    slice_end: new Date(toMs).toISOString(),
+    sample_count: n,
+    p50_latency_ms: stat(stats?.p50),
+    p90_latency_ms: stat(stats?.p90),
+    p99_latency_ms: stat(stats?.p99),
+    min_latency_ms: stat(stats?.min_ms),
+    max_latency_ms: stat(stats?.max_ms),
+    avg_latency_ms: stat(stats?.avg_ms),
+    fill_rate_pct: fills.fill_rate_pct,
+    executions: fills.executions,
+    filled: fills.filled,
+    venues: { cex_rest_ms: finiteOrNull(perKind?.cex_ms), dex_base_ms: finiteOrNull(perKind?.dex_ms) },
+    source: n ? sourceLabel([perKind?.source_min, perKind?.source_max]) : undefined,
+  };
+}
+
+function finiteOrNull(v: unknown): number | null {
+  const x = numOrNull(v);
+  return x !== null && Number.isFinite(x) ? x : null;
+}

@@ -1,0 +1,109 @@
+/** Table `quotes` (sql/<dialect>/002_market_data.sql): raw QuoteEvents, their row type, insert and reads. */
+import type { QuoteEvent } from '../../events/market.js';
+import { final, sql } from '../sql.js';
+import type { Row, Store } from '../store.js';
+import { inList, num, numOrNull, timeRange } from './query-helpers.js';
+
+export interface QuoteRow {
+  event_id: string;
+  pair: string;
+  venue: string;
+  venue_kind: string;
+  ts: Date;
+  ts_ms: number;
+  ingest_time_ms: number;
+  source: string;
+  bid: number;
+  ask: number;
+  bid_size: number | null;
+  ask_size: number | null;
+  ladder_size_usd: number[];
+  ladder_buy_price: (number | null)[];
+  ladder_sell_price: (number | null)[];
+  fee_bps: number;
+  fee_included: number;
+  gas_usd: number | null;
+  gas_price_gwei: number | null;
+  sequence: number | null;
+}
+
+export function quoteRow(e: QuoteEvent): QuoteRow {
+  return {
+    event_id: e.event_id,
+    pair: e.pair,
+    venue: e.venue,
+    venue_kind: e.venue_kind,
+    ts: new Date(e.event_time_ms),
+    ts_ms: e.event_time_ms,
+    ingest_time_ms: e.ingest_time_ms,
+    source: e.source,
+    bid: e.bid,
+    ask: e.ask,
+    bid_size: e.bid_size,
+    ask_size: e.ask_size,
+    ladder_size_usd: e.ladder.map((s) => s.size_usd),
+    ladder_buy_price: e.ladder.map((s) => s.buy_price),
+    ladder_sell_price: e.ladder.map((s) => s.sell_price),
+    fee_bps: e.fee_bps,
+    fee_included: e.fee_included ? 1 : 0,
+    gas_usd: e.gas_usd,
+    gas_price_gwei: e.gas_price_gwei,
+    sequence: e.sequence,
+  };
+}
+
+export async function insertQuotes(store: Store, events: QuoteEvent[]): Promise<void> {
+  if (!events.length) return;
+  await store.insert('quotes', events.map(quoteRow) as unknown as Row[]);
+}
+
+/** A stored row back into the QuoteEvent it came from. */
+export function quoteFromRow(r: Row): QuoteEvent {
+  const sizes = (r.ladder_size_usd as unknown[]).map(num);
+  const buys = r.ladder_buy_price as unknown[];
+  const sells = r.ladder_sell_price as unknown[];
+  return {
+    event_id: String(r.event_id),
+    pair: String(r.pair),
+    venue: String(r.venue),
+    venue_kind: String(r.venue_kind) as QuoteEvent['venue_kind'],
+    event_time_ms: num(r.ts_ms),
+    ingest_time_ms: num(r.ingest_time_ms),
+    source: String(r.source) as QuoteEvent['source'],
+    bid: num(r.bid),
+    ask: num(r.ask),
+    bid_size: numOrNull(r.bid_size),
+    ask_size: numOrNull(r.ask_size),
+    ladder: sizes.map((size_usd, i) => ({ size_usd, buy_price: numOrNull(buys[i]), sell_price: numOrNull(sells[i]) })),
+    fee_bps: num(r.fee_bps),
+    fee_included: num(r.fee_included) === 1,
+    gas_usd: numOrNull(r.gas_usd),
+    gas_price_gwei: numOrNull(r.gas_price_gwei),
+    sequence: numOrNull(r.sequence),
+  };
+}
+
+/** Quotes of one pair (optionally some venues) with event time in [fromMs, toMs), oldest first (ties by event_id). */
+export async function quotesInRange(store: Store, pair: string, fromMs: number, toMs: number, venues?: readonly string[]): Promise<QuoteEvent[]> {
+  const venueFilter = venues?.length ? sql` AND venue IN ${inList(venues)}` : sql``;
+  const rows = await store.query(sql`
+    SELECT * FROM quotes ${final}
+    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilter}
+    ORDER BY ts_ms, event_id`);
+  return rows.map(quoteFromRow);
+}
+
+/**
+ * Newest stored event time per (pair, venue) at or after `sinceMs` (max() is
+ * unaffected by duplicates: no FINAL). Key `<pair>|<venue>`.
+ */
+export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!pairs.length) return out;
+  const rows = await store.query<{ pair: string; venue: string; max_ms: unknown }>(sql`
+    SELECT pair, venue, max(ts_ms) AS max_ms FROM quotes
+    WHERE pair IN ${inList(pairs)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}
+    GROUP BY pair, venue`);
+  for (const r of rows) out.set(`${r.pair}|${r.venue}`, num(r.max_ms));
+  return out;
+}
