@@ -3,9 +3,7 @@ import type { RoleContext, RunningRole } from '../core/role.js';
 import { need } from '../core/role.js';
 import type { Consumer } from '../core/bus/bus.js';
 import { TOPICS } from '../core/topics.js';
-import { startHeartbeatSink } from './heartbeat-sink.js';
-import { startRawSinks } from './raw-sinks.js';
-import { startDislocationConsumer } from './dislocation-consumer.js';
+import { CONSUMER_GROUPS } from './consumer-groups.js';
 import { PaperExecutor } from './paper-execution.js';
 
 /** How often paper executions are attempted (they wait for their inputs in the store). */
@@ -16,11 +14,8 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
   const store = need(ctx.store, 'store', 'aggregate');
   const logger = ctx.logger.child({ role: 'aggregate' });
   await bus.ensureTopics(Object.values(TOPICS));
-  const consumers: Consumer[] = [
-    await startHeartbeatSink(bus, store),
-    await startRawSinks(bus, store),
-    await startDislocationConsumer(bus, store, { logger }),
-  ];
+  const consumers: Consumer[] = [];
+  for (const group of CONSUMER_GROUPS) consumers.push(await group.start(bus, store, logger));
   for (const consumer of consumers) {
     ctx.health.register(consumer.status.groupId, async () => {
       const s = consumer.status;

@@ -11,11 +11,8 @@ import { createBus, createQueue, createStore } from './ports.js';
 import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from './role.js';
 import { errorMessage } from './errors.js';
 import { withTimeout } from './backoff.js';
-import { startApi, startOpsServer, type RunningApi } from '../api/role.js';
+import type { RunningApi } from '../api/role.js';
 import type { HttpServer } from '../api/http-server.js';
-import { startIngest } from '../ingest/role.js';
-import { startAggregate } from '../aggregate/role.js';
-import { startWorker } from '../jobs/role.js';
 
 export const SERVICE_VERSION = '2.0.0';
 
@@ -56,13 +53,17 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
 
   const running: RunningRole[] = [];
   let api: RunningApi | undefined;
+  // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
   for (const name of START_ORDER.filter((r) => roles.includes(r))) {
-    const role =
-      name === 'api' ? (api = await startApi(ctx)) : name === 'ingest' ? await startIngest(ctx) : name === 'aggregate' ? await startAggregate(ctx) : await startWorker(ctx);
+    let role: RunningRole;
+    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx);
+    else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
+    else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
+    else role = await (await import('../jobs/role.js')).startWorker(ctx);
     running.push(role);
     logger.info({ role: name }, 'role started');
   }
-  const ops = api ? undefined : await startOpsServer(ctx);
+  const ops = api ? undefined : await (await import('../api/role.js')).startOpsServer(ctx);
   const http = api?.http ?? (ops as HttpServer);
 
   let stopping: Promise<void> | undefined;

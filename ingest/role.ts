@@ -4,17 +4,12 @@
  * viem; when they are unreachable, health says so and nothing crashes.
  * `MARKET_SOURCE=simulated`: the seeded market simulator, labelled as such.
  */
-import { createPublicClient, http, webSocket } from 'viem';
-import { base } from 'viem/chains';
 import type { RoleContext, RunningRole } from '../core/role.js';
 import { need } from '../core/role.js';
 import { TOPICS } from '../core/topics.js';
 import { errorMessage } from '../core/errors.js';
 import { loadPairs } from '../core/markets/pairs.js';
 import { HeartbeatPublisher } from './heartbeat-publisher.js';
-import { SimulatedFeed } from './simulator/simulated-feed.js';
-import { CexIngestor, createCexExchange } from './cex/cex-ingestor.js';
-import { DexIngestor } from './dex/dex-ingestor.js';
 
 /** Seed of the simulated market run by `npm start` (fixed: the same demo for everyone). */
 const DEMO_SEED = 402;
@@ -31,7 +26,9 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
   ctx.health.register('ingest.heartbeat', async () => heartbeat.health());
   stops.push(() => heartbeat.stop());
 
+  // Each source's modules load only when it is used (ccxt and viem take seconds to import).
   if (config.MARKET_SOURCE === 'simulated') {
+    const { SimulatedFeed } = await import('./simulator/simulated-feed.js');
     const feed = new SimulatedFeed({
       bus,
       catalogue,
@@ -45,6 +42,12 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
     ctx.health.register('ingest.simulator', async () => feed.health());
     stops.push(() => feed.stop());
   } else {
+    const [{ CexIngestor, createCexExchange }, { DexIngestor }, { createPublicClient, http, webSocket }, { base }] = await Promise.all([
+      import('./cex/cex-ingestor.js'),
+      import('./dex/dex-ingestor.js'),
+      import('viem'),
+      import('viem/chains'),
+    ]);
     const cex = new CexIngestor({
       exchange: createCexExchange(config.CEX_EXCHANGE),
       pairs: catalogue.pairs,

@@ -69,13 +69,16 @@ describe('npm start (embedded defaults)', () => {
     const app = await launch({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500', BASE_RPC_URL: 'http://127.0.0.1:1' });
     type Report = { status: string; components: Record<string, { status: string; reason?: string }> };
     let last: Report | undefined;
-    const until = Date.now() + 30000;
+    const until = Date.now() + 45000;
     while (Date.now() < until) {
       const res = await fetch(`${app.url}/health`).catch(() => undefined);
       if (res) {
         expect(res.status).toBe(200);
         last = (await res.json()) as Report;
-        if (last.components['ingest.cex']?.status === 'degraded' && last.components['ingest.dex']?.status === 'degraded' && last.components.pipeline?.status === 'ok') break;
+        // Degraded first says "waiting for ..."; wait for the unreachable-network reason itself.
+        const cex = last.components['ingest.cex'];
+        const dex = last.components['ingest.dex'];
+        if (cex?.status === 'degraded' && /unreachable|failed|fetch/i.test(cex.reason ?? '') && dex?.status === 'degraded' && /fail|no block/i.test(dex.reason ?? '') && last.components.pipeline?.status === 'ok') break;
       }
       await new Promise((r) => setTimeout(r, 250));
     }
