@@ -19,7 +19,15 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
   };
   if (config.BUS === 'kafka') {
     const { createKafkaBus } = await import('./bus/kafka-bus.js');
-    const kafka = await createKafkaBus({ ...common, brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, connectTimeoutMs: config.STARTUP_TIMEOUT_MS });
+    const kafka = await createKafkaBus({
+      ...common,
+      brokers: config.KAFKA_BROKERS,
+      clientId: config.KAFKA_CLIENT_ID,
+      connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+      fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+      fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
+      fetchMaxBytesPerPartition: config.KAFKA_FETCH_MAX_BYTES_PER_PARTITION,
+    });
     return namespaced(kafka, config.BUS_NAMESPACE);
   }
   const { createMemoryBus } = await import('./bus/memory-bus.js');

@@ -92,7 +92,9 @@ async function main(): Promise<void> {
         summaries.push(`rewound ${line}; the next aggregate start replays them`);
         continue;
       }
-      const dlqBefore = await deadLettered(group.groupId);
+      // The bus labels its metrics with the namespaced group id (BUS_NAMESPACE prefix).
+      const metricGroup = `${config.BUS_NAMESPACE}${group.groupId}`;
+      const dlqBefore = await deadLettered(metricGroup);
       const t0 = Date.now();
       const bar = new cliProgress.SingleBar({ format: `${group.groupId} [{bar}] {percentage}% | {value}/{total} msgs | {rate} msg/s | ETA {eta}s`, hideCursor: true }, cliProgress.Presets.shades_classic);
       bar.start(Math.max(total, 0), 0, { rate: 0 });
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
       await consumer.stop();
       bar.stop();
       const seconds = (Date.now() - t0) / 1000;
-      const dlq = (await deadLettered(group.groupId)) - dlqBefore;
+      const dlq = (await deadLettered(metricGroup)) - dlqBefore;
       summaries.push(`replayed ${line} in ${seconds.toFixed(1)} s (${Math.round(done / Math.max(seconds, 0.001))} msg/s), ${dlq} dead-lettered`);
     }
   } finally {

@@ -43,6 +43,9 @@ import {
   type ReplayFrom,
 } from './bus.js';
 
+/** Most (approximate, UTF-16 length) bytes per producer send: under the broker's default 1 MB batch limit. */
+const MAX_SEND_BYTES = 768 * 1024;
+
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
@@ -51,6 +54,10 @@ export interface KafkaBusOptions {
   maxAttempts: number;
   retryBackoffMs: number;
   connectTimeoutMs: number;
+  /** Fetch tuning (PostHog-style batch consumers): bigger fetches make bigger store batches. */
+  fetchMaxWaitMs?: number;
+  fetchMinBytes?: number;
+  fetchMaxBytesPerPartition?: number;
   logger: Logger;
 }
 
@@ -140,7 +147,24 @@ class KafkaBus implements Bus {
       if (typeof m.key !== 'string' || typeof m.value !== 'string') throw new TypeError(`bus publish to ${topic}: key and value must be strings`);
       out[i] = { key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp === undefined ? undefined : String(m.timestamp) };
     }
-    await this.call(`publish to ${topic}`, () => this.producer.send({ topic, acks: -1, messages: out }));
+    // kafkajs puts one send's messages for a partition into one record batch, and the
+    // broker refuses a batch over message.max.bytes (1 MB by default): send in slices.
+    let start = 0;
+    let bytes = 0;
+    for (let i = 0; i <= out.length; i++) {
+      if (i < out.length) {
+        const m = messages[i]!;
+        const size = m.value.length + m.key.length + 64;
+        if (bytes + size <= MAX_SEND_BYTES || i === start) {
+          bytes += size;
+          continue;
+        }
+      }
+      const slice = out.slice(start, i);
+      await this.call(`publish to ${topic}`, () => this.producer.send({ topic, acks: -1, messages: slice }));
+      start = i;
+      bytes = i < out.length ? messages[i]!.value.length + messages[i]!.key.length + 64 : 0;
+    }
     let metric = this.publishedMetrics.get(topic);
     if (!metric) {
       metric = metrics.busPublished.labels(ADAPTER, topic);
@@ -268,8 +292,13 @@ class KafkaBusConsumer implements Consumer {
     this.consumer = bus.kafka.consumer({
       groupId,
       allowAutoTopicCreation: true,
-      // Bounds how long stop() waits for an idle long-poll fetch.
-      maxWaitTimeInMs: 1000,
+      // maxWait bounds how long stop() waits for an idle long-poll fetch and the
+      // event-to-store latency; minBytes and the per-partition cap let a busy topic
+      // arrive in large batches (one store insert per batch is the dominant cost).
+      maxWaitTimeInMs: bus.options.fetchMaxWaitMs ?? 500,
+      minBytes: bus.options.fetchMinBytes ?? 256 * 1024,
+      maxBytesPerPartition: bus.options.fetchMaxBytesPerPartition ?? 8 * 1024 * 1024,
+      maxBytes: Math.max(32 * 1024 * 1024, (bus.options.fetchMaxBytesPerPartition ?? 0) * 4),
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
     });
     this.runner = new BatchRunner({

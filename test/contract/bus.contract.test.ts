@@ -116,6 +116,17 @@ describe.each(adapters)('bus contract: $name adapter', ({ name, create }) => {
     await eventually(() => bus.committedOffsets(group, topic), (c) => JSON.stringify(c) === JSON.stringify(expectedEnd), 15000, 50);
   });
 
+  it('publishes one call larger than the broker accepts in a single batch (3 MB, one key), in order', async () => {
+    const topic = uniqueName('bus_big');
+    await bus.ensureTopics([topic]);
+    const pad = 'x'.repeat(1000);
+    const batch: OutgoingMessage[] = Array.from({ length: 3000 }, (_, i) => ({ key: 'ETH/USD', value: `${i}:${pad}` }));
+    await bus.publish(topic, batch);
+    const { received } = await collect(topic, uniqueName('big'));
+    await eventually(async () => received.length, (n) => n >= 3000, 30000, 50);
+    expect(received.map((m) => Number(m.value.split(':')[0]))).toEqual(batch.map((_, i) => i));
+  });
+
   it('puts the same key in the same partition as kafkajs would (end offsets)', async () => {
     const topic = uniqueName('bus_keys');
     await bus.ensureTopics([topic]);
