@@ -168,7 +168,13 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
       30_000,
       100,
     );
-    const venues = await store.query(sql`SELECT venue, count(*) AS n FROM quotes ${final} GROUP BY venue ORDER BY venue`);
+    // The raw sink is another consumer group: its quotes may land just after the detector's samples.
+    const venues = await eventually(
+      () => store.query(sql`SELECT venue, count(*) AS n FROM quotes ${final} GROUP BY venue ORDER BY venue`),
+      (rows) => rows.length === 2,
+      10_000,
+      50,
+    );
     expect(venues.map((r) => r.venue)).toEqual([CEX_VENUE, DEX_VENUE]);
     const [pre] = await store.query(sql`SELECT max(raw_spread_bps) AS raw FROM spread_samples ${final} WHERE pair = ${PAIR}`);
     expect(num(pre?.raw)).toBeLessThan(0);
