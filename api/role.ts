@@ -47,7 +47,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
   let http: HttpServer;
   try {
     const gateway = {
-      runtime: { store, config, pairs, catalogue, now: () => Date.now() },
+      runtime: { store, config, pairs, catalogue, queue, now: () => Date.now() },
       gate: payments.gate,
       payment: paymentInfoOf({ ...payments.settlement, mode: payments.settlement.mode }),
     };

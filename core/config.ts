@@ -150,6 +150,14 @@ export const configSpec = {
       .default({}),
     'JSON object: route id -> price in atomic USDC (6 decimals), e.g. `{"spread-candles":"20000"}`; each 2..200000 (0.0000015-0.2 USD); free routes stay free. Default: the spec\'s prices.',
   ],
+
+  // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
+
+  // --- job SKUs: text (airgap-scrub, rag-shrink, code-denoise)
+
+  // --- job SKUs: lookups (domain-check, dex-price-summary)
+
+  // --- job SKUs: AI provider (embed-text, embed-multilingual, summarize, x-sentiment, strict-mode redaction)
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Spec = typeof configSpec;

@@ -79,6 +79,7 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
       for (const [name, port] of [['queue', queue], ['bus', bus], ['store', store]] as const) {
         if (port) await port.close().catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
       }
+      for (const role of running) await role.close?.().catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
       logger.info('drained');
     })());
 

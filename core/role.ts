@@ -23,6 +23,8 @@ export interface RunningRole {
   name: RoleName;
   /** Drains: stop intake, finish or requeue in-flight work, commit. Ports are closed by the process afterwards. */
   stop(): Promise<void>;
+  /** Optional: releases what the role holds after the ports closed (e.g. the worker's OCR pool once in-flight jobs finished). */
+  close?(): Promise<void>;
 }
 
 /** Which ports each role needs; the process creates the union for the roles it runs. */
@@ -30,7 +32,7 @@ export const ROLE_PORTS: Record<RoleName, ('bus' | 'store' | 'queue')[]> = {
   api: ['store', 'queue'],
   ingest: ['bus'],
   aggregate: ['bus', 'store'],
-  worker: ['queue'],
+  worker: ['queue', 'store'],
 };
 
 export function need<T>(value: T | undefined, what: string, role: RoleName): T {

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { defineSku, type Sku } from './sku.js';
-import { notYetServed } from './utility-skus.js';
+import { isServedJobSku } from '../../jobs/registry.js';
+import { jobHandler } from './job-handler.js';
 
 const MAX_TEXT = 200_000;
 const MAX_BATCH = 64;
@@ -60,6 +61,22 @@ function exampleVector(dimensions: number, seed: number): number[] {
   return raw.map((v) => Math.round((v / norm) * 1e6) / 1e6);
 }
 
+export const XSentimentInput = z.strictObject({ topic: z.string().min(1).max(2000).describe('Topic, ticker or text sample') });
+export type XSentimentRequest = z.infer<typeof XSentimentInput>;
+
+export const EmbedTextInput = z.strictObject({ text: textOrTexts });
+export type EmbedTextRequest = z.infer<typeof EmbedTextInput>;
+
+export const EmbedMultilingualInput = z.strictObject({ text: textOrTexts });
+export type EmbedMultilingualRequest = z.infer<typeof EmbedMultilingualInput>;
+
+export const SummarizeInput = z.strictObject({
+  text: z.string().min(1).max(MAX_TEXT).describe('Text to summarize'),
+  format: z.enum(['bullets', 'paragraph', 'executive']).optional().describe('Summary style'),
+  maxLength: z.number().int().min(10).max(2000).optional().describe('Target word count; default 150'),
+});
+export type SummarizeRequest = z.infer<typeof SummarizeInput>;
+
 export function aiSkus(): Sku[] {
   return [
     defineSku({
@@ -70,7 +87,7 @@ export function aiSkus(): Sku[] {
       categories: ['AI', 'Finance'],
       defaultPriceAtomic: '4500',
       free: false,
-      input: z.strictObject({ topic: z.string().min(1).max(2000).describe('Topic, ticker or text sample') }),
+      input: XSentimentInput,
       output: XSentimentOutput,
       exampleInput: { topic: '$ETH' },
       example: {
@@ -88,8 +105,8 @@ export function aiSkus(): Sku[] {
       description: 'Scores social and market sentiment for a topic as Bullish, Bearish or Neutral with a key-signal breakdown.',
       avgLatencyMs: 380,
       latencyTargetMs: 800,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('x-sentiment'),
+      handler: jobHandler('x-sentiment', 20_000),
     }),
     defineSku({
       id: 'embed-text',
@@ -99,15 +116,15 @@ export function aiSkus(): Sku[] {
       categories: ['AI'],
       defaultPriceAtomic: '4000',
       free: false,
-      input: z.strictObject({ text: textOrTexts }),
+      input: EmbedTextInput,
       output: EmbedTextOutput,
       exampleInput: { text: 'CEX/DEX arbitrage on Base' },
       example: { success: true, model: 'embed-768', dimensions: 768, count: 1, embeddings: [exampleVector(768, 1)], source: 'embed-text' },
       description: '768-dimensional dense embeddings of a text or a batch of texts.',
       avgLatencyMs: 80,
       latencyTargetMs: 250,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('embed-text'),
+      handler: jobHandler('embed-text', 20_000),
     }),
     defineSku({
       id: 'embed-multilingual',
@@ -117,7 +134,7 @@ export function aiSkus(): Sku[] {
       categories: ['AI'],
       defaultPriceAtomic: '5000',
       free: false,
-      input: z.strictObject({ text: textOrTexts }),
+      input: EmbedMultilingualInput,
       output: EmbedMultilingualOutput,
       exampleInput: { text: ['Arbitrage sur Base', 'Arbitraje en Base'] },
       example: {
@@ -131,8 +148,8 @@ export function aiSkus(): Sku[] {
       description: '1024-dimensional dense embeddings for multilingual or long text.',
       avgLatencyMs: 120,
       latencyTargetMs: 350,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('embed-multilingual'),
+      handler: jobHandler('embed-multilingual', 20_000),
     }),
     defineSku({
       id: 'summarize',
@@ -142,11 +159,7 @@ export function aiSkus(): Sku[] {
       categories: ['AI'],
       defaultPriceAtomic: '7000',
       free: false,
-      input: z.strictObject({
-        text: z.string().min(1).max(MAX_TEXT).describe('Text to summarize'),
-        format: z.enum(['bullets', 'paragraph', 'executive']).optional().describe('Summary style'),
-        maxLength: z.number().int().min(10).max(2000).optional().describe('Target word count; default 150'),
-      }),
+      input: SummarizeInput,
       output: SummarizeOutput,
       exampleInput: { text: 'Long report text ...', format: 'bullets', maxLength: 60 },
       example: {
@@ -161,8 +174,8 @@ export function aiSkus(): Sku[] {
       description: 'Summary of a text as bullets, a paragraph or an executive digest (default target 150 words).',
       avgLatencyMs: 570,
       latencyTargetMs: 1200,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('summarize'),
+      handler: jobHandler('summarize', 20_000),
     }),
   ];
 }

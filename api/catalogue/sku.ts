@@ -9,6 +9,7 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import type { Store } from '../../core/store/store.js';
+import type { JobQueue } from '../../core/queue/queue.js';
 
 export const CATEGORIES = ['Data', 'AI', 'Finance', 'Blockchain', 'Trading'] as const;
 export type Category = (typeof CATEGORIES)[number];
@@ -21,6 +22,8 @@ export interface SkuRuntime {
   config: Config;
   pairs: PairsCatalogue;
   catalogue: Catalogue;
+  /** The queue port: job SKUs run their processors through it. */
+  queue?: JobQueue;
   log?: Logger;
   /** Wall clock (ms); injectable for tests. */
   now(): number;

@@ -7,15 +7,12 @@
  * as BullMQ jobs (jobs/) in later issues.
  */
 import { z } from 'zod';
-import { AppError } from '../../core/errors.js';
+import { isServedJobSku } from '../../jobs/registry.js';
+import { jobHandler } from './job-handler.js';
 import { defineSku, type Sku } from './sku.js';
 
 const MAX_TEXT = 200_000;
 
-/** Handler of a declared but not yet served SKU (the router answers 503 before reaching it). */
-export async function notYetServed(): Promise<never> {
-  throw new AppError('sku_unavailable', 'this route is declared but not served yet', 503);
-}
 
 const httpUrl = (what: string) =>
   z
@@ -121,6 +118,47 @@ export const ImageOcrShrinkOutput = z
     source: z.string(),
   });
 
+export const StealthDomInput = z.strictObject({
+  url: httpUrl('Public URL to fetch; validated against server-side request forgery'),
+  format: z.enum(['markdown', 'text', 'raw']).optional().describe('Output format'),
+  userAgent: z.string().max(512).optional().describe('Custom User-Agent header for the fetch'),
+  timeout: z.number().int().min(100).max(30_000).optional().describe('Fetch timeout, ms; default 5000'),
+});
+export type StealthDomRequest = z.infer<typeof StealthDomInput>;
+
+export const AirgapScrubInput = z.strictObject({
+  text: z.string().min(1).max(MAX_TEXT).describe('Text to redact'),
+  strictMode: z.boolean().optional().describe('When true, AI deep redaction of names and bios is enabled'),
+});
+export type AirgapScrubRequest = z.infer<typeof AirgapScrubInput>;
+
+export const RagShrinkInput = z.strictObject({
+  html: z.string().min(1).max(MAX_TEXT * 5).describe('HTML to denoise'),
+  keepLinks: z.boolean().optional().describe('Keep anchor tags in the output'),
+});
+export type RagShrinkRequest = z.infer<typeof RagShrinkInput>;
+
+export const CodeDenoiseInput = z.strictObject({
+  code: z.string().min(1).max(MAX_TEXT * 5).describe('Source code'),
+  language: z.string().max(40).optional().describe('Language; default `javascript`'),
+});
+export type CodeDenoiseRequest = z.infer<typeof CodeDenoiseInput>;
+
+export const DomainCheckInput = z.strictObject({
+  domain: z
+    .string()
+    .max(253)
+    .regex(/^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a domain name such as example.com')
+    .describe('Domain name, e.g. example.com'),
+});
+export type DomainCheckRequest = z.infer<typeof DomainCheckInput>;
+
+export const DexPriceSummaryInput = z.strictObject({ query: z.string().min(1).max(200).describe('Token symbol or contract address') });
+export type DexPriceSummaryRequest = z.infer<typeof DexPriceSummaryInput>;
+
+export const ImageOcrShrinkInput = z.strictObject({ imageUrl: httpUrl('Public image URL') });
+export type ImageOcrShrinkRequest = z.infer<typeof ImageOcrShrinkInput>;
+
 export function utilitySkus(): Sku[] {
   return [
     defineSku({
@@ -131,12 +169,7 @@ export function utilitySkus(): Sku[] {
       categories: ['Data'],
       defaultPriceAtomic: '4000',
       free: false,
-      input: z.strictObject({
-        url: httpUrl('Public URL to fetch; validated against server-side request forgery'),
-        format: z.enum(['markdown', 'text', 'raw']).optional().describe('Output format'),
-        userAgent: z.string().max(512).optional().describe('Custom User-Agent header for the fetch'),
-        timeout: z.number().int().min(100).max(30_000).optional().describe('Fetch timeout, ms; default 5000'),
-      }),
+      input: StealthDomInput,
       output: StealthDomOutput,
       exampleInput: { url: 'https://example.com/', format: 'markdown' },
       example: {
@@ -150,8 +183,8 @@ export function utilitySkus(): Sku[] {
       description: 'Fetches a public URL from the edge (SSRF-validated) and returns raw, text or Markdown content, at most 10,000 characters.',
       avgLatencyMs: 70,
       latencyTargetMs: 200,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('stealth-dom'),
+      handler: jobHandler('stealth-dom', (input: StealthDomRequest) => (input.timeout ?? 5000) + 5000),
     }),
     defineSku({
       id: 'airgap-scrub',
@@ -161,10 +194,7 @@ export function utilitySkus(): Sku[] {
       categories: ['AI', 'Data'],
       defaultPriceAtomic: '4000',
       free: false,
-      input: z.strictObject({
-        text: z.string().min(1).max(MAX_TEXT).describe('Text to redact'),
-        strictMode: z.boolean().optional().describe('When true, AI deep redaction of names and bios is enabled'),
-      }),
+      input: AirgapScrubInput,
       output: AirgapScrubOutput,
       exampleInput: { text: 'Call me at 555-010-9999 or mail jane@example.com' },
       example: {
@@ -177,8 +207,8 @@ export function utilitySkus(): Sku[] {
       description: 'Stateless redaction of PII and PCI (SSNs, credit cards, phones, addresses, emails, ZIPs) from text, zero data retention; optional AI deep mode for names and bios.',
       avgLatencyMs: 370,
       latencyTargetMs: 800,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('airgap-scrub'),
+      handler: jobHandler('airgap-scrub', 10_000),
     }),
     defineSku({
       id: 'rag-shrink',
@@ -188,10 +218,7 @@ export function utilitySkus(): Sku[] {
       categories: ['AI', 'Data'],
       defaultPriceAtomic: '2500',
       free: false,
-      input: z.strictObject({
-        html: z.string().min(1).max(MAX_TEXT * 5).describe('HTML to denoise'),
-        keepLinks: z.boolean().optional().describe('Keep anchor tags in the output'),
-      }),
+      input: RagShrinkInput,
       output: RagShrinkOutput,
       exampleInput: { html: '<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>' },
       example: {
@@ -208,8 +235,8 @@ export function utilitySkus(): Sku[] {
       description: 'HTML semantic denoising for RAG: extracts title, headings, paragraphs, list items and blockquotes, optionally keeping links.',
       avgLatencyMs: 450,
       latencyTargetMs: 900,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('rag-shrink'),
+      handler: jobHandler('rag-shrink', 10_000),
     }),
     defineSku({
       id: 'code-denoise',
@@ -219,10 +246,7 @@ export function utilitySkus(): Sku[] {
       categories: ['AI', 'Data'],
       defaultPriceAtomic: '4000',
       free: false,
-      input: z.strictObject({
-        code: z.string().min(1).max(MAX_TEXT * 5).describe('Source code'),
-        language: z.string().max(40).optional().describe('Language; default `javascript`'),
-      }),
+      input: CodeDenoiseInput,
       output: CodeDenoiseOutput,
       exampleInput: { code: '// add\nfunction add(a, b) {\n  return a + b; // sum\n}\n', language: 'javascript' },
       example: {
@@ -237,8 +261,8 @@ export function utilitySkus(): Sku[] {
       description: 'Strips comments, docstrings, whitespace and sourcemaps from code while preserving string and color literals.',
       avgLatencyMs: 75,
       latencyTargetMs: 200,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('code-denoise'),
+      handler: jobHandler('code-denoise', 10_000),
     }),
     defineSku({
       id: 'domain-check',
@@ -248,13 +272,7 @@ export function utilitySkus(): Sku[] {
       categories: ['Data'],
       defaultPriceAtomic: '8000',
       free: false,
-      input: z.strictObject({
-        domain: z
-          .string()
-          .max(253)
-          .regex(/^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a domain name such as example.com')
-          .describe('Domain name, e.g. example.com'),
-      }),
+      input: DomainCheckInput,
       output: DomainCheckOutput,
       exampleInput: { domain: 'example.com' },
       example: {
@@ -273,8 +291,8 @@ export function utilitySkus(): Sku[] {
       description: 'RDAP/WHOIS lookup for .com, .net, .org and other global TLDs: availability, status, dates, registrar, nameservers.',
       avgLatencyMs: 540,
       latencyTargetMs: 1000,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('domain-check'),
+      handler: jobHandler('domain-check', 10_000),
     }),
     defineSku({
       id: 'dex-price-summary',
@@ -284,7 +302,7 @@ export function utilitySkus(): Sku[] {
       categories: ['Finance', 'Blockchain', 'Data'],
       defaultPriceAtomic: '1500',
       free: false,
-      input: z.strictObject({ query: z.string().min(1).max(200).describe('Token symbol or contract address') }),
+      input: DexPriceSummaryInput,
       output: DexPriceSummaryOutput,
       exampleInput: { query: 'AERO' },
       example: {
@@ -310,8 +328,8 @@ export function utilitySkus(): Sku[] {
       description: 'Token price, 24h volume, liquidity and top-pair statistics across chains for a symbol or contract address.',
       avgLatencyMs: 65,
       latencyTargetMs: 150,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('dex-price-summary'),
+      handler: jobHandler('dex-price-summary', 10_000),
     }),
     defineSku({
       id: 'image-ocr-shrink',
@@ -321,7 +339,7 @@ export function utilitySkus(): Sku[] {
       categories: ['AI', 'Data'],
       defaultPriceAtomic: '8000',
       free: false,
-      input: z.strictObject({ imageUrl: httpUrl('Public image URL') }),
+      input: ImageOcrShrinkInput,
       output: ImageOcrShrinkOutput,
       exampleInput: { imageUrl: 'https://example.com/receipt.png' },
       example: {
@@ -334,8 +352,8 @@ export function utilitySkus(): Sku[] {
       description: 'Vision OCR of a public image URL into clean text and table Markdown.',
       avgLatencyMs: 480,
       latencyTargetMs: 1000,
-      available: false,
-      handler: notYetServed,
+      available: isServedJobSku('image-ocr-shrink'),
+      handler: jobHandler('image-ocr-shrink', 15_000),
     }),
   ];
 }

@@ -208,7 +208,37 @@ export function createCexExchange(id: string, overrides: { restUrl?: string; wsU
   });
   // ccxt refuses plain ws:// URLs until an HTTP agent is set (what its async loadHttpProxyAgent() would do).
   if (overrides.wsUrl?.startsWith('ws://')) exchange.httpAgent ??= new HttpAgent();
+  observeWsSends(exchange);
   return exchange;
+}
+
+const SEND_OBSERVED = Symbol('gateway.sendObserved');
+
+/**
+ * ccxt's throttled subscribe (`Exchange.watch`: `client.throttle(cost).then(() => { client.send(message) })`)
+ * drops the promise `send` returns. When the socket closes between the dial and the throttled send (a
+ * resync, a drop), that promise rejects with "WebSocket is not open" and nobody observes it: an unhandled
+ * rejection, which ends a Node process. The close itself is already reported through the client's
+ * futures (the ingestor's watch loops see it and re-dial), so this wrapper only marks each send's promise
+ * as observed; callers that await `send` still receive its rejection. Hand-written because ccxt offers no
+ * hook for it.
+ */
+function observeWsSends(exchange: Exchange): void {
+  const ex = exchange as unknown as { client: (url: string) => { send: (m: unknown) => Promise<unknown>; [SEND_OBSERVED]?: true } };
+  const makeClient = ex.client.bind(exchange);
+  ex.client = (url: string) => {
+    const client = makeClient(url);
+    if (!client[SEND_OBSERVED]) {
+      const send = client.send.bind(client);
+      client.send = (message: unknown) => {
+        const sent = send(message);
+        sent.catch(() => undefined);
+        return sent;
+      };
+      client[SEND_OBSERVED] = true;
+    }
+    return client;
+  };
 }
 
 const MAX_DEPTH = 200;

@@ -1,0 +1,38 @@
+/**
+ * The contract between a paid job SKU (api/catalogue) and its processor in the
+ * worker role. The API validates the input, enqueues it on the queue port as
+ * job `sku.<id>`, awaits the result with the SKU's deadline and settles the
+ * payment only on a 200 (api/catalogue/job-handler.ts). The worker builds each
+ * registered processor once (warm resources such as an OCR worker pool live in
+ * it) and takes jobs (jobs/role.ts).
+ *
+ * A processor returns the SKU's 200 body (the catalogue's output schema) or
+ * throws a JobError with a stable code and an HTTP status: 4xx for input the
+ * validation could not see (a refused URL, a TLD without RDAP), 502 for an
+ * upstream failure. Neither is charged. Anything else is a crash: retried up
+ * to JOB_MAX_ATTEMPTS, then a 500.
+ */
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import type { PairsCatalogue } from '../core/markets/pairs.js';
+import type { JobHandler } from '../core/queue/queue.js';
+import type { Store } from '../core/store/store.js';
+
+/** What a processor may use; `store` is present when the process has a store (the worker role of `all`, or STORE set). */
+export interface ProcessorDeps {
+  config: Config;
+  logger: Logger;
+  pairs: PairsCatalogue;
+  store?: Store;
+}
+
+export interface SkuProcessor<I = unknown, O = unknown> {
+  handle: JobHandler<I, O>;
+  /** Releases what the processor holds (worker pools, sockets); called on shutdown. */
+  close?(): Promise<void>;
+}
+
+export type ProcessorFactory<I = unknown, O = unknown> = (deps: ProcessorDeps) => Promise<SkuProcessor<I, O>>;
+
+/** Queue job name of a SKU's processor. */
+export const skuJobName = (skuId: string): string => `sku.${skuId}`;
