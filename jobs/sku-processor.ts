@@ -12,6 +12,7 @@
  * upstream failure. Neither is charged. Anything else is a crash: retried up
  * to JOB_MAX_ATTEMPTS, then a 500.
  */
+import type { AiProvider } from '../core/ai/ai-provider.js';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { PairsCatalogue } from '../core/markets/pairs.js';
@@ -24,6 +25,8 @@ export interface ProcessorDeps {
   logger: Logger;
   pairs: PairsCatalogue;
   store?: Store;
+  /** The AI provider port (issue 6); strict-mode redaction and the AI SKUs use it. Absent until the worker wires it. */
+  ai?: AiProvider;
 }
 
 export interface SkuProcessor<I = unknown, O = unknown> {
