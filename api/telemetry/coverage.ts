@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { coverage } from '../../core/store/tables/spread-samples.js';
+import type { Store } from '../../core/store/store.js';
+import { coverage, type Coverage } from '../../core/store/tables/spread-samples.js';
 import { IsoTimestamp, SourceField, pairParam, priceText } from '../catalogue/schemas.js';
 import type { Catalogue, SkuCall } from '../catalogue/sku.js';
 import { pairVenues, sourceText } from './window.js';
@@ -55,8 +56,46 @@ export function telemetryDirectory(catalogue: Catalogue): { endpoints: Record<st
   };
 }
 
+/**
+ * The figures of a coverage answer are full scans (span per pair, distinct
+ * dislocations and executions), on a free route that agents poll: they are
+ * read at most once per COVERAGE_TTL_MS per store and pair, and refreshed in
+ * the background once older (callers get the previous figures meanwhile and
+ * never wait for a scan, except the very first). `updated_at` says when the
+ * figures were read.
+ */
+export const COVERAGE_TTL_MS = 5000;
+interface CoverageEntry {
+  readAt: number;
+  value?: Coverage;
+  refreshing?: Promise<void> | undefined;
+}
+const coverageCaches = new WeakMap<Store, Map<string, CoverageEntry>>();
+
+async function cachedCoverage(store: Store, pair: string | undefined): Promise<{ value: Coverage; readAt: number }> {
+  let cache = coverageCaches.get(store);
+  if (!cache) coverageCaches.set(store, (cache = new Map()));
+  const key = pair ?? '*';
+  let entry = cache.get(key);
+  if (!entry) cache.set(key, (entry = { readAt: 0 }));
+  const e = entry;
+  const refresh = (): Promise<void> =>
+    (e.refreshing ??= (async () => {
+      const readAt = Date.now();
+      try {
+        e.value = await coverage(store, pair);
+        e.readAt = readAt;
+      } finally {
+        e.refreshing = undefined;
+      }
+    })());
+  if (e.value === undefined) await refresh();
+  else if (Date.now() - e.readAt >= COVERAGE_TTL_MS) void refresh().catch(() => undefined); // the next request retries
+  return { value: e.value!, readAt: e.readAt };
+}
+
 export async function coverageHandler({ input, runtime }: SkuCall<CoverageInput>): Promise<CoverageOutput> {
-  const c = await coverage(runtime.store, input.pair);
+  const { value: c, readAt } = await cachedCoverage(runtime.store, input.pair);
   const now = runtime.now();
   const latestMs = c.latest_timestamp === null ? undefined : Date.parse(c.latest_timestamp);
   const status = latestMs === undefined ? 'no_data' : now - latestMs > STALE_AFTER_MS ? 'stale' : 'operational';
@@ -67,7 +106,7 @@ export async function coverageHandler({ input, runtime }: SkuCall<CoverageInput>
     service: 'x402 CEX/DEX dislocation telemetry',
     version: TELEMETRY_VERSION,
     status,
-    updated_at: new Date(now).toISOString(),
+    updated_at: new Date(readAt).toISOString(),
     earliest_timestamp: c.earliest_timestamp,
     latest_timestamp: c.latest_timestamp,
     supported_pairs: c.supported_pairs,

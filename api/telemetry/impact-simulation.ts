@@ -14,8 +14,8 @@ import { z } from 'zod';
 import { AppError } from '../../core/errors.js';
 import type { BookEvent } from '../../core/events/market.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { executionLatency } from '../../core/store/tables/latency-samples.js';
-import { quotesInRange } from '../../core/store/tables/quotes.js';
+import { medianRoundTripMs } from '../../core/store/tables/latency-samples.js';
+import { quoteTopsInRange } from '../../core/store/tables/quotes.js';
 import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
 import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from './book-walk.js';
@@ -95,12 +95,12 @@ export async function impactSimulationHandler(call: SkuCall<ImpactSimulationInpu
   const { input, runtime } = call;
   const now = runtime.now();
   const walk = walkBook({ side: input.side, sizeBase: input.size_base, sizeUsd: input.size_usd, bids: book.bids, asks: book.asks });
-  const [quotes, latency] = await Promise.all([
-    quotesInRange(runtime.store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [book.venue]),
-    executionLatency(runtime.store, now - 3_600_000, now + 1, book.venue),
+  const [quotes, medianRttMs] = await Promise.all([
+    quoteTopsInRange(runtime.store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [book.venue]),
+    medianRoundTripMs(runtime.store, now - 3_600_000, now + 1, book.venue),
   ]);
-  const sigma1s = realisedVolatility(quotes.map((q) => ({ t_ms: q.event_time_ms, mid: (q.bid + q.ask) / 2 }))) ?? walk.spread_bps / 2;
-  const latencyMs = latency.p50_latency_ms ?? DEFAULT_LATENCY_MS;
+  const sigma1s = realisedVolatility(quotes.map((q) => ({ t_ms: q.t_ms, mid: (q.bid + q.ask) / 2 }))) ?? walk.spread_bps / 2;
+  const latencyMs = medianRttMs ?? DEFAULT_LATENCY_MS;
   const horizonS = (Math.max(0, now - book.event_time_ms) + latencyMs) / 1000;
   const probabilities = fillProbabilities(walk, sigma1s * Math.sqrt(horizonS));
   return {

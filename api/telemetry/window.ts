@@ -49,7 +49,11 @@ export function resolveWindow(params: WindowParams, span: CoverageSpan, sizeMs =
   return { fromMs, toMs: fromMs + sizeMs };
 }
 
-/** Spans are cached briefly per store and pair; a window outside the cached span re-reads it once before refusing. */
+/**
+ * Spans are cached briefly per store and pair; a window outside the cached span re-reads it once before refusing.
+ * The span is a scan (of every pair's samples without a pair): one read at a time per store and pair, and once
+ * the cached span is older than SPAN_TTL_MS callers get it while a read refreshes it in the background.
+ */
 const SPAN_TTL_MS = 5000;
 const REFRESH_MIN_MS = 250;
 interface CachedSpan {
@@ -57,6 +61,29 @@ interface CachedSpan {
   span: CoverageSpan | undefined;
 }
 const caches = new WeakMap<Store, Map<string, CachedSpan>>();
+const reads = new WeakMap<Store, Map<string, Promise<CoverageSpan | undefined>>>();
+
+function readSpan(store: Store, cache: Map<string, CachedSpan>, key: string, pair: string | undefined): Promise<CoverageSpan | undefined> {
+  let inFlight = reads.get(store);
+  if (!inFlight) reads.set(store, (inFlight = new Map()));
+  const running = inFlight.get(key);
+  if (running) return running;
+  const flights = inFlight;
+  const read = (async () => {
+    try {
+      const at = Date.now();
+      const where = pair === undefined ? sql`` : sql` WHERE pair = ${pair}`;
+      const [row] = await store.query(sql`SELECT count(*) AS n, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples${where}`);
+      const span = row && num(row.n) > 0 ? { earliestMs: num(row.lo), latestMs: num(row.hi) } : undefined;
+      cache.set(key, { at, span });
+      return span;
+    } finally {
+      flights.delete(key);
+    }
+  })();
+  flights.set(key, read);
+  return read;
+}
 
 /** Span of the stored spread samples (one pair, or all), or undefined when nothing is stored. min/max need no FINAL. */
 export async function coverageSpan(store: Store, pair?: string, options: { maxAgeMs?: number } = {}): Promise<CoverageSpan | undefined> {
@@ -64,13 +91,12 @@ export async function coverageSpan(store: Store, pair?: string, options: { maxAg
   if (!cache) caches.set(store, (cache = new Map()));
   const key = pair ?? '*';
   const cached = cache.get(key);
-  const maxAge = options.maxAgeMs ?? SPAN_TTL_MS;
-  if (cached && Date.now() - cached.at < maxAge) return cached.span;
-  const where = pair === undefined ? sql`` : sql` WHERE pair = ${pair}`;
-  const [row] = await store.query(sql`SELECT count(*) AS n, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples${where}`);
-  const span = row && num(row.n) > 0 ? { earliestMs: num(row.lo), latestMs: num(row.hi) } : undefined;
-  cache.set(key, { at: Date.now(), span });
-  return span;
+  if (cached && Date.now() - cached.at < (options.maxAgeMs ?? SPAN_TTL_MS)) return cached.span;
+  if (cached && options.maxAgeMs === undefined) {
+    void readSpan(store, cache, key, pair).catch(() => undefined); // stale while revalidating; the next caller retries a failed read
+    return cached.span;
+  }
+  return readSpan(store, cache, key, pair);
 }
 
 const intersects = (w: TimeWindow, s: CoverageSpan) => w.toMs > s.earliestMs && w.fromMs <= s.latestMs;

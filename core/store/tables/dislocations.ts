@@ -314,7 +314,8 @@ function finishGroup(g: ShadowCapacityGroup): void {
  */
 export async function shadowCapacity(store: Store, fromMs: number, toMs: number, pair?: string): Promise<ShadowCapacity> {
   const opportunities = await opportunitiesInSlice(store, fromMs, toMs, pair);
-  const executions = await executionsFor(store, opportunities.map((o) => o.opportunity_id), fromMs);
+  const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
+  const executions = await executionsFor(store, opportunities.map((o) => o.opportunity_id), fromMs, lastRevisionMs);
   const sliceMs = Math.max(1, toMs - fromMs);
   const total = emptyGroup();
   const perPair = new Map<string, ShadowCapacityGroup>();

@@ -101,7 +101,7 @@ function exactQuantile(level: number, column: Sql): Sql {
  */
 export async function executionLatency(store: Store, fromMs: number, toMs: number, venue?: string): Promise<ExecutionLatency> {
   const inSlice = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
-  const venueFilter = venue === undefined ? sql`` : venue === DEX_VENUE_FILTER ? sql` AND venue_kind = 'dex'` : sql` AND venue = ${venue}`;
+  const venueFilter = venueFilterOf(venue);
   const [[stats], [perKind], fills] = await Promise.all([
     store.query(sql`
       SELECT count(*) AS n, min(rtt_ms) AS min_ms, max(rtt_ms) AS max_ms, avg(rtt_ms) AS avg_ms,
@@ -134,6 +134,22 @@ export async function executionLatency(store: Store, fromMs: number, toMs: numbe
     venues: { cex_rest_ms: finiteOrNull(perKind?.cex_ms), dex_base_ms: finiteOrNull(perKind?.dex_ms) },
     source: n ? sourceLabel([perKind?.source_min, perKind?.source_max]) : undefined,
   };
+}
+
+/** The `venue` filter of execution-latency as SQL (` AND ...`, or nothing). */
+function venueFilterOf(venue: string | undefined): Sql {
+  return venue === undefined ? sql`` : venue === DEX_VENUE_FILTER ? sql` AND venue_kind = 'dex'` : sql` AND venue = ${venue}`;
+}
+
+/**
+ * The median round trip of executionLatency (same samples, same nearest rank)
+ * alone, or null without a sample: one query where executionLatency runs three.
+ */
+export async function medianRoundTripMs(store: Store, fromMs: number, toMs: number, venue?: string): Promise<number | null> {
+  const [row] = await store.query(sql`
+    SELECT count(*) AS n, ${exactQuantile(0.5, sql`rtt_ms`)} AS p50 FROM latency_samples ${final}
+    WHERE ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilterOf(venue)}`);
+  return num(row?.n ?? 0) ? numOrNull(row?.p50) : null;
 }
 
 function finiteOrNull(v: unknown): number | null {

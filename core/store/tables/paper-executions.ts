@@ -81,14 +81,20 @@ export interface ExecutionSummary {
   realised_profit_usd: number | null;
 }
 
-/** Paper executions of the given opportunities (decided at or after `sinceMs`), by opportunity id. */
-export async function executionsFor(store: Store, opportunityIds: readonly string[], sinceMs: number): Promise<Map<string, ExecutionSummary>> {
+/**
+ * Paper executions of the given opportunities (decided at or after `sinceMs`,
+ * and at or before `untilMs` when given), by opportunity id. A decision is one
+ * of its opportunity's revisions, so the newest revision time of the
+ * opportunities bounds it: without that bound the scan runs to the end of the table.
+ */
+export async function executionsFor(store: Store, opportunityIds: readonly string[], sinceMs: number, untilMs?: number): Promise<Map<string, ExecutionSummary>> {
   const out = new Map<string, ExecutionSummary>();
+  const until = untilMs === undefined ? sql`` : sql` AND ts <= ${new Date(Math.ceil(untilMs / 1000) * 1000)}`;
   for (let i = 0; i < opportunityIds.length; i += 1000) {
     const chunk = opportunityIds.slice(i, i + 1000);
     const rows = await store.query(sql`
       SELECT opportunity_id, size_usd, filled, outcome, realised_profit_usd FROM paper_executions ${final}
-      WHERE ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)} AND opportunity_id IN ${inList(chunk)}`);
+      WHERE ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}${until} AND opportunity_id IN ${inList(chunk)}`);
     for (const r of rows) {
       out.set(String(r.opportunity_id), {
         size_usd: num(r.size_usd),

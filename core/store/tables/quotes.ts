@@ -93,6 +93,29 @@ export async function quotesInRange(store: Store, pair: string, fromMs: number, 
   return rows.map(quoteFromRow);
 }
 
+/** A quote's event time and top of book. */
+export interface QuoteTop {
+  t_ms: number;
+  bid: number;
+  ask: number;
+}
+
+/**
+ * Event time, bid and ask of one pair's quotes (optionally some venues) with
+ * event time in [fromMs, toMs), oldest first (ties by event_id). No FINAL: a
+ * duplicate of an event is the same point at the same time, for readers that
+ * keep one point per instant (the impact simulation's volatility). Three
+ * columns instead of whole rows through FINAL: what keeps it cheap.
+ */
+export async function quoteTopsInRange(store: Store, pair: string, fromMs: number, toMs: number, venues?: readonly string[]): Promise<QuoteTop[]> {
+  const venueFilter = venues?.length ? sql` AND venue IN ${inList(venues)}` : sql``;
+  const rows = await store.query(sql`
+    SELECT ts_ms, bid, ask FROM quotes
+    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilter}
+    ORDER BY ts_ms, event_id`);
+  return rows.map((r) => ({ t_ms: num(r.ts_ms), bid: num(r.bid), ask: num(r.ask) }));
+}
+
 /**
  * Newest stored event time per (pair, venue) at or after `sinceMs` (max() is
  * unaffected by duplicates: no FINAL). Key `<pair>|<venue>`.
