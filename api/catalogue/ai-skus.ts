@@ -1,8 +1,11 @@
 /**
- * The AI SKUs (sentiment, embeddings, summarization). Declared with their
- * full input schemas from the spec and a designed output schema (the spec
- * shows none), but not served yet: `available: false` answers 503
- * `sku_unavailable` before any challenge, and discovery marks them unavailable.
+ * The AI SKUs (sentiment, embeddings, summarization): input schemas from the
+ * spec, output schemas designed here (the spec shows none; docs/skus/ai.md).
+ * Embeddings follow the shape users of OpenAI's and Cohere's embedding APIs
+ * know (`object: list`, `data: [{object, index, embedding}]`, `model`,
+ * `usage`). Every response names the model that produced it. Served by the
+ * processors in jobs/<id>/ through the AI provider port (core/ai/); a SKU is
+ * `available` when its processor is registered (jobs/registry.ts).
  */
 import { z } from 'zod';
 import { defineSku, type Sku } from './sku.js';
@@ -16,43 +19,89 @@ const textOrTexts = z
   .union([z.string().min(1).max(MAX_TEXT), z.array(z.string().min(1).max(MAX_TEXT)).min(1).max(MAX_BATCH)])
   .describe(`Text, or up to ${MAX_BATCH} texts embedded in one call`);
 
-export const XSentimentOutput = z
-  .object({
-    success: z.boolean(),
-    topic: z.string(),
-    sentiment: z.enum(['Bullish', 'Bearish', 'Neutral']),
-    score: z.number().min(-1).max(1).describe('-1 (most bearish) .. 1 (most bullish)'),
-    confidence: z.number().min(0).max(1),
-    key_signals: z
-      .array(z.object({ signal: z.string(), direction: z.enum(['bullish', 'bearish', 'neutral']), weight: z.number().min(0).max(1) }))
-      .describe('The signals behind the score'),
-    source: z.string(),
-  });
+const SignalDirection = z.enum(['bullish', 'bearish', 'neutral']);
+const SentimentInputKind = z.enum(['text', 'x_posts', 'market']);
+
+export const XSentimentOutput = z.object({
+  success: z.boolean(),
+  topic: z.string(),
+  kind: z.enum(['ticker', 'topic', 'text']).describe('How the topic was read: a ticker symbol, a short topic, or a text sample to score'),
+  pair: z.string().nullable().describe('The ingested `<BASE>/USD` pair the topic names, if any'),
+  sentiment: z.enum(['Bullish', 'Bearish', 'Neutral']),
+  score: z.number().min(-1).max(1).describe('-1 (most bearish) .. 1 (most bullish)'),
+  confidence: z.number().min(0).max(1),
+  key_signals: z
+    .array(
+      z.object({
+        signal: z.string(),
+        direction: SignalDirection,
+        weight: z.number().min(0).max(1).describe('Share of the final score\'s evidence'),
+        from: SentimentInputKind.describe('Which input produced the signal'),
+      }),
+    )
+    .describe('The signals behind the score, strongest first'),
+  signals_used: z.array(SentimentInputKind).describe('Inputs that contributed to the score'),
+  signals_unavailable: z
+    .array(z.object({ signal: SentimentInputKind, reason: z.string() }))
+    .describe('Inputs that were considered but could not be used, with the reason'),
+  posts_analyzed: z.number().int().min(0).describe('Recent X posts scored (0 when the X API is not configured or failed)'),
+  market: z
+    .object({
+      pair: z.string(),
+      window_start: z.string(),
+      window_end: z.string(),
+      dex_price_change_pct: z.number().nullable(),
+      cex_price_change_pct: z.number().nullable(),
+      avg_net_spread_bps: z.number().nullable().describe('Mean net CEX/DEX spread over the window'),
+      spread_trend_bps: z.number().nullable().describe('Mean net spread of the second half of the window minus the first half'),
+      dislocations: z.number().int().describe('Dislocations opened in the window'),
+      dislocations_trend: z.number().int().describe('Opened in the second half minus the first half'),
+      dex_premium_share: z.number().min(0).max(1).nullable().describe('Share of dislocations where the DEX was the expensive side'),
+      data_source: z.string().describe('`live` or `simulated` market data'),
+    })
+    .nullable()
+    .describe('Market signals from the gateway\'s own telemetry (ingested tickers with recent data)'),
+  model: z.string().describe('Model that scored the texts'),
+  source: z.string().describe('The inputs used, e.g. `x_posts+market`'),
+});
 
 function embeddingOutput(dimensions: number) {
-  return z
-    .object({
-      success: z.boolean(),
-      model: z.string(),
-      dimensions: z.literal(dimensions),
-      count: z.number().int().describe('Number of vectors (one per input text)'),
-      embeddings: z.array(z.array(z.number()).length(dimensions)).describe(`One ${dimensions}-dimensional dense vector per input text, in input order`),
-      source: z.string(),
-    });
+  return z.object({
+    success: z.boolean(),
+    object: z.literal('list'),
+    model: z.string().describe('Model that produced the vectors'),
+    dimensions: z.literal(dimensions),
+    count: z.number().int().describe('Number of vectors (one per input text)'),
+    data: z
+      .array(
+        z.object({
+          object: z.literal('embedding'),
+          index: z.number().int().min(0).describe('Position of the input text'),
+          embedding: z.array(z.number()).length(dimensions).describe(`${dimensions}-dimensional unit vector (cosine similarity = dot product)`),
+          chunks: z.number().int().min(1).describe('Chunks the text was cut into at the context limit; their vectors are mean-pooled'),
+        }),
+      )
+      .describe('One vector per input text, in input order'),
+    usage: z.object({ prompt_tokens: z.number().int().min(0), total_tokens: z.number().int().min(0) }),
+    context_tokens: z.number().int().describe('Context limit per chunk in (estimated) tokens'),
+    source: z.string().describe('AI provider: `local` or `openai-compatible`'),
+  });
 }
 export const EmbedTextOutput = embeddingOutput(768);
 export const EmbedMultilingualOutput = embeddingOutput(1024);
 
-export const SummarizeOutput = z
-  .object({
-    success: z.boolean(),
-    format: z.enum(['bullets', 'paragraph', 'executive']),
-    summary: z.string().describe('The summary; bullets are Markdown list items'),
-    bullets: z.array(z.string()).describe('The bullet points (format `bullets`; empty otherwise)'),
-    word_count: z.number().int(),
-    original_word_count: z.number().int(),
-    source: z.string(),
-  });
+export const SummarizeOutput = z.object({
+  success: z.boolean(),
+  model: z.string().describe('Model that produced the summary'),
+  format: z.enum(['bullets', 'paragraph', 'executive']),
+  summary: z.string().describe('The summary: Markdown list items (bullets); one paragraph; or a lead sentence, a blank line, `Key points:` and list items (executive)'),
+  bullets: z.array(z.string()).describe('The bullet points (bullets) or key points (executive); empty for paragraph'),
+  headline: z.string().nullable().describe('The lead sentence (executive); null otherwise'),
+  word_count: z.number().int().describe('Words in `summary` (whitespace-separated tokens with a letter or digit); at most max_length'),
+  max_length: z.number().int(),
+  original_word_count: z.number().int(),
+  source: z.string().describe('AI provider: `local` or `openai-compatible`'),
+});
 
 /** A deterministic unit-length example vector. */
 function exampleVector(dimensions: number, seed: number): number[] {
@@ -93,16 +142,40 @@ export function aiSkus(): Sku[] {
       example: {
         success: true,
         topic: '$ETH',
+        kind: 'ticker',
+        pair: 'ETH/USD',
         sentiment: 'Bullish',
         score: 0.42,
-        confidence: 0.71,
+        confidence: 0.68,
         key_signals: [
-          { signal: 'ETF inflows discussed positively', direction: 'bullish', weight: 0.5 },
-          { signal: 'Gas fees at multi-month lows', direction: 'neutral', weight: 0.2 },
+          { signal: '"ETF inflows" ×6', direction: 'bullish', weight: 0.31, from: 'x_posts' },
+          { signal: 'DEX price +2.35% over 60 min (uniswap_v3_base)', direction: 'bullish', weight: 0.22, from: 'market' },
+          { signal: '"dump" ×2', direction: 'bearish', weight: 0.09, from: 'x_posts' },
+          { signal: 'net spread widening +3.1 bps (second vs first half of the window)', direction: 'neutral', weight: 0.05, from: 'market' },
         ],
-        source: 'x-sentiment',
+        signals_used: ['x_posts', 'market'],
+        signals_unavailable: [],
+        posts_analyzed: 50,
+        market: {
+          pair: 'ETH/USD',
+          window_start: '2025-03-10T09:00:00.000Z',
+          window_end: '2025-03-10T10:00:00.000Z',
+          dex_price_change_pct: 2.35,
+          cex_price_change_pct: 2.28,
+          avg_net_spread_bps: 4.2,
+          spread_trend_bps: 3.1,
+          dislocations: 7,
+          dislocations_trend: 3,
+          dex_premium_share: 0.71,
+          data_source: 'live',
+        },
+        model: 'local-market-lexicon-v1',
+        source: 'x_posts+market',
       },
-      description: 'Scores social and market sentiment for a topic as Bullish, Bearish or Neutral with a key-signal breakdown.',
+      description:
+        'Scores market sentiment for a ticker, topic or text sample as Bullish, Bearish or Neutral with a score, a confidence and a key-signal breakdown. ' +
+        'For tickers the gateway ingests it adds its own telemetry (DEX and CEX price change, spread and dislocation trend); with an X API token it scores recent posts. ' +
+        'The response lists the signals it used and those it could not.',
       avgLatencyMs: 380,
       latencyTargetMs: 800,
       available: isServedJobSku('x-sentiment'),
@@ -119,8 +192,20 @@ export function aiSkus(): Sku[] {
       input: EmbedTextInput,
       output: EmbedTextOutput,
       exampleInput: { text: 'CEX/DEX arbitrage on Base' },
-      example: { success: true, model: 'embed-768', dimensions: 768, count: 1, embeddings: [exampleVector(768, 1)], source: 'embed-text' },
-      description: '768-dimensional dense embeddings of a text or a batch of texts.',
+      example: {
+        success: true,
+        object: 'list',
+        model: 'local-sif-glove-ngram-768-v1',
+        dimensions: 768,
+        count: 1,
+        data: [{ object: 'embedding', index: 0, embedding: exampleVector(768, 1), chunks: 1 }],
+        usage: { prompt_tokens: 8, total_tokens: 8 },
+        context_tokens: 512,
+        source: 'local',
+      },
+      description:
+        `768-dimensional unit-length embeddings of a text or a batch of up to ${MAX_BATCH} texts (one vector per text, in order). ` +
+        'Texts beyond the context limit are chunked at sentence boundaries and mean-pooled.',
       avgLatencyMs: 80,
       latencyTargetMs: 250,
       available: isServedJobSku('embed-text'),
@@ -139,13 +224,21 @@ export function aiSkus(): Sku[] {
       exampleInput: { text: ['Arbitrage sur Base', 'Arbitraje en Base'] },
       example: {
         success: true,
-        model: 'embed-multilingual-1024',
+        object: 'list',
+        model: 'local-multilingual-ngram-sif-1024-v1',
         dimensions: 1024,
         count: 2,
-        embeddings: [exampleVector(1024, 2), exampleVector(1024, 3)],
-        source: 'embed-multilingual',
+        data: [
+          { object: 'embedding', index: 0, embedding: exampleVector(1024, 2), chunks: 1 },
+          { object: 'embedding', index: 1, embedding: exampleVector(1024, 3), chunks: 1 },
+        ],
+        usage: { prompt_tokens: 8, total_tokens: 8 },
+        context_tokens: 512,
+        source: 'local',
       },
-      description: '1024-dimensional dense embeddings for multilingual or long text.',
+      description:
+        `1024-dimensional unit-length embeddings for multilingual or long text, a text or a batch of up to ${MAX_BATCH} texts. ` +
+        'Texts beyond the context limit are chunked at sentence boundaries and mean-pooled.',
       avgLatencyMs: 120,
       latencyTargetMs: 350,
       available: isServedJobSku('embed-multilingual'),
@@ -164,14 +257,18 @@ export function aiSkus(): Sku[] {
       exampleInput: { text: 'Long report text ...', format: 'bullets', maxLength: 60 },
       example: {
         success: true,
+        model: 'local-textrank-v1',
         format: 'bullets',
-        summary: '- Spreads widened during the US open\n- Most dislocations closed within 10 s',
-        bullets: ['Spreads widened during the US open', 'Most dislocations closed within 10 s'],
-        word_count: 13,
+        summary: '- Spreads between Coinbase and the Base pools widen sharply around the US market open.\n- Outside the US open, spreads were stable and mostly below the taker fee.',
+        bullets: ['Spreads between Coinbase and the Base pools widen sharply around the US market open.', 'Outside the US open, spreads were stable and mostly below the taker fee.'],
+        headline: null,
+        word_count: 27,
+        max_length: 60,
         original_word_count: 1840,
-        source: 'summarize',
+        source: 'local',
       },
-      description: 'Summary of a text as bullets, a paragraph or an executive digest (default target 150 words).',
+      description:
+        'Summary of a text as bullets, a paragraph (default) or an executive digest (a bottom line and key points), within `maxLength` words (default 150).',
       avgLatencyMs: 570,
       latencyTargetMs: 1200,
       available: isServedJobSku('summarize'),

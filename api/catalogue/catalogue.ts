@@ -45,7 +45,7 @@ export const SPEC_ORDER = [
 ] as const;
 
 export interface CatalogueDeps {
-  config: Pick<Config, 'PRICE_OVERRIDES' | 'CEX_EXCHANGE'>;
+  config: Pick<Config, 'PRICE_OVERRIDES' | 'CEX_EXCHANGE'> & Partial<Pick<Config, 'SKUS_DISABLED'>>;
   pairs: PairsCatalogue;
 }
 
@@ -81,6 +81,9 @@ export function buildCatalogue(deps: CatalogueDeps): Catalogue {
     }
   }
 
+  const disabled = new Set(deps.config.SKUS_DISABLED ?? []);
+  for (const id of disabled) if (!known.has(id)) problems.push(`SKUS_DISABLED: unknown route id "${id}" (known: ${[...known.keys()].join(', ')})`);
+
   const seenRoutes = new Set<string>();
   const priced: PricedSku[] = skus.map((sku) => {
     const priceAtomic = sku.free ? '0' : (overrides[sku.id] ?? sku.defaultPriceAtomic);
@@ -95,7 +98,7 @@ export function buildCatalogue(deps: CatalogueDeps): Catalogue {
     if (!example.success) problems.push(`${sku.id}: example does not match the output schema: ${example.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     const exampleInput = sku.input.safeParse(sku.exampleInput);
     if (!exampleInput.success) problems.push(`${sku.id}: example input does not match the input schema: ${exampleInput.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    return { ...sku, priceAtomic } as PricedSku;
+    return { ...sku, priceAtomic, available: sku.available && !disabled.has(sku.id) } as PricedSku;
   });
   if (problems.length) throw new ConfigError(problems);
 

@@ -35,87 +35,123 @@ const reduction = {
 
 export const StealthDomOutput = z
   .object({
-    success: z.boolean(),
-    status: z.number().int().describe('HTTP status of the fetched page'),
+    success: z.boolean().describe('True: the page was fetched and converted (its own status is in `status`)'),
+    status: z.number().int().describe('HTTP status of the fetched page (2xx, or a 4xx such as 404 whose page is returned; 5xx/408/429 answer 502 instead)'),
     format: z.enum(['markdown', 'text', 'raw']),
-    content: z.string().max(10_000).describe('At most 10,000 characters'),
-    content_length: z.number().int(),
-    source: z.string(),
+    content: z.string().max(10_000).describe('At most 10,000 characters: main content as Markdown (default) or plain text, or the raw source'),
+    content_length: z.number().int().describe('Characters in `content`'),
+    truncated: z.boolean().describe('True when the content was cut at 10,000 characters'),
+    source: z.string().describe('Final URL fetched, after redirects'),
   });
 
 export const AirgapScrubOutput = z
   .object({
     success: z.boolean(),
-    scrubbed: z.string().describe('Text with each entity replaced by a bracketed label such as [PHONE], [EMAIL], [SSN], [ZIP]'),
-    entities_redacted: z.array(z.string()).describe('Kinds redacted, e.g. PHONE, EMAIL, SSN, ZIP'),
-    source: z.string(),
-    mode: z.string().describe('`standard`, or `deep` when strictMode enabled AI redaction of names and bios'),
+    scrubbed: z
+      .string()
+      .describe('Text with each entity replaced by its bracketed label: [SSN], [CREDIT_CARD], [PHONE], [EMAIL], [ADDRESS], [ZIP]; strict mode adds [NAME] and [BIO]'),
+    entities_redacted: z
+      .array(z.enum(['SSN', 'CREDIT_CARD', 'PHONE', 'EMAIL', 'ADDRESS', 'ZIP', 'NAME', 'BIO']))
+      .describe('Kinds whose text was removed, in order of first appearance (a kind inside a larger redaction counts too)'),
+    source: z.string().describe('`airgap-scrub`, or `airgap-scrub+<ai adapter>:<model>` in deep mode'),
+    mode: z.enum(['standard', 'deep']).describe('`standard`, or `deep` when strictMode enabled AI redaction of names and bios'),
   });
+
+/** Tokens estimated as one per 4 characters (docs/skus/rag-shrink.md). */
+const tokensSaved = z.number().int().describe('Estimated LLM tokens saved: ceil(in / 4) - ceil(out / 4)');
 
 export const RagShrinkOutput = z
   .object({
     success: z.boolean(),
-    content: z.string().describe('Markdown of the semantic content: title, headings, paragraphs, list items, blockquotes (and links when keepLinks)'),
-    title: z.string().nullable(),
-    headings: z.array(z.string()),
+    content: z.string().describe('Markdown of the semantic content in document order: headings, paragraphs, list items, blockquotes, code blocks, tables (links when keepLinks)'),
+    title: z.string().nullable().describe('Page title: <title>, og:title or the first h1'),
+    headings: z.array(z.string()).describe('Text of the headings kept, in order'),
     links: z.array(z.object({ text: z.string(), href: z.string() })).describe('Anchors kept (empty unless keepLinks)'),
     ...reduction,
+    tokens_saved_estimate: tokensSaved,
     source: z.string(),
   });
 
 export const CodeDenoiseOutput = z
   .object({
     success: z.boolean(),
-    code: z.string().describe('Code without comments, docstrings, sourcemaps and redundant whitespace; string and color literals preserved'),
-    language: z.string(),
+    code: z.string().describe('Code without comments, docstrings, sourcemaps and redundant whitespace; string, template, regex and color literals preserved byte for byte'),
+    language: z.string().describe('Canonical language the code was read as (e.g. `typescript` for `ts`)'),
     ...reduction,
+    tokens_saved_estimate: tokensSaved,
+    comments_removed: z.number().int().describe('Comments, docstrings and sourcemap comments removed'),
+    syntax_errors: z.number().int().describe('Places where the tokenizer met code it could not parse and recovered (0 for valid code); stripping there is best-effort'),
     source: z.string(),
   });
 
 export const DomainCheckOutput = z
   .object({
     success: z.boolean(),
-    domain: z.string(),
-    available: z.boolean(),
-    status: z.string().describe('e.g. REGISTERED'),
-    registeredDate: z.string().describe('ISO 8601'),
-    expirationDate: z.string().describe('ISO 8601'),
-    lastUpdated: z.string().describe('ISO 8601'),
-    registrar: z.string(),
-    nameservers: z.array(z.string()),
-    handle: z.string().describe('Registry handle'),
-    source: z.string(),
+    domain: z.string().describe('The registrable domain looked up, lower-case A-labels (IDNs in punycode)'),
+    available: z.boolean().describe('True when the registry answered RDAP 404: it holds no registration'),
+    status: z.string().describe('REGISTERED, AVAILABLE, PENDING_DELETE or REDEMPTION_PERIOD (from the RDAP status list)'),
+    registeredDate: z.string().nullable().describe('ISO 8601 (RDAP event `registration`); null when available or not published'),
+    expirationDate: z.string().nullable().describe('ISO 8601 (RDAP event `expiration`); null when available or not published'),
+    lastUpdated: z.string().nullable().describe('ISO 8601 (RDAP event `last changed`); null when available or not published'),
+    registrar: z.string().nullable().describe('Name of the entity with role `registrar` (vCard fn); null when available'),
+    nameservers: z.array(z.string()).describe('Lower-case host names; empty when available'),
+    handle: z.string().nullable().describe('Registry handle of the domain object; null when available'),
+    source: z.string().describe('`rdap`'),
+    rdapStatus: z.array(z.string()).describe('The RDAP status values as published (RFC 9083), e.g. client transfer prohibited'),
+    rdapServer: z.string().describe('Origin of the RDAP server that answered (after redirects)'),
+    unicodeName: z.string().optional().describe('Unicode form of an internationalised domain'),
   });
 
 export const DexPriceSummaryOutput = z
   .object({
     success: z.boolean(),
     query: z.string().describe('Echo of the request'),
-    found: z.boolean(),
-    summary: z.object({
-      symbol: z.string(),
-      name: z.string(),
-      chainId: z.string(),
-      dexId: z.string(),
-      priceUsd: z.number(),
-      priceNative: z.string(),
-      priceChange24h: z.number().describe('Percent'),
-      volume24hUsd: z.number(),
-      liquidityUsd: z.number(),
-      pairAddress: z.string(),
-      pairUrl: z.string(),
-    }),
-    totalPairsFound: z.number().int(),
-    source: z.string(),
+    found: z.boolean().describe('False when no DEX pair lists the token as its base token (summary is then null)'),
+    summary: z
+      .object({
+        symbol: z.string(),
+        name: z.string(),
+        chainId: z.string(),
+        dexId: z.string(),
+        priceUsd: z.number().describe('USD price; our own Base pool price when `source` includes `own-base-pools`'),
+        priceNative: z.string().describe('Price in the top pair\'s quote token, as the aggregator reports it'),
+        priceChange24h: z.number().nullable().describe('Percent; null when the pair is younger than 24 h'),
+        volume24hUsd: z.number().nullable(),
+        liquidityUsd: z.number().nullable(),
+        pairAddress: z.string(),
+        pairUrl: z.string(),
+      })
+      .nullable()
+      .describe('The top pair: where the token is the base token, most USD liquidity'),
+    totalPairsFound: z.number().int().describe('Pairs in the aggregator answer with the token as base token'),
+    source: z.string().describe('`dex-aggregator`, or `own-base-pools+dex-aggregator` when the price comes from our own Base pools'),
+    asOf: z.string().describe('ISO 8601 time the aggregator answer was fetched (answers are cached briefly)'),
+    ownBasePool: z
+      .object({
+        pair: z.string(),
+        venue: z.string(),
+        chainId: z.string(),
+        priceUsd: z.number().describe('Mid of the newest quote'),
+        bid: z.number(),
+        ask: z.number(),
+        quotedAt: z.string().describe('ISO 8601 event time of the quote'),
+        ageMs: z.number().int(),
+      })
+      .optional()
+      .describe('Our own Base pool quote, when it priced the token'),
+    aggregatorPriceUsd: z.number().optional().describe('The top pair\'s USD price from the aggregator, when our own price replaced it'),
   });
 
 export const ImageOcrShrinkOutput = z
   .object({
     success: z.boolean(),
-    extractedText: z.string().describe('Markdown, tables as Markdown tables'),
-    characterCount: z.number().int(),
-    tokensSavedEstimate: z.number().int(),
-    source: z.string(),
+    extractedText: z.string().describe('Markdown: lines and paragraphs of text, tabular regions as Markdown tables'),
+    characterCount: z.number().int().describe('Characters in `extractedText`'),
+    tokensSavedEstimate: z
+      .number()
+      .int()
+      .describe('Vision-model tokens of the image (high-detail 512 px tiles: 85 + 170 per tile) minus text tokens (characters / 4), at least 0'),
+    source: z.string().describe('Final image URL fetched, after redirects'),
   });
 
 export const StealthDomInput = z.strictObject({
@@ -147,9 +183,11 @@ export type CodeDenoiseRequest = z.infer<typeof CodeDenoiseInput>;
 export const DomainCheckInput = z.strictObject({
   domain: z
     .string()
+    .min(1)
     .max(253)
-    .regex(/^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a domain name such as example.com')
-    .describe('Domain name, e.g. example.com'),
+    // Letters of any script (IDNs), digits, hyphens and dots; the processor normalises to punycode and checks the DNS rules.
+    .regex(/^[\p{L}\p{M}\p{N}\-.\u3002\uFF0E\uFF61]+$/u, 'must be a domain name such as example.com')
+    .describe('Domain name, e.g. example.com; IDNs such as bücher.de are normalised to punycode'),
 });
 export type DomainCheckRequest = z.infer<typeof DomainCheckInput>;
 
@@ -177,10 +215,12 @@ export function utilitySkus(): Sku[] {
         status: 200,
         format: 'markdown',
         content: '# Example Domain\n\nThis domain is for use in illustrative examples in documents.',
-        content_length: 82,
-        source: 'edge-fetch',
+        content_length: 79,
+        truncated: false,
+        source: 'https://example.com/',
       },
-      description: 'Fetches a public URL from the edge (SSRF-validated) and returns raw, text or Markdown content, at most 10,000 characters.',
+      description:
+        'Fetches a public URL (SSRF-validated on every redirect; DNS resolved once and pinned) with an optional User-Agent and returns its main content as Markdown (default), plain text, or the raw source, at most 10,000 characters, with the page\'s HTTP status. HTML, text, JSON and XML only.',
       avgLatencyMs: 70,
       latencyTargetMs: 200,
       available: isServedJobSku('stealth-dom'),
@@ -227,9 +267,10 @@ export function utilitySkus(): Sku[] {
         title: 'Doc',
         headings: ['Intro'],
         links: [],
-        original_length: 98,
+        original_length: 103,
         shrunk_length: 14,
-        reduction_pct: 85.71,
+        reduction_pct: 86.41,
+        tokens_saved_estimate: 22,
         source: 'rag-shrink',
       },
       description: 'HTML semantic denoising for RAG: extracts title, headings, paragraphs, list items and blockquotes, optionally keeping links.',
@@ -253,9 +294,12 @@ export function utilitySkus(): Sku[] {
         success: true,
         code: 'function add(a, b) {\nreturn a + b;\n}',
         language: 'javascript',
-        original_length: 51,
-        shrunk_length: 35,
-        reduction_pct: 31.37,
+        original_length: 53,
+        shrunk_length: 36,
+        reduction_pct: 32.08,
+        tokens_saved_estimate: 5,
+        comments_removed: 2,
+        syntax_errors: 0,
         source: 'code-denoise',
       },
       description: 'Strips comments, docstrings, whitespace and sourcemaps from code while preserving string and color literals.',
@@ -284,9 +328,11 @@ export function utilitySkus(): Sku[] {
         expirationDate: '2026-08-13T04:00:00Z',
         lastUpdated: '2025-08-14T07:01:38Z',
         registrar: 'RESERVED-Internet Assigned Numbers Authority',
-        nameservers: ['A.IANA-SERVERS.NET', 'B.IANA-SERVERS.NET'],
+        nameservers: ['a.iana-servers.net', 'b.iana-servers.net'],
         handle: '2336799_DOMAIN_COM-VRSN',
         source: 'rdap',
+        rdapStatus: ['client delete prohibited', 'client transfer prohibited', 'client update prohibited'],
+        rdapServer: 'https://rdap.verisign.com',
       },
       description: 'RDAP/WHOIS lookup for .com, .net, .org and other global TLDs: availability, status, dates, registrar, nameservers.',
       avgLatencyMs: 540,
@@ -324,6 +370,7 @@ export function utilitySkus(): Sku[] {
         },
         totalPairsFound: 30,
         source: 'dex-aggregator',
+        asOf: '2026-11-22T08:00:00.000Z',
       },
       description: 'Token price, 24h volume, liquidity and top-pair statistics across chains for a symbol or contract address.',
       avgLatencyMs: 65,
@@ -344,12 +391,12 @@ export function utilitySkus(): Sku[] {
       exampleInput: { imageUrl: 'https://example.com/receipt.png' },
       example: {
         success: true,
-        extractedText: '| Item | Price |\n|---|---|\n| Coffee | 3.50 |',
-        characterCount: 45,
-        tokensSavedEstimate: 1200,
-        source: 'vision-ocr',
+        extractedText: 'Receipt\n\n| Item | Price |\n| --- | --- |\n| Coffee | 3.50 |',
+        characterCount: 57,
+        tokensSavedEstimate: 1090,
+        source: 'https://example.com/receipt.png',
       },
-      description: 'Vision OCR of a public image URL into clean text and table Markdown.',
+      description: 'Vision OCR of a public image URL (PNG, JPEG, WebP, BMP; SSRF-validated) into clean text and table Markdown, offline with tesseract.',
       avgLatencyMs: 480,
       latencyTargetMs: 1000,
       available: isServedJobSku('image-ocr-shrink'),

@@ -71,6 +71,9 @@ const kafkaBus = await createKafkaBus({
   brokers: config.KAFKA_BROKERS,
   clientId: uniqueName('bench-pipeline'),
   connectTimeoutMs: 15000,
+  fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+  fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
+  fetchMaxBytesPerPartition: config.KAFKA_FETCH_MAX_BYTES_PER_PARTITION,
   logger,
 });
 const bus: Bus = namespaced(kafkaBus, namespace);

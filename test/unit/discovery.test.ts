@@ -23,6 +23,7 @@ import { buildCatalogue, MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../../api/ca
 import type { Catalogue } from '../../api/catalogue/sku.js';
 import { SERVICE_VERSION, type PaymentInfo } from '../../api/discovery/context.js';
 import { testLogger } from '../helpers/config.js';
+import { SKU_PROCESSORS } from '../../jobs/registry.js';
 
 const logger = testLogger();
 const pairs = loadPairs();
@@ -125,15 +126,17 @@ describe('the catalogue', () => {
       expect(s.output.safeParse(s.example).success, s.id).toBe(true);
       expect(s.categories.length, s.id).toBeGreaterThan(0);
     }
-    // Telemetry routes are served; the 11 utility/AI SKUs are declared, unavailable.
-    expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual([
-      'coverage',
-      'spread-candles',
-      'dislocations',
-      'execution-latency',
-      'shadow-capacity',
-      'impact-simulation',
-    ]);
+    // Telemetry routes are served; a utility/AI SKU is served exactly when the worker registers its processor.
+    const telemetry = ['coverage', 'spread-candles', 'dislocations', 'execution-latency', 'shadow-capacity', 'impact-simulation'];
+    expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual(
+      catalogue.skus.map((s) => s.id).filter((id) => telemetry.includes(id) || Object.hasOwn(SKU_PROCESSORS, id)),
+    );
+    // SKUS_DISABLED takes a route out of service; an unknown id refuses start-up.
+    const disabled = buildCatalogue({ config: configWith({ SKUS_DISABLED: 'spread-candles, summarize' }), pairs });
+    expect(disabled.byId('spread-candles')!.available).toBe(false);
+    expect(disabled.byId('summarize')!.available).toBe(false);
+    expect(disabled.byId('dislocations')!.available).toBe(true);
+    expect(() => buildCatalogue({ config: configWith({ SKUS_DISABLED: 'no-such-route' }), pairs })).toThrow(/SKUS_DISABLED: unknown route id "no-such-route"/);
     expect(catalogue.skus.filter((s) => s.free).map((s) => s.id)).toEqual(['coverage']);
   });
 
@@ -146,7 +149,7 @@ describe('the catalogue', () => {
 describe('discovery documents (defaults)', () => {
   let server: { http: HttpServer; catalogue: Catalogue };
   beforeAll(async () => {
-    server = await serve(configWith());
+    server = await serve(configWith({ SKUS_DISABLED: 'summarize' }));
   });
   afterAll(async () => server?.http.close());
 

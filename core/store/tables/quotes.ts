@@ -130,3 +130,28 @@ export async function quoteWatermarks(store: Store, pairs: readonly string[], si
   for (const r of rows) out.set(`${r.pair}|${r.venue}`, num(r.max_ms));
   return out;
 }
+
+/** A pair's newest quote at one venue: top of book, event time and data source. */
+export interface LatestQuote {
+  venue: string;
+  ts_ms: number;
+  bid: number;
+  ask: number;
+  source: string;
+}
+
+/**
+ * The newest quote of one pair among `venues` with event time at or after
+ * `sinceMs`, or undefined (no FINAL: a duplicate is the same quote). Used by
+ * dex-price-summary to price an ingested token from its own Base pools.
+ */
+export async function latestQuote(store: Store, pair: string, venues: readonly string[], sinceMs: number): Promise<LatestQuote | undefined> {
+  if (!venues.length) return undefined;
+  const rows = await store.query(sql`
+    SELECT venue, ts_ms, bid, ask, source FROM quotes
+    WHERE pair = ${pair} AND venue IN ${inList(venues)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)} AND ts_ms >= ${sinceMs}
+    ORDER BY ts_ms DESC, event_id DESC
+    LIMIT 1`);
+  const r = rows[0];
+  return r ? { venue: String(r.venue), ts_ms: num(r.ts_ms), bid: num(r.bid), ask: num(r.ask), source: String(r.source) } : undefined;
+}

@@ -1,0 +1,164 @@
+/**
+ * Local extractive summariser: sentence-graph ranking in the manner of
+ * TextRank (Mihalcea and Tarau, 2004) and LexRank (Erkan and Radev, 2004).
+ *
+ *  1. sentences: core/ai/text.ts (segmenter, abbreviations, line breaks);
+ *  2. each sentence is embedded by the local embedder (word vectors and
+ *     character n-grams, core/ai/local/embedder.ts), so sentences that say
+ *     the same thing in other words are still linked;
+ *  3. a graph with edge weights max(0, cosine) between every two sentences,
+ *     ranked by PageRank (damping 0.85) with a mild teleport prior toward
+ *     early sentences and against fragments under six words (headings,
+ *     captions);
+ *  4. selection by maximal marginal relevance (rank minus redundancy with
+ *     what is already chosen, λ = 0.75) while the word budget allows,
+ *     skipping sentences that do not fit; laid out by composeSummary
+ *     (core/ai/summary-format.ts): bullets and paragraph in text order,
+ *     executive with the best-ranked sentence as its lead.
+ *
+ * Texts of more than MAX_GRAPH sentences are first narrowed to the
+ * MAX_GRAPH sentences closest to the document's centroid (the graph is
+ * quadratic).
+ */
+import type { SummaryFormat, SummaryResult } from '../ai-provider.js';
+import { dot } from '../chunking.js';
+import { composeSummary } from '../summary-format.js';
+import { countWords, splitSentences } from '../text.js';
+import type { LocalEmbedder } from './embedder.js';
+
+const DAMPING = 0.85;
+const ITERATIONS = 50;
+const MMR_LAMBDA = 0.75;
+const MAX_GRAPH = 400;
+const SHORT_SENTENCE_WORDS = 6;
+
+interface Candidate {
+  text: string;
+  position: number;
+  words: number;
+  vector: Float32Array;
+  rank: number;
+}
+
+export class LocalSummarizer {
+  constructor(
+    private readonly embedder: LocalEmbedder,
+    readonly model: string,
+  ) {}
+
+  /** `pause` is awaited every few milliseconds of work (the caller yields to the event loop there). */
+  async summarize(text: string, format: SummaryFormat, maxWords: number, signal?: AbortSignal, pause?: () => Promise<void>): Promise<SummaryResult> {
+    const sentences = splitSentences(text);
+    if (!sentences.length) return composeSummary(format, { points: [] }, maxWords, this.model);
+    let candidates: Candidate[] = [];
+    let sliceStart = performance.now();
+    for (const [position, s] of sentences.entries()) {
+      candidates.push({ text: s.text, position, words: countWords(s.text), vector: this.embedder.embed(s.text), rank: 0 });
+      if (pause && performance.now() - sliceStart > 8) {
+        await pause();
+        signal?.throwIfAborted();
+        sliceStart = performance.now();
+      }
+    }
+    signal?.throwIfAborted();
+    if (candidates.length > MAX_GRAPH) candidates = nearestToCentroid(candidates, MAX_GRAPH);
+    rank(candidates);
+    signal?.throwIfAborted();
+    const chosen = select(candidates, format === 'executive' ? maxWords - 2 : maxWords);
+    if (format === 'executive') {
+      const [lead, ...rest] = chosen;
+      return composeSummary(format, { headline: lead?.text ?? '', points: rest.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model);
+    }
+    return composeSummary(format, { points: chosen.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model);
+  }
+}
+
+function nearestToCentroid(candidates: Candidate[], keep: number): Candidate[] {
+  const dims = candidates[0]!.vector.length;
+  const centroid = new Float32Array(dims);
+  for (const c of candidates) for (let d = 0; d < dims; d++) centroid[d]! += c.vector[d]!;
+  return candidates
+    .map((c) => ({ c, score: dot(c.vector, centroid) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, keep)
+    .map((x) => x.c)
+    .sort((a, b) => a.position - b.position);
+}
+
+/** PageRank over the cosine graph with a position and length prior; writes `rank`. */
+function rank(candidates: Candidate[]): void {
+  const n = candidates.length;
+  if (n === 1) {
+    candidates[0]!.rank = 1;
+    return;
+  }
+  const w = new Float64Array(n * n);
+  const outSum = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const s = Math.max(0, dot(candidates[i]!.vector, candidates[j]!.vector));
+      w[i * n + j] = s;
+      w[j * n + i] = s;
+      outSum[i]! += s;
+      outSum[j]! += s;
+    }
+  }
+  const prior = new Float64Array(n);
+  let priorSum = 0;
+  for (let i = 0; i < n; i++) {
+    const c = candidates[i]!;
+    const lengthFactor = Math.min(1, c.words / SHORT_SENTENCE_WORDS);
+    prior[i] = (1 + 0.5 / Math.sqrt(c.position + 1)) * lengthFactor;
+    priorSum += prior[i]!;
+  }
+  for (let i = 0; i < n; i++) prior[i]! /= priorSum || 1;
+  let pr = Float64Array.from(prior);
+  let next = new Float64Array(n);
+  for (let it = 0; it < ITERATIONS; it++) {
+    let dangling = 0;
+    for (let j = 0; j < n; j++) if (outSum[j] === 0) dangling += pr[j]!;
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) {
+        const o = outSum[j]!;
+        if (o > 0) s += (w[j * n + i]! / o) * pr[j]!;
+      }
+      next[i] = (1 - DAMPING) * prior[i]! + DAMPING * (s + dangling * prior[i]!);
+    }
+    let delta = 0;
+    for (let i = 0; i < n; i++) delta += Math.abs(next[i]! - pr[i]!);
+    [pr, next] = [next, pr];
+    if (delta < 1e-9) break;
+  }
+  // Fragments keep their graph score scaled down: a heading is central but says little.
+  for (let i = 0; i < n; i++) candidates[i]!.rank = pr[i]! * Math.min(1, candidates[i]!.words / SHORT_SENTENCE_WORDS);
+}
+
+/** Maximal marginal relevance under the word budget; the first chosen is the best ranked that fits (or the best ranked, cut later). */
+function select(candidates: Candidate[], budget: number): Candidate[] {
+  const byRank = [...candidates].sort((a, b) => b.rank - a.rank);
+  const top = byRank[0]!.rank || 1;
+  const chosen: Candidate[] = [];
+  let used = 0;
+  const remaining = new Set(byRank);
+  while (remaining.size) {
+    let best: Candidate | undefined;
+    let bestScore = -Infinity;
+    for (const c of remaining) {
+      if (chosen.length && used + c.words > budget) continue;
+      let redundancy = 0;
+      for (const s of chosen) redundancy = Math.max(redundancy, dot(c.vector, s.vector));
+      const score = MMR_LAMBDA * (c.rank / top) - (1 - MMR_LAMBDA) * redundancy;
+      if (score > bestScore) {
+        bestScore = score;
+        best = c;
+      }
+    }
+    if (!best) break;
+    chosen.push(best);
+    used += best.words;
+    remaining.delete(best);
+    if (used >= budget) break;
+  }
+  return chosen;
+}

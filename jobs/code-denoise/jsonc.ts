@@ -1,0 +1,46 @@
+/**
+ * JSON with comments, read by jsonc-parser's scanner (the one VS Code uses):
+ * comments go, and so does all whitespace between tokens (JSON gives it no
+ * meaning), so the output is minified JSON; string tokens are copied byte
+ * for byte. Syntax errors are counted with jsonc-parser's own parser
+ * (trailing commas allowed, as JSONC files use them).
+ */
+import { createScanner, parse, type ParseError } from 'jsonc-parser';
+import type { DenoiseResult } from './lezer.js';
+
+// jsonc-parser's SyntaxKind values (a const enum, which isolated modules cannot import).
+const LINE_COMMENT = 12;
+const BLOCK_COMMENT = 13;
+const LINE_BREAK = 14;
+const TRIVIA = 15;
+const EOF = 17;
+/** Tokens that would fuse with a neighbour of the same sort: keywords, numbers, unknown words. */
+const WORDISH = new Set([7, 8, 9, 11, 16]);
+
+export function denoiseJsonc(source: string): DenoiseResult {
+  const scanner = createScanner(source, false);
+  const out: string[] = [];
+  let commentsRemoved = 0;
+  let scanErrors = 0;
+  let gap = false;
+  let previous = -1;
+  for (let kind = scanner.scan(); kind !== EOF; kind = scanner.scan()) {
+    if (scanner.getTokenError() !== 0) scanErrors++;
+    if (kind === LINE_COMMENT || kind === BLOCK_COMMENT) {
+      commentsRemoved++;
+      gap = true;
+      continue;
+    }
+    if (kind === LINE_BREAK || kind === TRIVIA) {
+      gap = true;
+      continue;
+    }
+    if (gap && WORDISH.has(kind) && WORDISH.has(previous)) out.push(' ');
+    out.push(source.slice(scanner.getTokenOffset(), scanner.getTokenOffset() + scanner.getTokenLength()));
+    previous = kind;
+    gap = false;
+  }
+  const errors: ParseError[] = [];
+  parse(source, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  return { code: out.join(''), commentsRemoved, syntaxErrors: Math.max(errors.length, scanErrors) };
+}

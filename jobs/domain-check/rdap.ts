@@ -1,0 +1,271 @@
+/**
+ * RDAP domain lookup (RFC 9082 query, RFC 9083 answer) and the mapping of a
+ * domain object to the domain-check record.
+ *
+ * HTTP: `GET {base}domain/{name}` with `Accept: application/rdap+json`; one
+ * deadline covers the whole lookup. Redirects (RFC 7480 §5.2: a server that
+ * does not hold the object points at one that does, e.g. a registry at a
+ * registrar, or a redirector at the registry) are followed by hand, at most
+ * `maxRedirects` hops, `https:` only unless test configuration allows `http:`,
+ * each hop checked the same way, loops refused.
+ *
+ * Outcomes (see docs/skus/domain-check.md):
+ *  - 200 with a domain object -> registered;
+ *  - 404 from the server the bootstrap registry names -> available (the
+ *    registry holds no registration); a 404 after a redirect is a 502: the
+ *    registry pointed elsewhere, so it knows the name, and "available" would
+ *    be a lie;
+ *  - 400/422 -> 400 `invalid_domain` (the registry refused the name);
+ *  - 429 -> 503 `upstream_rate_limited` with `retry_after_seconds`;
+ *  - other 4xx, 5xx, non-JSON or a non-domain object -> 502 `upstream_error`;
+ *  - no answer before the deadline -> 504 `upstream_timeout`.
+ */
+import { JobError } from '../../core/queue/queue.js';
+
+/** RDAP answers are a few KB; anything past this is not an RDAP answer. */
+export const MAX_RDAP_BYTES = 1024 * 1024;
+const RETRY_AFTER_DEFAULT_S = 60;
+
+export interface RdapFetchOptions {
+  timeoutMs: number;
+  maxRedirects: number;
+  allowHttp: boolean;
+  /** The caller's signal (the job's): aborts the lookup when the caller gave up. */
+  signal?: AbortSignal;
+  userAgent?: string;
+}
+
+export type RdapOutcome =
+  | { kind: 'found'; url: string; object: Record<string, unknown> }
+  | { kind: 'not_found'; url: string };
+
+/** One RDAP domain query, redirects followed. Throws JobError for every failure. */
+export async function fetchRdapDomain(baseUrl: string, asciiName: string, options: RdapFetchOptions): Promise<RdapOutcome> {
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let url = new URL(`domain/${encodeURIComponent(asciiName)}`, baseUrl).toString();
+  const seen = new Set<string>();
+  for (let hop = 0; ; hop++) {
+    checkScheme(url, options.allowHttp, hop);
+    seen.add(url);
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'GET',
+        redirect: 'manual',
+        signal,
+        headers: { accept: 'application/rdap+json, application/json;q=0.9', 'user-agent': options.userAgent ?? 'x402-gateway-domain-check/1.0' },
+      });
+    } catch (err) {
+      throw transportError(err, url, timeout, options);
+    }
+    if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+      await discard(res);
+      const location = res.headers.get('location');
+      if (!location) throw new JobError('upstream_error', `RDAP server ${origin(url)} answered ${res.status} without a Location`, 502, { upstream_status: res.status });
+      if (hop >= options.maxRedirects) throw new JobError('upstream_error', `RDAP lookup exceeded ${options.maxRedirects} redirects`, 502, { upstream: origin(url) });
+      const next = new URL(location, url).toString();
+      if (seen.has(next)) throw new JobError('upstream_error', `RDAP redirect loop at ${origin(next)}`, 502, { upstream: origin(next) });
+      url = next;
+      continue;
+    }
+    if (res.status === 404) {
+      await discard(res);
+      if (hop === 0) return { kind: 'not_found', url };
+      throw new JobError('upstream_error', `the registry redirected to ${origin(url)}, which holds no such domain; availability is unknown`, 502, { upstream: origin(url), upstream_status: 404 });
+    }
+    if (res.status === 429) {
+      await discard(res);
+      const retryAfter = retryAfterSeconds(res.headers.get('retry-after'));
+      throw new JobError('upstream_rate_limited', `RDAP server ${origin(url)} is rate limiting; retry after ${retryAfter} s`, 503, { upstream: origin(url), retry_after_seconds: retryAfter });
+    }
+    if (res.status === 400 || res.status === 422) {
+      const problem = await readJson(res, signal, timeout, options).catch(() => undefined);
+      const why = rdapErrorText(problem);
+      throw new JobError('invalid_domain', `the registry refused the name${why ? `: ${why}` : ''}`, 400, { field: 'domain', upstream_status: res.status });
+    }
+    if (res.status !== 200) {
+      await discard(res);
+      throw new JobError('upstream_error', `RDAP server ${origin(url)} answered HTTP ${res.status}`, 502, { upstream: origin(url), upstream_status: res.status });
+    }
+    const type = (res.headers.get('content-type') ?? '').toLowerCase();
+    if (!/application\/(rdap\+)?json/.test(type)) {
+      await discard(res);
+      throw new JobError('upstream_error', `RDAP server ${origin(url)} answered ${type || 'no content type'} instead of RDAP JSON`, 502, { upstream: origin(url) });
+    }
+    const body = await readJson(res, signal, timeout, options);
+    if (!isRecord(body) || body.objectClassName !== 'domain') {
+      throw new JobError('upstream_error', `RDAP server ${origin(url)} answered something other than a domain object`, 502, { upstream: origin(url) });
+    }
+    return { kind: 'found', url, object: body };
+  }
+}
+
+function checkScheme(url: string, allowHttp: boolean, hop: number): void {
+  const protocol = new URL(url).protocol;
+  if (protocol === 'https:' || (allowHttp && protocol === 'http:')) return;
+  throw new JobError('upstream_error', `RDAP ${hop ? 'redirect' : 'server'} to a ${protocol} URL refused (https only)`, 502, { upstream: origin(url) });
+}
+
+function transportError(err: unknown, url: string, timeout: AbortSignal, options: RdapFetchOptions): JobError {
+  if (timeout.aborted) return new JobError('upstream_timeout', `RDAP server ${origin(url)} did not answer within ${options.timeoutMs} ms`, 504, { upstream: origin(url), timeout_ms: options.timeoutMs });
+  if (options.signal?.aborted) return new JobError('job_cancelled', 'the caller no longer waits for this lookup', 504);
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return new JobError('upstream_error', `RDAP server ${origin(url)} unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 502, { upstream: origin(url) });
+}
+
+/** Reads at most MAX_RDAP_BYTES and parses JSON; throws JobError. */
+async function readJson(res: Response, signal: AbortSignal, timeout: AbortSignal, options: RdapFetchOptions): Promise<unknown> {
+  const url = res.url;
+  const declared = Number(res.headers.get('content-length') ?? 0);
+  if (declared > MAX_RDAP_BYTES) {
+    await discard(res);
+    throw new JobError('upstream_error', `RDAP answer of ${declared} bytes exceeds ${MAX_RDAP_BYTES}`, 502, { upstream: origin(url) });
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    if (res.body) {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        size += chunk.byteLength;
+        if (size > MAX_RDAP_BYTES) throw new JobError('upstream_error', `RDAP answer exceeds ${MAX_RDAP_BYTES} bytes`, 502, { upstream: origin(url) });
+        chunks.push(chunk);
+      }
+    }
+  } catch (err) {
+    if (err instanceof JobError) throw err;
+    throw transportError(err, url, timeout, options);
+  }
+  if (signal.aborted) throw transportError(new Error('aborted'), url, timeout, options);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new JobError('upstream_error', `RDAP server ${origin(url)} answered invalid JSON`, 502, { upstream: origin(url) });
+  }
+}
+
+async function discard(res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => undefined);
+}
+
+/** `Retry-After`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); a default when absent or unreadable. */
+export function retryAfterSeconds(header: string | null, now = Date.now()): number {
+  if (!header) return RETRY_AFTER_DEFAULT_S;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), 86_400);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return RETRY_AFTER_DEFAULT_S;
+  return Math.max(1, Math.min(Math.ceil((at - now) / 1000), 86_400));
+}
+
+function rdapErrorText(body: unknown): string | undefined {
+  if (!isRecord(body)) return undefined;
+  const description = Array.isArray(body.description) ? body.description.filter((d) => typeof d === 'string').join(' ') : '';
+  const title = typeof body.title === 'string' ? body.title : '';
+  return (description || title).slice(0, 200) || undefined;
+}
+
+const origin = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+};
+
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// ---- mapping an RDAP domain object to the response --------------------------------------------
+
+export interface RdapDomainFields {
+  status: string;
+  registeredDate: string | null;
+  expirationDate: string | null;
+  lastUpdated: string | null;
+  registrar: string | null;
+  nameservers: string[];
+  handle: string | null;
+  rdapStatus: string[];
+}
+
+/**
+ * The response's `status` from the RDAP status list (RFC 9083 §10.2.2 values):
+ * `PENDING_DELETE` ("pending delete"), `REDEMPTION_PERIOD` ("redemption
+ * period"), otherwise `REGISTERED` (holds, locks, "inactive" and pending
+ * transfers or renewals are all registered names). `AVAILABLE` is set by the
+ * caller for a 404.
+ */
+export function mapStatus(statuses: readonly string[]): string {
+  const set = new Set(statuses.map((s) => s.toLowerCase().trim()));
+  if (set.has('pending delete')) return 'PENDING_DELETE';
+  if (set.has('redemption period')) return 'REDEMPTION_PERIOD';
+  return 'REGISTERED';
+}
+
+/** ISO 8601 UTC, seconds precision unless the registry gave milliseconds; null for a missing or unreadable date. */
+export function isoUtc(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) return null;
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+function eventDate(events: unknown, action: string): string | null {
+  if (!Array.isArray(events)) return null;
+  for (const e of events) {
+    if (isRecord(e) && typeof e.eventAction === 'string' && e.eventAction.toLowerCase() === action) return isoUtc(e.eventDate);
+  }
+  return null;
+}
+
+/** jCard (RFC 7095) `fn` of an entity: `["vcard", [["fn", {}, "text", "Name"], ...]]`. */
+export function vcardFn(entity: Record<string, unknown>): string | null {
+  const card = entity.vcardArray;
+  if (!Array.isArray(card) || !Array.isArray(card[1])) return null;
+  for (const prop of card[1] as unknown[]) {
+    if (Array.isArray(prop) && prop[0] === 'fn' && typeof prop[3] === 'string' && prop[3].trim()) return prop[3].trim();
+  }
+  return null;
+}
+
+/** The registrar entity: top-level first, then nested ones (some registries nest it). */
+function findRegistrar(entities: unknown, depth = 0): Record<string, unknown> | undefined {
+  if (!Array.isArray(entities) || depth > 2) return undefined;
+  for (const e of entities) {
+    if (isRecord(e) && Array.isArray(e.roles) && e.roles.some((r) => typeof r === 'string' && r.toLowerCase() === 'registrar')) return e;
+  }
+  for (const e of entities) {
+    if (isRecord(e)) {
+      const nested = findRegistrar(e.entities, depth + 1);
+      if (nested) return nested;
+    }
+  }
+  return undefined;
+}
+
+export function mapDomainObject(object: Record<string, unknown>): RdapDomainFields {
+  const rdapStatus = Array.isArray(object.status) ? object.status.filter((s): s is string => typeof s === 'string') : [];
+  const registrarEntity = findRegistrar(object.entities);
+  const registrar = registrarEntity ? (vcardFn(registrarEntity) ?? (typeof registrarEntity.handle === 'string' ? registrarEntity.handle : null)) : null;
+  const nameservers: string[] = [];
+  if (Array.isArray(object.nameservers)) {
+    for (const ns of object.nameservers) {
+      if (!isRecord(ns)) continue;
+      const name = typeof ns.ldhName === 'string' ? ns.ldhName : typeof ns.unicodeName === 'string' ? ns.unicodeName : undefined;
+      if (name) {
+        const normalised = name.toLowerCase().replace(/\.$/, '');
+        if (!nameservers.includes(normalised)) nameservers.push(normalised);
+      }
+    }
+  }
+  return {
+    status: mapStatus(rdapStatus),
+    registeredDate: eventDate(object.events, 'registration'),
+    expirationDate: eventDate(object.events, 'expiration'),
+    lastUpdated: eventDate(object.events, 'last changed'),
+    registrar,
+    nameservers,
+    handle: typeof object.handle === 'string' && object.handle ? object.handle : null,
+    rdapStatus,
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * airgap-scrub's processor: each entity kind with its label, the spec's
+ * example, deterministic overlap resolution, strict mode through any AI
+ * provider (and its absence: 503 ai_unavailable), input errors as coded 4xx
+ * whose messages never quote the text, and the default phone region.
+ */
+import { describe, expect, it } from 'vitest';
+import { AirgapScrubOutput } from '../../api/catalogue/utility-skus.js';
+import { createAiProvider } from '../../core/ai/create-ai-provider.js';
+import { AiUpstreamTimeoutError, type AiProvider, type SensitiveSpan } from '../../core/ai/ai-provider.js';
+import { JobError } from '../../core/queue/queue.js';
+import { createAirgapScrubProcessor, type AirgapScrubResponse } from '../../jobs/airgap-scrub/processor.js';
+import { applyRedactions, resolveSpans, type Span } from '../../jobs/airgap-scrub/spans.js';
+import { bufferLogger, jobContext, processorDeps } from '../helpers/text-skus.js';
+
+const standard = await createAirgapScrubProcessor(processorDeps());
+const scrub = async (text: string, strictMode?: boolean): Promise<AirgapScrubResponse> => {
+  const body = await standard.handle(strictMode === undefined ? { text } : { text, strictMode }, jobContext());
+  expect(AirgapScrubOutput.safeParse(body).success).toBe(true);
+  return body;
+};
+
+async function rejection(p: Promise<unknown>): Promise<JobError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(JobError);
+  return err as JobError;
+}
+
+/** The provider methods strict-mode redaction never calls. */
+const unused = {
+  embed: () => Promise.reject(new Error('not used by airgap-scrub')),
+  summarize: () => Promise.reject(new Error('not used by airgap-scrub')),
+  sentiment: () => Promise.reject(new Error('not used by airgap-scrub')),
+};
+
+/** An AI provider that reports every occurrence of the given names (NAME) and phrases (BIO). */
+function fakeProvider(names: string[], bios: string[] = [], extra: SensitiveSpan[] = []): AiProvider & { calls: number } {
+  const provider = {
+    ...unused,
+    adapter: 'local' as const,
+    calls: 0,
+    async findSensitiveSpans(text: string) {
+      provider.calls++;
+      const spans: SensitiveSpan[] = [...extra];
+      for (const [list, kind] of [[names, 'NAME'], [bios, 'BIO']] as const) {
+        for (const needle of list) {
+          for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) spans.push({ start: at, end: at + needle.length, kind });
+        }
+      }
+      return { spans, model: 'fake-ner-1' };
+    },
+  };
+  return provider;
+}
+
+describe('airgap-scrub: standard mode', () => {
+  it('answers the catalogue example exactly', async () => {
+    expect(await scrub('Call me at 555-010-9999 or mail jane@example.com')).toEqual({
+      success: true,
+      scrubbed: 'Call me at [PHONE] or mail [EMAIL]',
+      entities_redacted: ['PHONE', 'EMAIL'],
+      source: 'airgap-scrub',
+      mode: 'standard',
+    });
+  });
+
+  it('replaces each kind by its label and lists the kinds in order of appearance', async () => {
+    const text =
+      'Card 5527-6018-9555-9795, SSN 412-58-3391. Ship to 350 Fifth Ave, Suite 3300, New York, NY 10118; call +44 20 7946 0958 or write ops@example.org.';
+    const body = await scrub(text);
+    expect(body.scrubbed).toBe('Card [CREDIT_CARD], SSN [SSN]. Ship to [ADDRESS], New York, NY [ZIP]; call [PHONE] or write [EMAIL].');
+    expect(body.entities_redacted).toEqual(['CREDIT_CARD', 'SSN', 'ADDRESS', 'ZIP', 'PHONE', 'EMAIL']);
+  });
+
+  it('leaves text without entities untouched (hard negatives)', async () => {
+    const text = 'Order #48213 shipped 2024-01-15 for $12,345.67 (v2.14.3); card 4111 1111 1111 1112 fails Luhn; SSN 666-45-1234 is invalid.';
+    expect(await scrub(text)).toMatchObject({ scrubbed: text, entities_redacted: [] });
+  });
+
+  it('checks every card brand with Luhn and the brand grouping', async () => {
+    const valid = ['4526 0181 5908 3012', '3442 366712 76843', '6011-5995-2890-7863', '3528472803852803', '2221 7114 7104 9743', '6285 3933 6338 7509'];
+    for (const card of valid) expect((await scrub(`pay with ${card} today`)).scrubbed, card).toBe('pay with [CREDIT_CARD] today');
+    // Luhn-invalid, and a valid number in an impossible grouping.
+    for (const text of ['pay with 4526 0181 5908 3015 today', 'pay with 45 2601 8159 0830 12 today']) expect((await scrub(text)).scrubbed).toBe(text);
+  });
+
+  it('finds SSNs with or without separators (bare ones only after an SSN keyword)', async () => {
+    expect((await scrub('SSN 219876543 on file')).scrubbed).toBe('SSN [SSN] on file');
+    expect((await scrub('ref 219876543 on file')).scrubbed).toBe('ref 219876543 on file');
+    expect((await scrub('ids 531 72 8840 and 531.72.8840')).scrubbed).toBe('ids [SSN] and [SSN]');
+    expect((await scrub('area 000-12-3456, group 123-00-4567, serial 123-45-0000')).entities_redacted).toEqual([]);
+  });
+
+  it('resolves overlaps to the longest, most specific span, whatever the detector order', () => {
+    const text = 'x'.repeat(40);
+    const spans: Span[] = [
+      { start: 2, end: 8, kind: 'PHONE' },
+      { start: 5, end: 12, kind: 'NAME' }, // partial overlap: the union is redacted
+      { start: 20, end: 25, kind: 'ZIP' },
+      { start: 20, end: 25, kind: 'SSN' }, // same length: SSN is more specific than ZIP
+      { start: 30, end: 38, kind: 'BIO' },
+      { start: 31, end: 33, kind: 'EMAIL' }, // inside the BIO
+    ];
+    const expected = [
+      { start: 2, end: 12, kind: 'NAME', kinds: ['NAME', 'PHONE'] },
+      { start: 20, end: 25, kind: 'SSN', kinds: ['SSN', 'ZIP'] },
+      { start: 30, end: 38, kind: 'BIO', kinds: ['BIO', 'EMAIL'] },
+    ];
+    for (let i = 0; i < 20; i++) {
+      const shuffled = [...spans].sort(() => Math.random() - 0.5);
+      expect(resolveSpans(shuffled, text.length)).toEqual(expected);
+    }
+    const { scrubbed, kinds } = applyRedactions(text, resolveSpans(spans, text.length));
+    expect(scrubbed).toBe('xx[NAME]xxxxxxxx[SSN]xxxxx[BIO]xx');
+    expect(kinds).toEqual(['NAME', 'PHONE', 'SSN', 'ZIP', 'BIO', 'EMAIL']);
+  });
+
+  it('uses AIRGAP_PHONE_REGION for national numbers', async () => {
+    const gb = await createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'GB' }));
+    const text = 'Ring the office on 020 7946 0958 today.';
+    expect((await gb.handle({ text }, jobContext())).scrubbed).toBe('Ring the office on [PHONE] today.');
+    expect((await scrub(text)).scrubbed).toBe(text);
+    await expect(createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'ZZ' }))).rejects.toThrow(/AIRGAP_PHONE_REGION/);
+  });
+});
+
+describe('airgap-scrub: strict mode', () => {
+  const bio = 'a retired cardiologist from Ohio who coaches little league';
+  const text = `Alice Johnson (alice.j@example.com) is ${bio}. Call Alice Johnson at 415-555-0139.`;
+
+  it('answers 503 ai_unavailable without an AI provider, naming strictMode', async () => {
+    const err = await rejection(standard.handle({ text, strictMode: true }, jobContext()));
+    expect(err).toMatchObject({ code: 'ai_unavailable', status: 503, details: { field: 'strictMode' } });
+  });
+
+  it('adds the provider NAME and BIO spans to the pattern ones, mode deep', async () => {
+    const ai = fakeProvider(['Alice Johnson'], [bio]);
+    const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
+    const body = await deep.handle({ text, strictMode: true }, jobContext());
+    expect(AirgapScrubOutput.safeParse(body).success).toBe(true);
+    expect(body).toEqual({
+      success: true,
+      scrubbed: '[NAME] ([EMAIL]) is [BIO]. Call [NAME] at [PHONE].',
+      entities_redacted: ['NAME', 'EMAIL', 'BIO', 'PHONE'],
+      source: 'airgap-scrub+local:fake-ner-1',
+      mode: 'deep',
+    });
+    // Without strictMode the provider is not asked.
+    const calls = ai.calls;
+    expect((await deep.handle({ text }, jobContext())).mode).toBe('standard');
+    expect(ai.calls).toBe(calls);
+  });
+
+  it('merges provider spans that overlap pattern spans and ignores malformed ones', async () => {
+    const t = 'Write to bob.smith@example.com, Bob Smith.';
+    const at = t.indexOf('bob.smith');
+    const ai = fakeProvider(['Bob Smith'], [], [
+      { start: at, end: at + 9, kind: 'NAME' }, // "bob.smith" inside the email: the email wins
+      { start: -4, end: 3, kind: 'NAME' },
+      { start: 10, end: 5, kind: 'BIO' },
+      { start: 0, end: 10_000, kind: 'BIO' },
+      { start: 1.5, end: 4, kind: 'NAME' },
+      { start: 0, end: 5, kind: 'SSN' as never },
+    ]);
+    const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
+    const body = await deep.handle({ text: t, strictMode: true }, jobContext());
+    expect(body.scrubbed).toBe('Write to [EMAIL], [NAME].');
+    expect(body.entities_redacted).toEqual(['EMAIL', 'NAME']);
+  });
+
+  it('works with the project\'s own local AI provider (AI_PROVIDER=local)', async () => {
+    const deps = processorDeps({}, { AI_PROVIDER: 'local' });
+    const ai = await createAiProvider(deps.config, deps.logger);
+    try {
+      const deep = await createAirgapScrubProcessor({ ...deps, ai });
+      const t = 'Dr. Alice Johnson can be reached at alice.j@example.com or 415-555-0139. Her colleague Bob Smith lives at 12 Oak Street.';
+      const body = await deep.handle({ text: t, strictMode: true }, jobContext());
+      expect(AirgapScrubOutput.safeParse(body).success).toBe(true);
+      expect(body.mode).toBe('deep');
+      expect(body.source).toMatch(/^airgap-scrub\+local:/);
+      for (const secret of ['Alice Johnson', 'Bob Smith', 'alice.j@example.com', '415-555-0139', '12 Oak Street']) expect(body.scrubbed).not.toContain(secret);
+      expect(body.entities_redacted).toEqual(expect.arrayContaining(['NAME', 'EMAIL', 'PHONE']));
+    } finally {
+      await ai.close?.();
+    }
+  });
+
+  it('turns a provider failure into a 502 that does not carry the provider message (which may echo the text)', async () => {
+    const { logger, lines } = bufferLogger();
+    const secret = 'SSN 412-58-3391 of Alice Johnson';
+    const failing: AiProvider = {
+      ...unused,
+      adapter: 'openai',
+      async findSensitiveSpans(t: string) {
+        throw new Error(`upstream 400: could not process input "${t}"`);
+      },
+    };
+    const coded: AiProvider = {
+      ...unused,
+      adapter: 'openai',
+      async findSensitiveSpans(t: string) {
+        throw new AiUpstreamTimeoutError(`timed out on "${t}"`, { input: t });
+      },
+    };
+    const a = await rejection((await createAirgapScrubProcessor(processorDeps({ ai: failing, logger }))).handle({ text: secret, strictMode: true }, jobContext()));
+    expect(a).toMatchObject({ code: 'ai_failed', status: 502 });
+    const b = await rejection((await createAirgapScrubProcessor(processorDeps({ ai: coded, logger }))).handle({ text: secret, strictMode: true }, jobContext()));
+    expect(b).toMatchObject({ code: 'ai_upstream_timeout', status: 504, details: {} });
+    for (const err of [a, b]) expect(JSON.stringify({ m: err.message, d: err.details, s: err.stack })).not.toMatch(/412-58-3391|Alice/);
+    expect(lines()).toContain('AI provider failed');
+    expect(lines()).not.toMatch(/412-58-3391|Alice/);
+  });
+});
+
+describe('airgap-scrub: input errors and logs', () => {
+  it('answers coded 400s naming the field, never quoting the text', async () => {
+    const secret = '412-58-3391';
+    const cases: [unknown, string, string][] = [
+      [{ text: `SSN ${secret}`, strictMode: 'yes' }, 'invalid_parameter', 'strictMode'],
+      [{ text: '' }, 'invalid_parameter', 'text'],
+      [{ text: 42 }, 'invalid_parameter', 'text'],
+      [{}, 'invalid_parameter', 'text'],
+      [{ text: `SSN ${secret}`, extra: secret }, 'unknown_parameter', 'extra'],
+    ];
+    for (const [data, code, field] of cases) {
+      const err = await rejection(standard.handle(data, jobContext()));
+      expect(err, JSON.stringify(data)).toMatchObject({ code, status: 400, details: { field } });
+      expect(err.message).not.toContain(secret);
+    }
+  });
+
+  it('logs counts at debug level, never the text or a match', async () => {
+    const { logger, lines } = bufferLogger('trace');
+    const p = await createAirgapScrubProcessor(processorDeps({ logger }));
+    await p.handle({ text: 'mail zed.quux@example.com or call (415) 555-2671, unique-marker-7f3a' }, jobContext());
+    expect(lines()).toContain('airgap-scrub: done');
+    expect(lines()).not.toMatch(/zed\.quux|555-2671|unique-marker-7f3a/);
+  });
+});

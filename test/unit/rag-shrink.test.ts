@@ -1,0 +1,181 @@
+/**
+ * rag-shrink's processor on realistic pages (test/fixtures/html: a news
+ * article, a docs page, a blog post with comments): what is kept (title,
+ * headings, paragraphs, list items, blockquotes, code blocks, tables) in
+ * document order, what is dropped (navigation, page header and footer,
+ * asides, ads, cookie banners, share bars, related links, comments, forms,
+ * scripts, styles, hidden elements), links only with keepLinks, the size
+ * statistics, input errors, and p50/p99 on the fixtures next to
+ * @mozilla/readability + turndown doing the same pages.
+ */
+import { readFileSync } from 'node:fs';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import { describe, expect, it } from 'vitest';
+import { RagShrinkOutput } from '../../api/catalogue/utility-skus.js';
+import { JobError } from '../../core/queue/queue.js';
+import { createRagShrinkProcessor, type RagShrinkResponse } from '../../jobs/rag-shrink/processor.js';
+import { jobContext, processorDeps, timeRuns } from '../helpers/text-skus.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/html/${name}.html`, import.meta.url), 'utf8');
+const NEWS = fixture('news-article');
+const DOCS = fixture('docs-page');
+const BLOG = fixture('blog-with-comments');
+
+const processor = await createRagShrinkProcessor(processorDeps());
+async function shrink(html: string, keepLinks?: boolean): Promise<RagShrinkResponse> {
+  const body = await processor.handle(keepLinks === undefined ? { html } : { html, keepLinks }, jobContext());
+  const check = RagShrinkOutput.safeParse(body);
+  expect(check.success, JSON.stringify(check.error?.issues)).toBe(true);
+  return body;
+}
+
+/** Asserts each needle appears in `text`, in this order. */
+function expectInOrder(text: string, needles: string[]): void {
+  let at = -1;
+  for (const needle of needles) {
+    const i = text.indexOf(needle, at + 1);
+    expect(i, `"${needle}" after position ${at}`).toBeGreaterThan(at);
+    at = i;
+  }
+}
+
+const expectAbsent = (text: string, needles: string[]) => {
+  for (const needle of needles) expect(text, needle).not.toContain(needle);
+};
+
+describe('rag-shrink: news article', () => {
+  it('keeps the article in order as Markdown and drops the page chrome', async () => {
+    const body = await shrink(NEWS);
+    expect(body.title).toBe('City Council Approves Riverside Flood Barrier After Two-Year Debate | The Harbor Gazette');
+    expect(body.headings).toEqual(['City Council Approves Riverside Flood Barrier After Two-Year Debate', 'What the plan includes', 'Opposition and costs', 'What happens next']);
+    expectInOrder(body.content, [
+      '# City Council Approves Riverside Flood Barrier After Two-Year Debate',
+      'The city council voted 7–2 on Tuesday night to fund a $48 million flood barrier',
+      '## What the plan includes',
+      '- An earthen levee between the ferry terminal and Mill Street',
+      '- A maintenance fund financed by a small surcharge on water bills.',
+      '> “We cannot ask the people of Riverside to bail out their basements every autumn. This barrier is overdue.”\n>\n> — Councillor Maya Ortiz',
+      '## Opposition and costs',
+      '## What happens next',
+      '1. The state environmental review, expected to take nine months.\n2. A public comment period of 60 days.\n3. Final design and bidding in early 2026.',
+      'Residents can read the full engineering report',
+    ]);
+    expectAbsent(body.content, [
+      'cookies', // cookie banner (role=dialog, class cookie-banner)
+      'Politics', // primary nav
+      'Search the Gazette', // search form
+      'mattress', // leaderboard ad
+      'Refinance today', // in-article ad
+      'Share on X', // share bar
+      'Related coverage', // aside
+      'Get the morning briefing', // newsletter form
+      'Internal note', // display:none
+      'Recommended for you', // recommended section
+      'Most read', // sidebar
+      'All rights reserved', // site footer
+      'Skip to content',
+      'gtag',
+      'NewsArticle', // JSON-LD
+      'font-size', // style
+      'Home ›', // breadcrumbs
+    ]);
+    expect(body.links).toEqual([]);
+    expect(body.content).not.toMatch(/\]\(|<[a-z]/); // no links, no markup
+  });
+
+  it('keeps links as Markdown (and lists them) only with keepLinks', async () => {
+    const body = await shrink(NEWS, true);
+    expect(body.content).toContain('By [Dana Whitfield](/staff/dana-whitfield) · March 11, 2025');
+    expect(body.links).toEqual([{ text: 'Dana Whitfield', href: '/staff/dana-whitfield' }]);
+    // Links in dropped blocks stay dropped.
+    expect(body.content).not.toContain('/privacy');
+  });
+
+  it('reports the size statistics and the token estimate', async () => {
+    const body = await shrink(NEWS);
+    expect(body.original_length).toBe(NEWS.length);
+    expect(body.shrunk_length).toBe(body.content.length);
+    expect(body.reduction_pct).toBeCloseTo((1 - body.content.length / NEWS.length) * 100, 2);
+    expect(body.tokens_saved_estimate).toBe(Math.ceil(NEWS.length / 4) - Math.ceil(body.content.length / 4));
+    expect(body.reduction_pct).toBeGreaterThan(60);
+  });
+});
+
+describe('rag-shrink: docs page', () => {
+  it('keeps the docs content with its table and code block, drops sidebars, TOC and navigation', async () => {
+    const body = await shrink(DOCS);
+    expect(body.title).toBe('Rate limits — Quarry API Reference');
+    expect(body.headings).toEqual(['Rate limits', 'Default limits', 'Response headers', 'Handling 429 responses', 'Batching requests']);
+    expectInOrder(body.content, [
+      '# Rate limits',
+      'Limits apply per API key, not per IP address.',
+      '## Default limits',
+      '| Plan | Requests per minute | Burst |\n| --- | --- | --- |\n| Free | 60 | 10 |\n| Team | 600 | 100 |\n| Enterprise | 6,000 | 1,000 |',
+      '- `X-RateLimit-Limit`: requests allowed in the current window.',
+      'answers `429 Too Many Requests` with a `Retry-After` header',
+      '```python\nimport time, requests\n\ndef get_with_retry(url, key, attempts=5):\n    for i in range(attempts):',
+      '    raise RuntimeError("rate limited")\n```',
+      '> Do not retry immediately in a tight loop',
+      '### Batching requests',
+      'One batched call counts as a single request against your limit.',
+    ]);
+    expectAbsent(body.content, ['Quarry v4 is out', 'SDKs', 'Search docs', 'Authentication', 'On this page', 'Was this page helpful', 'Pagination →', 'Copyright', 'localStorage', '--accent']);
+  });
+});
+
+describe('rag-shrink: blog post with comments', () => {
+  it('keeps the post (nested lists indented), drops comments, reply form, related posts and widgets', async () => {
+    const body = await shrink(BLOG);
+    expect(body.title).toBe('Why I switched my home server to ZFS – Tinkering Notes'); // &#8211; decoded
+    expectInOrder(body.content, [
+      '# Why I switched my home server to ZFS',
+      'under `mdadm` with ext4 on top',
+      '## The problem with silent corruption',
+      '## The migration, step by step',
+      '1. Back up everything twice (one copy offsite).\n2. Create the pool on two new disks:\n   - `zpool create tank mirror /dev/sdb /dev/sdc`\n   - Set `compression=lz4` and `atime=off`.\n3. Copy the data',
+      '> Have you ever lost data you could not get back?',
+      '## Six months later',
+      'saved me from my own `rm -rf` twice.',
+    ]);
+    expectAbsent(body.content, ['btrfs', 'ECC RAM', 'Leave a Reply', 'Post Comment', 'Share this', 'Building a silent NAS case', 'Recent Posts', 'Pi-hole', 'Proudly powered', 'This site uses cookies', 'Homelab, Linux', 'wpcomments']);
+  });
+});
+
+describe('rag-shrink: fragments and input errors', () => {
+  it('accepts a fragment or bare text, and answers the catalogue example', async () => {
+    expect((await shrink('<p>Hello <b>world</b></p><script>x()</script>')).content).toBe('Hello world');
+    expect((await shrink('plain   text')).content).toBe('plain text');
+    const example = await shrink('<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>');
+    expect(example).toMatchObject({ content: '# Intro\n\nHello', title: 'Doc', headings: ['Intro'], links: [], shrunk_length: 14 });
+    // No h1 in the content: the title leads.
+    expect((await shrink('<title>Page</title><h2>Part</h2><p>x</p>')).content).toBe('# Page\n\n## Part\n\nx');
+  });
+
+  it('answers coded 400s for input the schema refuses', async () => {
+    for (const [data, field] of [[{ html: '' }, 'html'], [{ html: '<p>x</p>', keepLinks: 'yes' }, 'keepLinks'], [{ html: '<p>x</p>', x: 1 }, 'x']] as const) {
+      const err = await processor.handle(data, jobContext()).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JobError);
+      expect(err).toMatchObject({ status: 400, details: { field } });
+    }
+  });
+});
+
+describe('rag-shrink: latency on the fixtures (printed), next to readability + turndown', () => {
+  it('p50/p99 per page', async () => {
+    const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+    const rows: Record<string, string | number>[] = [];
+    for (const [name, html] of [['news-article', NEWS], ['docs-page', DOCS], ['blog-with-comments', BLOG]] as const) {
+      const ours = await timeRuns(() => processor.handle({ html }, jobContext()), 60, 10);
+      const theirs = await timeRuns(async () => {
+        const { document } = parseHTML(html);
+        const article = new Readability(document as never).parse();
+        return turndown.turndown(article?.content ?? '');
+      }, 60, 10);
+      rows.push({ page: name, chars: html.length, 'rag-shrink p50 ms': +ours.p50.toFixed(2), 'rag-shrink p99 ms': +ours.p99.toFixed(2), 'readability+turndown p50 ms': +theirs.p50.toFixed(2), 'readability+turndown p99 ms': +theirs.p99.toFixed(2) });
+      expect(ours.p99).toBeLessThan(900);
+    }
+    console.table(rows);
+  });
+});
