@@ -1,0 +1,320 @@
+/**
+ * x402 load generation for the benches that drive the real api role with
+ * paid requests (the approach of test/bench/api.bench.ts, factored out for
+ * test/bench/utility.bench.ts):
+ *
+ *  - a load generator in a CHILD process (this file run with
+ *    --load-generator), so autocannon does not share the server's event loop;
+ *  - each paid request carries its own PAYMENT-SIGNATURE, signed in advance in
+ *    that child by the real x402 client (x402Client + ExactEvmScheme) with the
+ *    dev chain's demo payer, each used once (the replay guard refuses reuse);
+ *  - `excludeSettlement`: the running gate's facilitator keeps its real
+ *    `verify` (timed) and gets a no-op successful `settle`, so nothing is sent
+ *    to the chain while the gate still runs its settle step.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { x402Client } from '@x402/fetch';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+
+export interface RequestVariant {
+  method: 'GET' | 'POST';
+  path: string;
+  /** JSON text; sent with content-type application/json. */
+  body?: string;
+}
+
+export interface RunSpec {
+  url: string;
+  connections: number;
+  /** A fixed number of requests: every one completes, none is abandoned in flight at the end. */
+  amount: number;
+  /** Requests cycle through these, in order. */
+  variants: RequestVariant[];
+  /** Signature pool of a paid route; absent for a free (or ungated) route. */
+  pool?: string;
+  /** Per-request timeout, seconds (default 60). */
+  timeoutS?: number;
+}
+
+export interface RunResult {
+  requests: number;
+  ok2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  statusCodes: Record<string, number>;
+  firstFailure?: string;
+  signaturesUsed: number;
+}
+
+/** Nearest-rank quantile (the same rule for every figure of a bench). */
+export function quantile(values: readonly number[], q: number): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+// ==================================================================== the child process
+
+type LoadRequest =
+  | { id: number; type: 'payer'; payerKey: Hex }
+  | { id: number; type: 'sign'; pool: string; challenge: PaymentRequired; atLeast: number }
+  | { id: number; type: 'run'; run: RunSpec }
+  | { id: number; type: 'exit' };
+type LoadMessage = LoadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+type LoadReply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: string };
+
+/** The subset of autocannon's API used here (the package ships no types). */
+interface AutocannonRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
+  onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+}
+interface AutocannonResult {
+  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  '2xx': number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  amount: number;
+  timeout: number;
+  sampleInt: number;
+  requests: AutocannonRequest[];
+}) => PromiseLike<AutocannonResult>;
+
+async function loadGenerator(): Promise<void> {
+  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  let client: x402Client | undefined;
+  /** Signed headers per pool, each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
+  const pools = new Map<string, { headers: { header: string; at: number }[]; next: number; maxAgeMs: number }>();
+  const prune = (p: { headers: { at: number }[]; next: number; maxAgeMs: number }) => {
+    const oldest = Date.now() - p.maxAgeMs;
+    while (p.next < p.headers.length && p.headers[p.next]!.at < oldest) p.next++;
+  };
+
+  const sign = async (pool: string, challenge: PaymentRequired, atLeast: number) => {
+    if (!client) throw new Error('no payer key');
+    const accepted = challenge.accepts[0]!;
+    let p = pools.get(pool);
+    // validBefore = signing time + maxTimeoutSeconds; the facilitator wants >= 6 s left: keep a minute and a run in hand.
+    if (!p) pools.set(pool, (p = { headers: [], next: 0, maxAgeMs: Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000 }));
+    prune(p);
+    // The dev chain's test USDC is not a default asset of the client: allow it (as the integration tests do).
+    client.setSpendControls({ allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }] });
+    const t0 = performance.now();
+    for (let i = p.headers.length - p.next; i < atLeast; i++) {
+      p.headers.push({ header: encodePaymentSignatureHeader(await client.createPaymentPayload(challenge)), at: Date.now() });
+    }
+    return { available: p.headers.length - p.next, ms: performance.now() - t0 };
+  };
+
+  const run = async (spec: RunSpec): Promise<RunResult> => {
+    const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
+    if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
+    // This run's own authorizations: whatever is left of them afterwards is dropped, never handed to another run.
+    let mine: string[] = [];
+    if (pool) {
+      prune(pool);
+      mine = pool.headers.slice(pool.next).map((h) => h.header);
+      pool.next = pool.headers.length;
+      if (mine.length < spec.amount) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
+    }
+    let cursor = 0;
+    let used = 0;
+    let firstFailure: string | undefined;
+    let lastResponseAt = 0;
+    const request: AutocannonRequest = {
+      setupRequest: (req) => {
+        const v = spec.variants[cursor++ % spec.variants.length]!;
+        const headers: Record<string, string> = { ...(req.headers ?? {}) };
+        if (v.body !== undefined) headers['content-type'] = 'application/json';
+        // Past the end a request goes unpaid: a 402 the result shows, never a reused signature.
+        if (pool && used < mine.length) headers['payment-signature'] = mine[used++]!;
+        return { ...req, method: v.method, path: v.path, headers, ...(v.body !== undefined ? { body: v.body } : {}) };
+      },
+      onResponse: (status, body) => {
+        lastResponseAt = performance.now();
+        if ((status < 200 || status > 299) && firstFailure === undefined) firstFailure = `${status} ${body.slice(0, 600)}`;
+      },
+    };
+    // autocannon resolves on its next sampling tick after the last response, and its `duration` includes
+    // that wait: the run is timed here, from the start to the last response.
+    const t0 = performance.now();
+    const r = await autocannon({ url: spec.url, connections: spec.connections, amount: spec.amount, timeout: spec.timeoutS ?? 60, sampleInt: 100, requests: [request] });
+    const durationS = ((lastResponseAt || performance.now()) - t0) / 1000;
+    const statusCodes: Record<string, number> = {};
+    for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = s.count;
+    const requests = r['2xx'] + r.non2xx;
+    return {
+      requests,
+      ok2xx: r['2xx'],
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      durationS,
+      rps: durationS > 0 ? requests / durationS : 0,
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      mean: r.latency.mean,
+      statusCodes,
+      ...(firstFailure !== undefined ? { firstFailure } : {}),
+      signaturesUsed: used,
+    };
+  };
+
+  const reply = (m: LoadReply) => process.send?.(m);
+  process.on('message', (raw: unknown) => {
+    const msg = raw as LoadRequest;
+    void (async () => {
+      try {
+        switch (msg.type) {
+          case 'payer':
+            client = new x402Client().register('eip155:*', new ExactEvmScheme(privateKeyToAccount(msg.payerKey)));
+            return reply({ id: msg.id, ok: true });
+          case 'sign':
+            return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast) });
+          case 'run':
+            return reply({ id: msg.id, ok: true, result: await run(msg.run) });
+          case 'exit':
+            reply({ id: msg.id, ok: true });
+            process.exit(0);
+        }
+      } catch (err) {
+        reply({ id: msg.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      }
+    })();
+  });
+  // The parent going away (a crash, Ctrl-C) ends the child too.
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ id: 0, ok: true, result: 'ready' } satisfies LoadReply);
+}
+
+// ==================================================================== the parent's handle
+
+export class LoadGenerator {
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly ready: Promise<void>;
+
+  private constructor(private readonly child: ChildProcess) {
+    let markReady: () => void = () => {};
+    this.ready = new Promise<void>((r) => (markReady = r));
+    child.on('message', (raw: unknown) => {
+      const m = raw as LoadReply;
+      if (m.id === 0) return markReady();
+      const w = this.waiting.get(m.id);
+      if (!w) return;
+      this.waiting.delete(m.id);
+      if (m.ok) w.resolve(m.result);
+      else w.reject(new Error(`load generator: ${m.error}`));
+    });
+    child.on('error', () => {
+      // a send on a closed channel; the 'exit' handler rejects what was waiting
+    });
+    child.on('exit', (code) => {
+      for (const w of this.waiting.values()) w.reject(new Error(`load generator exited with ${code}`));
+      this.waiting.clear();
+    });
+  }
+
+  /** Forks this file; process.execArgv carries tsx's loader, so the child runs TypeScript as the parent does. */
+  static start(): LoadGenerator {
+    return new LoadGenerator(fork(fileURLToPath(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  }
+
+  private async call<T>(msg: LoadMessage): Promise<T> {
+    await this.ready;
+    const id = this.nextId++;
+    if (!this.child.connected) throw new Error(`load generator is gone (exit code ${this.child.exitCode})`);
+    return new Promise<T>((resolveCall, reject) => {
+      this.waiting.set(id, { resolve: resolveCall as (v: unknown) => void, reject });
+      this.child.send({ ...msg, id });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  setPayer(payerKey: Hex): Promise<void> {
+    return this.call({ type: 'payer', payerKey });
+  }
+
+  /** Makes at least `atLeast` fresh authorizations available in a pool (stale ones are dropped); returns the seconds spent signing. */
+  async sign(pool: string, challenge: PaymentRequired, atLeast: number): Promise<number> {
+    const r = await this.call<{ available: number; ms: number }>({ type: 'sign', pool, challenge, atLeast });
+    return r.ms / 1000;
+  }
+
+  run(spec: RunSpec): Promise<RunResult> {
+    return this.call<RunResult>({ type: 'run', run: spec });
+  }
+
+  async exit(): Promise<void> {
+    await this.call({ type: 'exit' }).catch(() => undefined);
+  }
+}
+
+// ==================================================================== payment helpers
+
+/** Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success. */
+export function excludeSettlement(facilitator: FacilitatorClient): { verifyMs: number[]; settleCalls: () => number } {
+  const verifyMs: number[] = [];
+  let settleCalls = 0;
+  const verify = facilitator.verify.bind(facilitator);
+  facilitator.verify = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => {
+    const t0 = performance.now();
+    try {
+      return await verify(payload, requirements);
+    } finally {
+      verifyMs.push(performance.now() - t0);
+    }
+  };
+  facilitator.settle = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
+    settleCalls += 1;
+    const auth = (payload.payload as { authorization?: { from?: string } }).authorization;
+    // A well-formed success without a transaction on chain: the bench excludes settlement.
+    return { success: true, transaction: `0x${'0'.repeat(64)}`, network: requirements.network, ...(auth?.from ? { payer: auth.from } : {}) };
+  };
+  return { verifyMs, settleCalls: () => settleCalls };
+}
+
+/** The 402 challenge of an unpaid request (anything else is an error naming what came back). */
+export async function challengeOf(url: string, v: RequestVariant): Promise<PaymentRequired> {
+  const res = await fetch(`${url}${v.path}`, {
+    method: v.method,
+    ...(v.body !== undefined ? { body: v.body, headers: { 'content-type': 'application/json' } } : {}),
+  });
+  const header = res.headers.get('payment-required');
+  if (res.status !== 402 || !header) throw new Error(`expected a 402 challenge from ${v.method} ${v.path}, got ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  return decodePaymentRequiredHeader(header);
+}
+
+if (process.argv.includes('--load-generator') && process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await loadGenerator(); // answers the parent until told to exit
+}
