@@ -198,7 +198,7 @@ export const configSpec = {
   RDAP_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(10).default(3), 'Most HTTP redirects followed from the registry (e.g. to a registrar RDAP server).'],
   RDAP_ALLOW_HTTP: [
     z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').default(false),
-    'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects (loopback test servers).',
+    'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects, and loopback addresses (test servers).',
   ],
   DEXSCREENER_BASE_URL: [url(['http:', 'https:']).default('https://api.dexscreener.com'), 'DEX aggregator API in DexScreener\'s format (`/latest/dex/search`, `/latest/dex/tokens/{address}`).'],
   DEXSCREENER_TIMEOUT_MS: [positiveInt.default(4000), 'Deadline of one DEX aggregator call (504 `upstream_timeout` after it).'],

@@ -8,12 +8,22 @@
  */
 import { z } from 'zod';
 import { isServedJobSku } from '../../jobs/registry.js';
+import { staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
 import { jobHandler } from './job-handler.js';
 import { defineSku, type Sku } from './sku.js';
 
 const MAX_TEXT = 200_000;
 
 
+/**
+ * A URL input the job fetches (stealth-dom `url`, image-ocr-shrink `imageUrl`). Beyond the scheme, the
+ * fetcher's own synchronous policy (jobs/web-fetch/address-policy.ts `staticUrlRefusal`) refuses here, as a
+ * 400 `invalid_parameter` naming the field before any 402 challenge, what no configuration would let the
+ * worker fetch: credentials, bad ports, internal or metadata names, non-public IP literals in any spelling.
+ * The schema has no config, so a plain dotted-quad loopback (`http://127.0.0.1:port/`) passes and the worker
+ * judges it with FETCH_ALLOW_LOOPBACK (tests only; in production it refuses it without settling). Names need
+ * DNS: the worker resolves and vets them.
+ */
 const httpUrl = (what: string) =>
   z
     .string()
@@ -25,6 +35,11 @@ const httpUrl = (what: string) =>
         return false;
       }
     }, 'must be an http(s) URL')
+    .superRefine((v, ctx) => {
+      const refusal = staticUrlRefusal(v);
+      // Unparsable URLs and other schemes: the refinement above already said so.
+      if (refusal && refusal.reason !== 'invalid_url' && refusal.reason !== 'scheme_not_allowed') ctx.addIssue({ code: 'custom', message: `must be a public http(s) URL: ${refusal.message} (${refusal.reason})`, params: { reason: refusal.reason } });
+    })
     .describe(what);
 
 const reduction = {

@@ -1,7 +1,8 @@
 /**
  * One JSON error shape everywhere: RFC 9457 problem details
  * (`application/problem+json`) with a stable machine-readable `code`, the
- * offending `field` when there is one, and the request id.
+ * offending `field` when there is one, and the request id. A 429 or 503 whose
+ * details carry `retry_after_seconds` also gets a `Retry-After` header.
  */
 import type { Middleware } from 'koa';
 import { AppError } from '../../core/errors.js';
@@ -42,6 +43,20 @@ export function problemErrors(): Middleware {
       ctx.status = status;
       ctx.type = 'application/problem+json';
       ctx.body = { ...problem(status, code, detail, known ? err.details : {}), request_id: ctx.state.requestId };
+      const retryAfter = known ? retryAfterHeader(status, err.details) : undefined;
+      if (retryAfter !== undefined) ctx.set('Retry-After', retryAfter);
     }
   };
+}
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3, delta-seconds) for a 429 or 503 whose details carry
+ * `retry_after_seconds` (e.g. domain-check's and dex-price-summary's `upstream_rate_limited`): the value a
+ * client or proxy reads without parsing the body. Only a non-negative integer is sent; anything else
+ * (a fraction, a string, a negative number) is left to the body.
+ */
+export function retryAfterHeader(status: number, details: Record<string, unknown>): string | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  const seconds = details.retry_after_seconds;
+  return typeof seconds === 'number' && Number.isSafeInteger(seconds) && seconds >= 0 ? String(seconds) : undefined;
 }

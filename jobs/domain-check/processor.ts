@@ -5,12 +5,14 @@
  *
  * name -> punycode + registrable domain (domain-name.ts) -> RDAP base URL of
  * its TLD (400 `tld_not_supported` when the registry lists none) -> `GET
- * {base}domain/{name}` (rdap.ts) -> registered record, or `available: true`
- * when the registry answers 404.
+ * {base}domain/{name}` (rdap.ts, every hop through the SSRF-safe fetcher of
+ * jobs/web-fetch) -> registered record, or `available: true` when the
+ * registry answers 404.
  */
 import type { DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
+import { createSafeFetch, fetcherSettingsFromConfig } from '../web-fetch/safe-fetch.js';
 import { BootstrapRegistry, DEFAULT_BOOTSTRAP_FILE } from './bootstrap.js';
 import { normaliseDomain, tldOf } from './domain-name.js';
 import { fetchRdapDomain, mapDomainObject } from './rdap.js';
@@ -44,6 +46,14 @@ export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, Do
     logger,
   });
   bootstrap.start();
+  // Every RDAP hop goes through the SSRF-safe fetcher (rdap.ts follows redirects itself: `maxRedirects` is unused).
+  // Loopback is for tests only: FETCH_ALLOW_LOOPBACK, or RDAP_ALLOW_HTTP, which exists for loopback test
+  // registries and is refused above unless NODE_ENV=test (as the config refuses FETCH_ALLOW_LOOPBACK).
+  const fetch = createSafeFetch({
+    ...fetcherSettingsFromConfig(config),
+    allowLoopback: config.FETCH_ALLOW_LOOPBACK || config.RDAP_ALLOW_HTTP,
+    maxRedirects: 0,
+  });
 
   return {
     handle: async (input, ctx) => {
@@ -61,6 +71,7 @@ export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, Do
         timeoutMs: Math.max(1, Math.min(config.RDAP_TIMEOUT_MS, ctx.deadline - Date.now())),
         maxRedirects: config.RDAP_MAX_REDIRECTS,
         allowHttp: config.RDAP_ALLOW_HTTP,
+        fetch,
         signal: ctx.signal,
       });
       const fields = outcome.kind === 'found' ? mapDomainObject(outcome.object) : undefined;

@@ -258,3 +258,41 @@ export function checkUrl(input: string, options: PolicyOptions, base?: URL): Url
   if (refusal) return { ok: false, refusal };
   return { ok: true, checked: { url, host, port } };
 }
+
+/**
+ * The URL rules that need neither DNS nor configuration, for refusing a URL
+ * input synchronously, before any work or payment (the API's input schemas;
+ * this module imports nothing but ipaddr.js): `checkUrl` without loopback, so
+ * the scheme, credentials, bad ports, internal and metadata names and every
+ * non-public IP literal, in any spelling the URL parser normalises
+ * (`http://2130706433/`, `http://0x7f.1/`, `http://[::1]/`,
+ * `http://[::ffff:10.0.0.1]/`), are refused here as the worker would refuse
+ * them.
+ *
+ * One exception: whether loopback may be reached depends on the configuration
+ * (FETCH_ALLOW_LOOPBACK, tests only), which a schema does not see. A loopback
+ * IPv4 written as a plain dotted quad (`http://127.0.0.1:8080/`, the form the
+ * tests' loopback servers use) passes, and the worker's fetcher judges it with
+ * the config (in production it refuses it, before any connection and without
+ * settlement). Other loopback spellings (decimal, octal, hex, short forms,
+ * `[::1]`, `localhost`) serve no test and are refused here. Names still need
+ * the worker's resolution and address check. Null when the URL may go on.
+ */
+export function staticUrlRefusal(input: string): Refusal | null {
+  const check = checkUrl(input, { allowLoopback: false });
+  if (check.ok) return null;
+  const { refusal } = check;
+  if (refusal.reason === 'loopback' && refusal.address && ipaddr.IPv4.isValidFourPartDecimal(refusal.address) && writtenAsDottedQuad(input, refusal.address)) {
+    return null;
+  }
+  return refusal;
+}
+
+/** True when `input` spells its host exactly as `address` (no other IPv4 notation the parser would normalise). */
+function writtenAsDottedQuad(input: string, address: string): boolean {
+  const text = input.trim().toLowerCase();
+  const scheme = /^https?:/.exec(text)?.[0];
+  if (!scheme) return false;
+  const prefix = `${scheme}//${address}`;
+  return text.startsWith(prefix) && /^(?:[:/?#]|$)/.test(text.slice(prefix.length));
+}

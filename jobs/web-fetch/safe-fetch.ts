@@ -66,7 +66,13 @@ export interface FetchRequest {
   /** The caller's cancellation (ctx.signal). */
   signal?: AbortSignal;
   /** Judges the final status before anything else (the body is not read when it returns an error to throw). */
-  rejectStatus?(status: number, statusText: string, url: URL): JobError | undefined;
+  rejectStatus?(status: number, statusText: string, url: URL, headers: http.IncomingHttpHeaders): JobError | undefined;
+  /**
+   * `follow` (default): redirects are followed, each hop vetted. `manual`: a redirect (301, 302, 303, 307, 308
+   * with a Location) is returned as it is, with its headers and an empty body, not followed; for callers that
+   * judge each hop themselves and fetch the next one through this fetcher again (domain-check's RDAP lookups).
+   */
+  redirect?: 'follow' | 'manual';
 }
 
 export interface FetchedResource {
@@ -267,6 +273,22 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
         if (!res || !used) throw lastError;
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
+        if (REDIRECTS.has(status) && location && request.redirect === 'manual') {
+          res.destroy();
+          const { mediaType, charset } = parseContentType(res.headers['content-type']);
+          return {
+            status,
+            statusText: res.statusMessage ?? '',
+            headers: res.headers,
+            mediaType,
+            charset,
+            body: Buffer.alloc(0),
+            url: checked.url,
+            redirects,
+            remoteAddress: used.address,
+            elapsedMs: performance.now() - started,
+          };
+        }
         if (REDIRECTS.has(status) && location) {
           res.destroy();
           redirects.push(checked.url.href);
@@ -278,7 +300,7 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
           checked = next.checked;
           continue;
         }
-        const rejected = request.rejectStatus?.(status, res.statusMessage ?? '', checked.url);
+        const rejected = request.rejectStatus?.(status, res.statusMessage ?? '', checked.url, res.headers);
         if (rejected) {
           res.destroy();
           throw rejected;

@@ -134,7 +134,7 @@ describe('paid calls', () => {
 
 describe('refused after payment verification: never settled', () => {
   it.each([
-    ['a private address', { url: 'http://10.0.0.1/admin' }, 400, 'url_not_allowed'],
+    ['a redirect to a private address', { url: '' }, 400, 'url_not_allowed'],
     ['a redirect to the metadata service', { url: '' }, 400, 'url_not_allowed'],
     ['an upstream 503', { url: '/status/503' }, 502, 'upstream_error'],
     ['a PDF', { url: '/report.pdf' }, 415, 'unsupported_content_type'],
@@ -142,7 +142,9 @@ describe('refused after payment verification: never settled', () => {
     const target =
       label === 'a redirect to the metadata service'
         ? site.url(`/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`)
-        : input.url.startsWith('/')
+        : label === 'a redirect to a private address'
+          ? site.url(`/redirect?to=${encodeURIComponent('http://10.0.0.1/admin')}`)
+          : input.url.startsWith('/')
           ? site.url(input.url)
           : input.url;
     const before = await balance();
@@ -155,5 +157,16 @@ describe('refused after payment verification: never settled', () => {
     expect(sent, 'the client paid (signed) once').toHaveLength(1);
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balance(), 'nothing was settled').toBe(before);
+  });
+});
+
+describe('refused before any challenge: never signed', () => {
+  it('a literal private address is a 400 on the input, before the 402', async () => {
+    const { fetch: pay, sent } = payingFetch();
+    const res = await pay(`${url}/api/v1/stealth-dom`, post({ url: 'http://10.0.0.1/admin' }));
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(body).toMatchObject({ code: 'invalid_parameter', field: 'url' });
+    expect(sent, 'no payment was asked for, none was signed').toHaveLength(0);
   });
 });
