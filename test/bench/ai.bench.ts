@@ -19,7 +19,8 @@
  *    chain's demo payer (signed before the timer starts) and verified by the
  *    real in-process facilitator against the dev chain; settlement is
  *    excluded as in test/bench/api.bench.ts (settle answers a no-op success,
- *    nothing goes on chain). One request at a time: the unloaded latency.
+ *    nothing goes on chain; test/bench/x402-load.ts and bench-app.ts, shared
+ *    with the other benches). One request at a time: the unloaded latency.
  * Figures are printed against the spec's average latency and target per
  * route (api/catalogue/ai-skus.ts).
  *
@@ -29,26 +30,18 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { x402Client } from '@x402/fetch';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
-import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { aiSkus } from '../../api/catalogue/ai-skus.js';
-import { readDevChainInfo } from '../../api/payment/dev-chain.js';
-import type { RunningApi } from '../../api/role.js';
 import { embedForRoute } from '../../core/ai/embedding-route.js';
 import { LocalAiProvider } from '../../core/ai/local/local-provider.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createQueue, createStore } from '../../core/ports.js';
-import { startProcess } from '../../core/process.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { SKU_PROCESSORS } from '../../jobs/registry.js';
 import { skuJobName } from '../../jobs/sku-processor.js';
 import { cexQuote, dexQuote } from '../helpers/market-fixtures.js';
 import { testConfig, testLogger } from '../helpers/config.js';
+import { startPaidApi } from './bench-app.js';
+import { challengeOf, payerClient, signPayment } from './x402-load.js';
 
 const envNum = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -173,25 +166,6 @@ async function main(): Promise<void> {
   console.log(`\nbench:ai done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-/** Verify stays real, settle becomes a no-op success (as test/bench/api.bench.ts does). */
-function excludeSettlement(facilitator: FacilitatorClient): number[] {
-  const verifyMs: number[] = [];
-  const verify = facilitator.verify.bind(facilitator);
-  facilitator.verify = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => {
-    const t = performance.now();
-    try {
-      return await verify(payload, requirements);
-    } finally {
-      verifyMs.push(performance.now() - t);
-    }
-  };
-  facilitator.settle = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
-    const auth = (payload.payload as { authorization?: { from?: string } }).authorization;
-    return { success: true, transaction: `0x${'0'.repeat(64)}`, network: requirements.network, ...(auth?.from ? { payer: auth.from } : {}) };
-  };
-  return verifyMs;
-}
-
 async function httpBench(parent: string): Promise<void> {
   const dataDir = await mkdtemp(join(parent, 'app-'));
   const logger = testLogger();
@@ -209,16 +183,11 @@ async function httpBench(parent: string): Promise<void> {
     AI_X_BEARER_TOKEN: '',
   });
   const tStart = performance.now();
-  const proc = await startProcess(config, logger);
+  const { proc, url, settlement, payment } = await startPaidApi(config, logger); // x402 verified on the dev chain, settlement excluded
   try {
-    const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
-    await api.payments.gate.ready();
-    const verifyMs = excludeSettlement(api.payments.settlement.facilitator);
-    const chain = await readDevChainInfo(dataDir);
+    const verifyMs = payment.verifyMs;
     console.log(`\nFull HTTP API with x402: whole service started in ${Math.round(performance.now() - tStart)} ms (dev chain, simulated market, local AI)`);
-    const client = new x402Client().register('eip155:*', new ExactEvmScheme(privateKeyToAccount(chain.payer_key as Hex)));
-    client.setSpendControls({ allowedAssets: [{ network: chain.network as `eip155:${number}`, asset: chain.asset, maxAmountPerPayment: '200000' }] });
-    const url = proc.http.url;
+    const client = payerClient(settlement.devChain!.payerKey);
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
@@ -235,13 +204,10 @@ async function httpBench(parent: string): Promise<void> {
     const notes: string[] = [];
     for (const c of cases) {
       const path = `/api/v1/${c.sku}`;
-      const challengeRes = await post(path, c.body());
-      const header = challengeRes.headers.get('payment-required');
-      if (challengeRes.status !== 402 || !header) throw new Error(`${path}: expected a 402 challenge, got ${challengeRes.status}: ${await challengeRes.text()}`);
-      const challenge = decodePaymentRequiredHeader(header);
+      const challenge = await challengeOf(url, { method: 'POST', path, body: JSON.stringify(c.body()) });
       const samples: number[] = [];
       for (let r = 0; r < HTTP_RUNS + 3; r++) {
-        const signature = encodePaymentSignatureHeader(await client.createPaymentPayload(challenge));
+        const signature = await signPayment(client, challenge);
         const body = c.body();
         const s = performance.now();
         const res = await post(path, body, { 'payment-signature': signature });

@@ -28,13 +28,14 @@
  *    simulation). Settlement is excluded by replacing `settle` on the running
  *    gate's facilitator client with a no-op success: the gate still runs its
  *    settle step (PAYMENT-RESPONSE header), nothing is sent to the chain.
- * 4. Load: autocannon in a child process (this file with --load-generator), so
- *    the load generator does not share the server's event loop. Per route and
- *    connection count (1 = the unloaded service time, for reference; 50 and
- *    200): a warm-up of a few requests per connection, then BENCH_DURATION_S
- *    seconds or longer when the queue needs it; random 15-minute slices (pairs,
- *    dates, times, intervals, venues, sizes) inside the seeded window. Any
- *    non-2xx response makes the run INVALID (exit code 1).
+ * 4. Load: autocannon in a child process (test/bench/x402-load.ts, shared
+ *    with the other benches), so the load generator does not share the
+ *    server's event loop. Per route and connection count (1 = the unloaded
+ *    service time, for reference; 50 and 200): a warm-up of a few requests
+ *    per connection, then BENCH_DURATION_S seconds or longer when the queue
+ *    needs it; random 15-minute slices (pairs, dates, times, intervals,
+ *    venues, sizes) inside the seeded window. Any non-2xx response makes the
+ *    run INVALID (exit code 1).
  * 5. The payment gate alone: the same route on a second app built from the same
  *    runtime with the gate replaced by a pass-through, against the gated route,
  *    at 1 and 50 connections; plus the verify latency measured at the facilitator.
@@ -47,29 +48,17 @@
  * (spread-candles), BENCH_LOG_LEVEL (info), BENCH_LOG_FILE, BENCH_CPU_PROFILE
  * (a V8 profile of the app process over the load phases).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Middleware } from 'koa';
-import { pino } from 'pino';
-import { x402Client } from '@x402/fetch';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
-import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { PaymentRequired } from '@x402/core/types';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import type { BookEvent, LatencyEvent, QuoteEvent } from '../../core/events/market.js';
 import { loadPairs, type PairsCatalogue } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
-import { startProcess } from '../../core/process.js';
 import { ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { TOPICS } from '../../core/topics.js';
@@ -85,10 +74,12 @@ import { DEFAULT_PAPER_OPTIONS, paperExecute } from '../../aggregate/paper-execu
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 import { createApp } from '../../api/app.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
-import type { RunningApi } from '../../api/role.js';
 import type { PricedSku } from '../../api/catalogue/sku.js';
 import { paymentInfoOf } from '../../api/discovery/context.js';
 import { testConfig } from '../helpers/config.js';
+import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
+import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
+import { challengeOf, LoadGenerator, type RequestVariant, type RunResult } from './x402-load.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -97,13 +88,6 @@ const HISTORICAL_SEED = 42;
 const INSERT_BATCH = 100_000;
 const TARGET_RATIO = 0.25;
 
-const envNum = (name: string, fallback: number) => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${v}`);
-  return n;
-};
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -124,279 +108,6 @@ function quantile(values: number[], q: number): number {
   if (!values.length) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-}
-
-// ==================================================================== load generator (child process)
-
-/** What the parent asks the load generator to do. */
-type LoadRequest =
-  | { id: number; type: 'payer'; payerKey: Hex }
-  | { id: number; type: 'sign'; pool: string; challenge: PaymentRequired; atLeast: number }
-  | { id: number; type: 'run'; run: RunSpec }
-  | { id: number; type: 'exit' };
-
-interface RequestVariant {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-
-interface RunSpec {
-  url: string;
-  connections: number;
-  /** A timed run, or a fixed number of requests (the warm-up). */
-  durationS?: number;
-  amount?: number;
-  /** Authorizations kept back to cover the requests issued before a stop takes effect (autocannon checks once a second). */
-  reserve?: number;
-  variants: RequestVariant[];
-  /** Signature pool of a paid route; absent for a free (or ungated) route. */
-  pool?: string;
-}
-
-interface RunResult {
-  requests: number;
-  ok2xx: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  durationS: number;
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-  statusCodes: Record<string, number>;
-  firstFailure?: string;
-  signaturesUsed: number;
-  /** The signature pool ran dry and the run was stopped early. */
-  exhausted: boolean;
-}
-
-type LoadMessage = LoadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
-type LoadReply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: string };
-
-/** The subset of autocannon's API used here (the package ships no types). */
-interface AutocannonRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  setupRequest?: (req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
-  onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
-}
-interface AutocannonOptions {
-  url: string;
-  connections: number;
-  duration?: number;
-  amount?: number;
-  timeout?: number;
-  requests: AutocannonRequest[];
-}
-interface AutocannonResult {
-  latency: { p50: number; p90: number; p99: number; max: number; mean: number };
-  requests: { total: number; average: number };
-  duration: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  '2xx': number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  stop(): void;
-}
-type Autocannon = (options: AutocannonOptions) => AutocannonInstance;
-
-async function loadGenerator(): Promise<void> {
-  let autocannon: Autocannon;
-  try {
-    autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  } catch {
-    throw new Error('autocannon is not installed: npm install --no-save autocannon');
-  }
-  let client: x402Client | undefined;
-  /** Signed headers per route, each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
-  const pools = new Map<string, { headers: { header: string; at: number }[]; next: number; maxAgeMs: number }>();
-  const prune = (p: { headers: { at: number }[]; next: number; maxAgeMs: number }) => {
-    const oldest = Date.now() - p.maxAgeMs;
-    while (p.next < p.headers.length && p.headers[p.next]!.at < oldest) p.next++;
-  };
-
-  /** Drops authorizations that would expire during a run, then signs until `atLeast` are available. */
-  const sign = async (pool: string, challenge: PaymentRequired, atLeast: number) => {
-    if (!client) throw new Error('no payer key');
-    const accepted = challenge.accepts[0]!;
-    let p = pools.get(pool);
-    // validBefore = signing time + maxTimeoutSeconds; the facilitator wants >= 6 s left: keep a minute and a run in hand.
-    if (!p) pools.set(pool, (p = { headers: [], next: 0, maxAgeMs: Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000 }));
-    prune(p);
-    // The dev chain's test USDC is not a default asset of the client: allow it (as the integration tests do).
-    client.setSpendControls({ allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }] });
-    const t0 = performance.now();
-    for (let i = p.headers.length - p.next; i < atLeast; i++) {
-      p.headers.push({ header: encodePaymentSignatureHeader(await client.createPaymentPayload(challenge)), at: Date.now() });
-    }
-    return { available: p.headers.length - p.next, ms: performance.now() - t0 };
-  };
-
-  const run = async (spec: RunSpec): Promise<RunResult> => {
-    const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
-    if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
-    // This run's own authorizations: whatever is left of them afterwards is dropped, never handed to another run.
-    let mine: string[] = [];
-    if (pool) {
-      prune(pool);
-      mine = pool.headers.slice(pool.next).map((h) => h.header);
-      pool.next = pool.headers.length;
-    }
-    const reserve = spec.reserve ?? spec.connections * 2;
-    let cursor = 0;
-    let used = 0;
-    let exhausted = false;
-    let finished = false;
-    let firstFailure: string | undefined;
-    const request: AutocannonRequest = {
-      setupRequest: (req) => {
-        const v = spec.variants[cursor++ % spec.variants.length]!;
-        const headers: Record<string, string> = { ...(req.headers ?? {}) };
-        if (v.body !== undefined) headers['content-type'] = 'application/json';
-        // Past the end (or a straggler after the run), a request goes unpaid: a 402 the result shows, never a reused signature.
-        if (pool && !finished && used < mine.length) {
-          headers['payment-signature'] = mine[used++]!;
-          if (!exhausted && mine.length - used <= reserve) {
-            exhausted = true;
-            setImmediate(() => instance.stop()); // runs after autocannon() returned
-          }
-        }
-        return { ...req, method: v.method, path: v.path, headers, ...(v.body !== undefined ? { body: v.body } : {}) };
-      },
-      onResponse: (status, body) => {
-        if ((status < 200 || status > 299) && firstFailure === undefined) firstFailure = `${status} ${body.slice(0, 600)}`;
-      },
-    };
-    const instance = autocannon({
-      url: spec.url,
-      connections: spec.connections,
-      timeout: 60,
-      requests: [request],
-      ...(spec.amount !== undefined ? { amount: spec.amount } : { duration: spec.durationS ?? 8 }),
-    });
-    const r = await instance;
-    finished = true;
-    const statusCodes: Record<string, number> = {};
-    for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = s.count;
-    const requests = r['2xx'] + r.non2xx;
-    return {
-      requests,
-      ok2xx: r['2xx'],
-      non2xx: r.non2xx,
-      errors: r.errors,
-      timeouts: r.timeouts,
-      durationS: r.duration,
-      rps: r.duration > 0 ? requests / r.duration : 0,
-      p50: r.latency.p50,
-      p90: r.latency.p90,
-      p99: r.latency.p99,
-      max: r.latency.max,
-      mean: r.latency.mean,
-      statusCodes,
-      ...(firstFailure !== undefined ? { firstFailure } : {}),
-      signaturesUsed: used,
-      exhausted,
-    };
-  };
-
-  const reply = (m: LoadReply) => process.send?.(m);
-  process.on('message', (raw: unknown) => {
-    const msg = raw as LoadRequest;
-    void (async () => {
-      try {
-        switch (msg.type) {
-          case 'payer':
-            client = new x402Client().register('eip155:*', new ExactEvmScheme(privateKeyToAccount(msg.payerKey)));
-            return reply({ id: msg.id, ok: true });
-          case 'sign':
-            return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast) });
-          case 'run':
-            return reply({ id: msg.id, ok: true, result: await run(msg.run) });
-          case 'exit':
-            reply({ id: msg.id, ok: true });
-            process.exit(0);
-        }
-      } catch (err) {
-        reply({ id: msg.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-      }
-    })();
-  });
-  process.send?.({ id: 0, ok: true, result: 'ready' } satisfies LoadReply);
-}
-
-/** The parent's handle on the load generator. */
-class LoadGenerator {
-  private nextId = 1;
-  private readonly waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private readonly ready: Promise<void>;
-
-  constructor(private readonly child: ChildProcess) {
-    let markReady: () => void = () => {};
-    this.ready = new Promise<void>((resolve) => (markReady = resolve));
-    child.on('message', (raw: unknown) => {
-      const m = raw as LoadReply;
-      if (m.id === 0) return markReady();
-      const w = this.waiting.get(m.id);
-      if (!w) return;
-      this.waiting.delete(m.id);
-      if (m.ok) w.resolve(m.result);
-      else w.reject(new Error(`load generator: ${m.error}`));
-    });
-    child.on('error', () => {
-      // a send on a closed channel; the 'exit' handler rejects what was waiting
-    });
-    child.on('exit', (code) => {
-      for (const w of this.waiting.values()) w.reject(new Error(`load generator exited with ${code}`));
-      this.waiting.clear();
-    });
-  }
-
-  static start(): LoadGenerator {
-    const self = fileURLToPath(import.meta.url);
-    // process.execArgv carries tsx's loader, so the child runs this TypeScript file as the parent does.
-    return new LoadGenerator(fork(self, ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  }
-
-  private async call<T>(msg: LoadMessage): Promise<T> {
-    await this.ready;
-    const id = this.nextId++;
-    if (!this.child.connected) throw new Error(`load generator is gone (exit code ${this.child.exitCode})`);
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.send({ ...msg, id });
-    });
-  }
-
-  setPayer(payerKey: Hex): Promise<void> {
-    return this.call({ type: 'payer', payerKey });
-  }
-
-  /** Makes at least `atLeast` fresh authorizations available in a pool (stale ones are dropped); returns the seconds spent signing. */
-  async sign(pool: string, challenge: PaymentRequired, atLeast: number): Promise<number> {
-    const r = await this.call<{ available: number; ms: number }>({ type: 'sign', pool, challenge, atLeast });
-    return r.ms / 1000;
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  run(spec: RunSpec): Promise<RunResult> {
-    return this.call<RunResult>({ type: 'run', run: spec });
-  }
-
-  async exit(): Promise<void> {
-    await this.call({ type: 'exit' }).catch(() => undefined);
-  }
 }
 
 // ==================================================================== seeding
@@ -801,101 +512,8 @@ function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config:
 
 // ==================================================================== CPU accounting (Linux /proc)
 
-/** pid, parent pid and command line of every process (empty where /proc is unavailable). */
-function processes(): { pid: number; ppid: number; cmd: string }[] {
-  const out: { pid: number; ppid: number; cmd: string }[] = [];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      out.push({ pid: Number(e), ppid, cmd });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-/** User + system CPU time (ms) of a process and all its threads so far, or undefined. */
-function cpuMsOf(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ = 100 on Linux
-  } catch {
-    return undefined;
-  }
-}
-
-/** Busy CPU time (ms) of the whole machine so far (every core), or undefined. */
-function machineBusyMs(): number | undefined {
-  try {
-    const [cpu] = readFileSync('/proc/stat', 'utf8').split('\n');
-    const v = cpu!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = (v[3] ?? 0) + (v[4] ?? 0);
-    return ((v.slice(0, 8).reduce((a, b) => a + b, 0) - idle) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-interface CpuSplit {
-  app: number;
-  clickhouse: number;
-  chain: number;
-  loader: number;
-  /** Everything else on the machine (other work competing for the cores). */
-  other: number;
-}
-
-/** CPU time per process group over an interval: the app (this process), ClickHouse, the dev chain node, the load generator. */
-class CpuMeter {
-  private readonly pids: { app: number; clickhouse: number[]; chain: number[]; loader: number | undefined };
-
-  constructor(loaderPid: number | undefined) {
-    const all = processes();
-    const descendants = (root: number): number[] => {
-      const kids = all.filter((p) => p.ppid === root).map((p) => p.pid);
-      return kids.flatMap((k) => [k, ...descendants(k)]);
-    };
-    this.pids = {
-      app: process.pid,
-      clickhouse: all.filter((p) => /clickhouse(-server| server)/.test(p.cmd)).map((p) => p.pid),
-      chain: descendants(process.pid).filter((pid) => all.find((p) => p.pid === pid)?.cmd.includes('hardhat')),
-      loader: loaderPid,
-    };
-  }
-
-  private sample(): Record<keyof CpuSplit | 'machine', number> {
-    const sum = (pids: number[]) => pids.reduce((a, pid) => a + (cpuMsOf(pid) ?? 0), 0);
-    return {
-      app: cpuMsOf(this.pids.app) ?? 0,
-      clickhouse: sum(this.pids.clickhouse),
-      chain: sum(this.pids.chain),
-      loader: cpuMsOf(this.pids.loader) ?? 0,
-      other: 0,
-      machine: machineBusyMs() ?? 0,
-    };
-  }
-
-  start(): () => CpuSplit {
-    const a = this.sample();
-    return () => {
-      const b = this.sample();
-      const d = (k: keyof CpuSplit | 'machine') => b[k] - a[k];
-      const own = d('app') + d('clickhouse') + d('chain') + d('loader');
-      return { app: d('app'), clickhouse: d('clickhouse'), chain: d('chain'), loader: d('loader'), other: Math.max(0, d('machine') - own) };
-    };
-  }
-}
+/** CPU ms over a run of the app (this process), ClickHouse, the dev chain node and the load generator; `other`: the rest of the machine. */
+type CpuSplit = Split<'app' | 'clickhouse' | 'chain' | 'loader'>;
 
 // ==================================================================== measurement
 
@@ -909,28 +527,6 @@ interface Row {
   verify?: { p50: number; p99: number; n: number };
   cpu?: CpuSplit;
   attempts: number;
-}
-
-/** Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success. */
-function excludeSettlement(facilitator: FacilitatorClient): { verifyMs: number[]; settleCalls: () => number } {
-  const verifyMs: number[] = [];
-  let settleCalls = 0;
-  const verify = facilitator.verify.bind(facilitator);
-  facilitator.verify = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => {
-    const t0 = performance.now();
-    try {
-      return await verify(payload, requirements);
-    } finally {
-      verifyMs.push(performance.now() - t0);
-    }
-  };
-  facilitator.settle = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
-    settleCalls += 1;
-    const auth = (payload.payload as { authorization?: { from?: string } }).authorization;
-    // A well-formed success without a transaction on chain: the bench excludes settlement.
-    return { success: true, transaction: `0x${'0'.repeat(64)}`, network: requirements.network, ...(auth?.from ? { payer: auth.from } : {}) };
-  };
-  return { verifyMs, settleCalls: () => settleCalls };
 }
 
 /** BENCH_CPU_PROFILE=<file>: a V8 CPU profile of this (the app's) process over the load phases, for finding hot spots. */
@@ -951,16 +547,6 @@ async function startCpuProfile(): Promise<{ stop(file: string): Promise<string> 
   };
 }
 
-async function challengeOf(url: string, v: RequestVariant): Promise<PaymentRequired> {
-  const res = await fetch(`${url}${v.path}`, {
-    method: v.method,
-    ...(v.body !== undefined ? { body: v.body, headers: { 'content-type': 'application/json' } } : {}),
-  });
-  const header = res.headers.get('payment-required');
-  if (res.status !== 402 || !header) throw new Error(`expected a 402 challenge from ${v.method} ${v.path}, got ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  return decodePaymentRequiredHeader(header);
-}
-
 async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
   const tStart = performance.now();
   const database = process.env.BENCH_DB ?? 'bench_api';
@@ -973,29 +559,17 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
   const logFile = process.env.BENCH_LOG_FILE ?? join(dataDir, 'app.log');
   // The app logs as in production (one access line per request), into a file.
-  const logger: Logger = pino(
-    {
-      level: process.env.BENCH_LOG_LEVEL ?? 'info',
-      base: { service: 'x402-gateway' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'], censor: '[redacted]' },
-    },
-    pino.destination({ dest: logFile, sync: false, mkdir: true }),
-  );
+  const logger = benchLogger(logFile);
   const config = testConfig({
-    ROLE: 'api',
+    ...PAID_API_ROLE,
     STORE: 'clickhouse',
     CLICKHOUSE_DATABASE: database,
     BUS: 'memory',
     QUEUE: 'inprocess',
-    SETTLEMENT: 'devchain',
-    PAYMENT_REPLAY_STORE: 'memory',
     DATA_DIR: dataDir,
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: '0',
     MARKET_SOURCE: 'simulated',
-    NODE_ENV: 'production', // no per-response schema check: what production runs
-    PRICE_OVERRIDES: '',
     STARTUP_TIMEOUT_MS: '30000',
   });
   const pairs = loadPairs(config.PAIRS_FILE);
@@ -1021,31 +595,21 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     return;
   }
 
-  // ---- 2. the app
-  const proc = await startProcess(config, logger);
+  // ---- 2. the app (x402 verified on the dev chain, settlement excluded)
+  const { proc, api, url, settlement, payment } = await startPaidApi(config, logger);
   let feed: LiveFeed | undefined;
   let ungated: HttpServer | undefined;
   let loader: LoadGenerator | undefined;
-  let cleaning: Promise<void> | undefined;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      await loader?.exit();
-      await feed?.stop();
-      await ungated?.close();
-      await proc.shutdown('bench done'); // stops the dev chain too
-      await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
-    })());
-  const onSignal = () => void cleanup().finally(() => process.exit(130));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const cleanup = cleanupOnSignal(async () => {
+    await loader?.exit();
+    await feed?.stop();
+    await ungated?.close();
+    await proc.shutdown('bench done'); // stops the dev chain too
+    await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+  });
 
   try {
-    const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
     const store = proc.ctx.store!;
-    const url = proc.http.url;
-    const settlement = api.payments.settlement;
-    await api.payments.gate.ready();
-    const payment = excludeSettlement(settlement.facilitator);
     feed = new LiveFeed(store, pairs, config, logger, plan.endMs);
     await feed.backfill();
     feed.start();
@@ -1079,7 +643,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       // Every variant must pass validation and pre-flight (a 402 challenge, never 400/404/503).
       for (const v of r.variants.slice(0, 20)) await challengeOf(url, v);
     }
-    const meter = new CpuMeter(load.pid);
+    const meter = cpuMeter({ app: [process.pid], clickhouse: pidsMatching(/clickhouse(-server| server)/), chain: descendantsMatching(/hardhat/), loader: [load.pid] });
     let signS = 0;
 
     const ensureSignatures = async (pool: string, needed: number) => {
@@ -1105,7 +669,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       // Warm-up: a fixed number of requests (about three per connection: the queue reaches its steady state).
       const warm = warmupPerConnection * connections + 30;
       if (pool) await ensureSignatures(pool, warm + 2 * connections + 10);
-      const w = await load.run({ url: target, connections, amount: warm, variants: r.variants, ...(pool ? { pool } : {}) });
+      const w = await load.run({ url: target, connections, amount: warm, variants: r.variants, clock: 'autocannon', ...(pool ? { pool } : {}) });
       if (w.non2xx + w.errors) console.log(`  ${label} @${connections} warm-up: ${w.non2xx} non-2xx, ${w.errors} errors${w.firstFailure ? `; first: ${w.firstFailure}` : ''}`);
       // A short warm-up underestimates a fast route (its first requests are cold): plan for at least 40 req/s.
       let rate = Math.max(w.rps, 40);
@@ -1115,8 +679,8 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         const reserve = Math.max(2 * connections, Math.ceil(2 * rate));
         if (pool) await ensureSignatures(pool, Math.ceil(rate * runS * (attempt === 1 ? 2 : 3)) + reserve + connections);
         const verifyFrom = payment.verifyMs.length;
-        const cpuOf = meter.start();
-        const result = await load.run({ url: target, connections, durationS: runS, reserve, variants: r.variants, ...(pool ? { pool } : {}) });
+        const cpuOf = meter();
+        const result = await load.run({ url: target, connections, durationS: runS, reserve, variants: r.variants, clock: 'autocannon', ...(pool ? { pool } : {}) });
         const cpu = cpuOf();
         const v = payment.verifyMs.slice(verifyFrom);
         const verify = pool && v.length ? { p50: quantile(v, 0.5), p99: quantile(v, 0.99), n: v.length } : undefined;
@@ -1133,7 +697,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     };
 
     // What runs without any request (the live feed, ClickHouse merges, other work on the machine).
-    const idleOf = meter.start();
+    const idleOf = meter();
     await new Promise((r) => setTimeout(r, 3000));
     const idle = idleOf();
 
@@ -1242,11 +806,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
 }
 
 const { values: cli } = parseArgs({
-  options: { reseed: { type: 'boolean', default: false }, 'seed-only': { type: 'boolean', default: false }, 'load-generator': { type: 'boolean', default: false } },
+  options: { reseed: { type: 'boolean', default: false }, 'seed-only': { type: 'boolean', default: false } },
 });
-if (cli['load-generator']) {
-  await loadGenerator(); // answers the parent until told to exit
-} else {
-  await main(cli.reseed ?? false, cli['seed-only'] ?? false);
-  process.exit(process.exitCode ?? 0);
-}
+await main(cli.reseed ?? false, cli['seed-only'] ?? false);
+process.exit(process.exitCode ?? 0);

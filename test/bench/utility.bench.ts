@@ -64,17 +64,14 @@ import type { Socket } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Readability } from '@mozilla/readability';
 import { Redis } from 'ioredis';
 import { parseHTML } from 'linkedom';
-import { pino } from 'pino';
 import TurndownService from 'turndown';
 import type { z } from 'zod';
 import { utilitySkus } from '../../api/catalogue/utility-skus.js';
-import type { RunningApi } from '../../api/role.js';
 import type { Config } from '../../core/config.js';
-import type { Logger } from '../../core/logger.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
 import { startProcess, type RunningProcess } from '../../core/process.js';
@@ -86,7 +83,9 @@ import { dexFixture, DexScreenerServer } from '../helpers/dexscreener-server.js'
 import { rdapFixture, RdapServer, writeBootstrapFile } from '../helpers/rdap-server.js';
 import { articleHtml, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
 import { INVOICE, renderTableDocument, TIMETABLE } from '../helpers/web-fixtures-images.js';
-import { challengeOf, excludeSettlement, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
+import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
+import { cpuMeter, descendantsMatching, type CpuSplit as Split } from './cpu.js';
+import { challengeOf, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
 const UTILITY_SKUS = ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink'] as const;
@@ -96,13 +95,6 @@ const HAS_UPSTREAM: ReadonlySet<UtilitySku> = new Set(['stealth-dom', 'domain-ch
 const CORPUS = fileURLToPath(new URL('./utility-corpus/', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
-const envNum = (name: string, fallback: number) => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${v}`);
-  return n;
-};
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const fmt = (n: number) => (!Number.isFinite(n) ? 'n/a' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -344,85 +336,8 @@ class ExchangeLog {
 
 // ==================================================================== CPU accounting (Linux /proc)
 
-function cpuMsOf(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ = 100
-  } catch {
-    return 0;
-  }
-}
-
-function machineBusyMs(): number {
-  try {
-    const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return ((v.slice(0, 8).reduce((a, b) => a + b, 0) - (v[3] ?? 0) - (v[4] ?? 0)) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** Descendant processes of this one whose command line matches (the dev chain's hardhat node). */
-function descendantsMatching(re: RegExp): number[] {
-  const all: { pid: number; ppid: number; cmd: string }[] = [];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  } catch {
-    return [];
-  }
-  for (const e of entries) {
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      all.push({ pid: Number(e), ppid, cmd: readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ') });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (!mine.has(p.pid) && mine.has(p.ppid)) {
-        mine.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  return all.filter((p) => p.pid !== process.pid && mine.has(p.pid) && re.test(p.cmd)).map((p) => p.pid);
-}
-
-interface CpuSplit {
-  app: number;
-  chain: number;
-  loader: number;
-  other: number;
-  /** Wall time of the interval, ms. */
-  wall: number;
-}
-
-function cpuMeter(loaderPid: number | undefined, chainPids: number[]): () => () => CpuSplit {
-  const sample = () => ({
-    app: cpuMsOf(process.pid),
-    chain: chainPids.reduce((a, p) => a + cpuMsOf(p), 0),
-    loader: cpuMsOf(loaderPid),
-    machine: machineBusyMs(),
-    wall: performance.now(),
-  });
-  return () => {
-    const a = sample();
-    return () => {
-      const b = sample();
-      const app = b.app - a.app;
-      const chain = b.chain - a.chain;
-      const loader = b.loader - a.loader;
-      return { app, chain, loader, other: Math.max(0, b.machine - a.machine - app - chain - loader), wall: b.wall - a.wall };
-    };
-  };
-}
+/** CPU ms over a run of the app (this process: api, worker, upstreams), the dev chain node and the load generator; `other`: the rest of the machine. */
+type CpuSplit = Split<'app' | 'chain' | 'loader'>;
 
 // ==================================================================== phase A: processors alone
 
@@ -610,15 +525,7 @@ async function main(): Promise<void> {
 
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-utility-'));
   const logFile = process.env.BENCH_LOG_FILE ?? join(dataDir, 'app.log');
-  const logger: Logger = pino(
-    {
-      level: process.env.BENCH_LOG_LEVEL ?? 'info',
-      base: { service: 'x402-gateway' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'], censor: '[redacted]' },
-    },
-    pino.destination({ dest: logFile, sync: false, mkdir: true }),
-  );
+  const logger = benchLogger(logFile);
 
   const corpus = await loadCorpus();
   const up = await startUpstreams(corpus, dataDir);
@@ -651,14 +558,7 @@ async function main(): Promise<void> {
     DEXSCREENER_MAX_REQUESTS_PER_MIN: '1000000',
     AI_LOCAL_VOCABULARY: '1000',
   });
-  const apiConfig: Config = testConfig({
-    ...common,
-    ROLE: 'api',
-    NODE_ENV: 'production', // no per-response schema check: what production runs
-    SETTLEMENT: 'devchain',
-    PAYMENT_REPLAY_STORE: 'memory',
-    PRICE_OVERRIDES: '',
-  });
+  const apiConfig: Config = testConfig({ ...common, ...PAID_API_ROLE });
   const pairs = loadPairs(workerConfig.PAIRS_FILE);
   console.log(
     `Corpus: ${corpus.pages.length} HTML pages (${fmt(corpus.pages.reduce((a, p) => a + p.html.length, 0) / 1024)} KB), ${corpus.texts.length} PII texts ` +
@@ -669,35 +569,30 @@ async function main(): Promise<void> {
   let worker: RunningProcess | undefined;
   let api: RunningProcess | undefined;
   let loader: LoadGenerator | undefined;
-  let cleaning: Promise<void> | undefined;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      await loader?.exit();
-      await api?.shutdown('bench done'); // stops the dev chain too
-      await worker?.shutdown('bench done');
-      log.close();
-      await up.close();
-      const redis = new Redis(workerConfig.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-      try {
-        await redis.connect();
-        let cursor = '0';
-        let deleted = 0;
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-          cursor = next;
-          if (keys.length) deleted += await redis.del(...keys);
-        } while (cursor !== '0');
-        if (deleted) logger.info({ prefix, deleted }, 'bench: queue keys deleted');
-      } catch (err) {
-        console.log(`could not delete the Redis keys under ${prefix}: ${String(err)}`);
-      } finally {
-        redis.disconnect();
-      }
-      if (!process.env.BENCH_LOG_FILE) await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
-    })());
-  const onSignal = () => void cleanup().finally(() => process.exit(130));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const cleanup = cleanupOnSignal(async () => {
+    await loader?.exit();
+    await api?.shutdown('bench done'); // stops the dev chain too
+    await worker?.shutdown('bench done');
+    log.close();
+    await up.close();
+    const redis = new Redis(workerConfig.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await redis.connect();
+      let cursor = '0';
+      let deleted = 0;
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) deleted += await redis.del(...keys);
+      } while (cursor !== '0');
+      if (deleted) logger.info({ prefix, deleted }, 'bench: queue keys deleted');
+    } catch (err) {
+      console.log(`could not delete the Redis keys under ${prefix}: ${String(err)}`);
+    } finally {
+      redis.disconnect();
+    }
+    if (!process.env.BENCH_LOG_FILE) await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+  });
 
   try {
     // ---------------------------------------------------------------- A. processors alone
@@ -736,16 +631,13 @@ async function main(): Promise<void> {
     const tApp = performance.now();
     worker = await startProcess(workerConfig, logger);
     const workerReadyS = (performance.now() - tApp) / 1000;
-    api = await startProcess(apiConfig, logger);
-    const running = api.roles.find((r) => r.name === 'api') as RunningApi;
-    await running.payments.gate.ready();
-    const url = api.http.url;
+    const paid = await startPaidApi(apiConfig, logger); // x402 verified on the dev chain, settlement excluded
+    api = paid.proc;
+    const { url, settlement, payment } = paid;
     const apiPort = Number(new URL(url).port);
-    const settlement = running.payments.settlement;
-    const payment = excludeSettlement(settlement.facilitator);
     loader = LoadGenerator.start();
     await loader.setPayer(settlement.devChain!.payerKey);
-    const meter = cpuMeter(loader.pid, descendantsMatching(/hardhat/));
+    const meter = cpuMeter({ app: [process.pid], chain: descendantsMatching(/hardhat/), loader: [loader.pid] });
     console.log(
       `\nB. Through the API and the queue: worker role ready in ${workerReadyS.toFixed(1)} s, api role + dev chain in ${((performance.now() - tApp) / 1000 - workerReadyS).toFixed(1)} s; ` +
         `QUEUE=bullmq on ${workerConfig.REDIS_URL.replace(/\/\/[^@]*@/, '//')} prefix ${prefix}; load average ${load()}`,

@@ -1,16 +1,22 @@
 /**
  * x402 load generation for the benches that drive the real api role with
- * paid requests (the approach of test/bench/api.bench.ts, factored out for
- * test/bench/utility.bench.ts):
+ * paid requests (test/bench/api.bench.ts, utility.bench.ts, ai.bench.ts):
  *
  *  - a load generator in a CHILD process (this file run with
  *    --load-generator), so autocannon does not share the server's event loop;
+ *    a run is a fixed number of requests, or timed (it then stops early
+ *    rather than reuse a signature when its pool runs dry);
  *  - each paid request carries its own PAYMENT-SIGNATURE, signed in advance in
  *    that child by the real x402 client (x402Client + ExactEvmScheme) with the
  *    dev chain's demo payer, each used once (the replay guard refuses reuse);
+ *    `payerClient` + `signPayment` are the same signing for a bench that pays
+ *    its own requests one at a time;
  *  - `excludeSettlement`: the running gate's facilitator keeps its real
  *    `verify` (timed) and gets a no-op successful `settle`, so nothing is sent
  *    to the chain while the gate still runs its settle step.
+ *
+ * This module imports only the x402 client and autocannon (no app code), so
+ * the child starts light.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -34,14 +40,32 @@ export interface RequestVariant {
 export interface RunSpec {
   url: string;
   connections: number;
-  /** A fixed number of requests: every one completes, none is abandoned in flight at the end. */
-  amount: number;
+  /**
+   * A fixed number of requests: every one completes, none is abandoned in
+   * flight at the end; the pool must hold a signature for each.
+   */
+  amount?: number;
+  /**
+   * Or a timed run, seconds (when `amount` is absent). It stops early, with
+   * `exhausted` set, once no more than `reserve` of its signatures are left.
+   */
+  durationS?: number;
+  /** Timed runs: authorizations kept back to cover the requests issued before a stop takes effect (default 2 per connection). */
+  reserve?: number;
   /** Requests cycle through these, in order. */
   variants: RequestVariant[];
   /** Signature pool of a paid route; absent for a free (or ungated) route. */
   pool?: string;
   /** Per-request timeout, seconds (default 60). */
   timeoutS?: number;
+  /**
+   * How the run is clocked. 'last-response' (default): autocannon samples
+   * every 100 ms and the run is timed from its start to its last response.
+   * 'autocannon': autocannon's own sampling (once a second: a run ends, and a
+   * stop takes effect, on the next tick) and its own `duration`, which runs to
+   * that tick (what bench:api has always measured with).
+   */
+  clock?: 'last-response' | 'autocannon';
 }
 
 export interface RunResult {
@@ -60,6 +84,8 @@ export interface RunResult {
   statusCodes: Record<string, number>;
   firstFailure?: string;
   signaturesUsed: number;
+  /** A timed run's signature pool ran dry and the run was stopped early. */
+  exhausted: boolean;
 }
 
 /** Nearest-rank quantile (the same rule for every figure of a bench). */
@@ -90,23 +116,33 @@ interface AutocannonRequest {
 }
 interface AutocannonResult {
   latency: { p50: number; p90: number; p99: number; max: number; mean: number };
+  duration: number;
   non2xx: number;
   errors: number;
   timeouts: number;
   '2xx': number;
   statusCodeStats: Record<string, { count: number }>;
 }
+interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  stop(): void;
+}
 type Autocannon = (options: {
   url: string;
   connections: number;
-  amount: number;
+  amount?: number;
+  duration?: number;
   timeout: number;
-  sampleInt: number;
+  sampleInt?: number;
   requests: AutocannonRequest[];
-}) => PromiseLike<AutocannonResult>;
+}) => AutocannonInstance;
 
 async function loadGenerator(): Promise<void> {
-  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  let autocannon: Autocannon;
+  try {
+    autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  } catch {
+    throw new Error('autocannon is not installed: npm install --no-save autocannon');
+  }
   let client: x402Client | undefined;
   /** Signed headers per pool, each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
   const pools = new Map<string, { headers: { header: string; at: number }[]; next: number; maxAgeMs: number }>();
@@ -115,6 +151,7 @@ async function loadGenerator(): Promise<void> {
     while (p.next < p.headers.length && p.headers[p.next]!.at < oldest) p.next++;
   };
 
+  /** Drops authorizations that would expire during a run, then signs until `atLeast` are available. */
   const sign = async (pool: string, challenge: PaymentRequired, atLeast: number) => {
     if (!client) throw new Error('no payer key');
     const accepted = challenge.accepts[0]!;
@@ -122,16 +159,14 @@ async function loadGenerator(): Promise<void> {
     // validBefore = signing time + maxTimeoutSeconds; the facilitator wants >= 6 s left: keep a minute and a run in hand.
     if (!p) pools.set(pool, (p = { headers: [], next: 0, maxAgeMs: Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000 }));
     prune(p);
-    // The dev chain's test USDC is not a default asset of the client: allow it (as the integration tests do).
-    client.setSpendControls({ allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }] });
     const t0 = performance.now();
-    for (let i = p.headers.length - p.next; i < atLeast; i++) {
-      p.headers.push({ header: encodePaymentSignatureHeader(await client.createPaymentPayload(challenge)), at: Date.now() });
-    }
+    for (let i = p.headers.length - p.next; i < atLeast; i++) p.headers.push({ header: await signPayment(client, challenge), at: Date.now() });
     return { available: p.headers.length - p.next, ms: performance.now() - t0 };
   };
 
   const run = async (spec: RunSpec): Promise<RunResult> => {
+    const timed = spec.amount === undefined;
+    if (timed && !(spec.durationS! > 0)) throw new Error('a run needs an amount of requests or a duration');
     const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
     if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
     // This run's own authorizations: whatever is left of them afterwards is dropped, never handed to another run.
@@ -140,10 +175,13 @@ async function loadGenerator(): Promise<void> {
       prune(pool);
       mine = pool.headers.slice(pool.next).map((h) => h.header);
       pool.next = pool.headers.length;
-      if (mine.length < spec.amount) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
+      if (!timed && mine.length < spec.amount!) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
     }
+    const reserve = spec.reserve ?? spec.connections * 2;
     let cursor = 0;
     let used = 0;
+    let exhausted = false;
+    let finished = false;
     let firstFailure: string | undefined;
     let lastResponseAt = 0;
     const request: AutocannonRequest = {
@@ -151,8 +189,14 @@ async function loadGenerator(): Promise<void> {
         const v = spec.variants[cursor++ % spec.variants.length]!;
         const headers: Record<string, string> = { ...(req.headers ?? {}) };
         if (v.body !== undefined) headers['content-type'] = 'application/json';
-        // Past the end a request goes unpaid: a 402 the result shows, never a reused signature.
-        if (pool && used < mine.length) headers['payment-signature'] = mine[used++]!;
+        // Past the end (or a straggler after the run), a request goes unpaid: a 402 the result shows, never a reused signature.
+        if (pool && !finished && used < mine.length) {
+          headers['payment-signature'] = mine[used++]!;
+          if (timed && !exhausted && mine.length - used <= reserve) {
+            exhausted = true;
+            setImmediate(() => instance.stop()); // runs after autocannon() returned
+          }
+        }
         return { ...req, method: v.method, path: v.path, headers, ...(v.body !== undefined ? { body: v.body } : {}) };
       },
       onResponse: (status, body) => {
@@ -161,10 +205,20 @@ async function loadGenerator(): Promise<void> {
       },
     };
     // autocannon resolves on its next sampling tick after the last response, and its `duration` includes
-    // that wait: the run is timed here, from the start to the last response.
+    // that wait: by default the run is timed here, from the start to the last response.
+    const ownClock = spec.clock === 'autocannon';
     const t0 = performance.now();
-    const r = await autocannon({ url: spec.url, connections: spec.connections, amount: spec.amount, timeout: spec.timeoutS ?? 60, sampleInt: 100, requests: [request] });
-    const durationS = ((lastResponseAt || performance.now()) - t0) / 1000;
+    const instance = autocannon({
+      url: spec.url,
+      connections: spec.connections,
+      timeout: spec.timeoutS ?? 60,
+      requests: [request],
+      ...(ownClock ? {} : { sampleInt: 100 }),
+      ...(timed ? { duration: spec.durationS! } : { amount: spec.amount! }),
+    });
+    const r = await instance;
+    finished = true;
+    const durationS = ownClock ? r.duration : ((lastResponseAt || performance.now()) - t0) / 1000;
     const statusCodes: Record<string, number> = {};
     for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = s.count;
     const requests = r['2xx'] + r.non2xx;
@@ -184,6 +238,7 @@ async function loadGenerator(): Promise<void> {
       statusCodes,
       ...(firstFailure !== undefined ? { firstFailure } : {}),
       signaturesUsed: used,
+      exhausted,
     };
   };
 
@@ -194,7 +249,7 @@ async function loadGenerator(): Promise<void> {
       try {
         switch (msg.type) {
           case 'payer':
-            client = new x402Client().register('eip155:*', new ExactEvmScheme(privateKeyToAccount(msg.payerKey)));
+            client = payerClient(msg.payerKey);
             return reply({ id: msg.id, ok: true });
           case 'sign':
             return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast) });
@@ -281,6 +336,19 @@ export class LoadGenerator {
 }
 
 // ==================================================================== payment helpers
+
+/** The real x402 client paying with `payerKey` (the dev chain's demo payer). */
+export function payerClient(payerKey: Hex): x402Client {
+  return new x402Client().register('eip155:*', new ExactEvmScheme(privateKeyToAccount(payerKey)));
+}
+
+/** A fresh PAYMENT-SIGNATURE header answering `challenge`, signed by the real client (one authorization: use it once). */
+export async function signPayment(client: x402Client, challenge: PaymentRequired): Promise<string> {
+  const accepted = challenge.accepts[0]!;
+  // The dev chain's test USDC is not a default asset of the client: allow it (as the integration tests do).
+  client.setSpendControls({ allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }] });
+  return encodePaymentSignatureHeader(await client.createPaymentPayload(challenge));
+}
 
 /** Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success. */
 export function excludeSettlement(facilitator: FacilitatorClient): { verifyMs: number[]; settleCalls: () => number } {
