@@ -229,6 +229,8 @@ cmd_install() {
     command -v redis-cli >/dev/null 2>&1 || pkgs+=(redis-tools)
   fi
   if [ "$ENGINES_INSTALL_COMPOSE" = 1 ] && ! compose_available; then pkgs+=(docker-compose); fi
+  # The OCR tests and bench render their table images with a TrueType font Debian ships.
+  [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || pkgs+=(fonts-dejavu-core)
   if [ ${#pkgs[@]} -gt 0 ]; then apt_install "${pkgs[@]}"; fi
   if selected clickhouse; then ch_server_cmd >/dev/null || die "clickhouse: no server binary after install"; fi
   if selected kafka; then ensure_kafka_libs; fi
