@@ -14,8 +14,6 @@ export interface RegisteredProcessor {
 }
 
 export const SKU_PROCESSORS: Readonly<Record<string, RegisteredProcessor>> = {
-  // one line per served SKU, e.g.:
-  // 'stealth-dom': { load: async () => (await import('./stealth-dom/processor.js')).createStealthDomProcessor as ProcessorFactory },
   'domain-check': { load: async () => (await import('./domain-check/processor.js')).createDomainCheckProcessor as ProcessorFactory },
   'dex-price-summary': { load: async () => (await import('./dex-price-summary/processor.js')).createDexPriceSummaryProcessor as ProcessorFactory },
   'airgap-scrub': { load: async () => (await import('./airgap-scrub/processor.js')).createAirgapScrubProcessor as ProcessorFactory },
