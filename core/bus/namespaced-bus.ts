@@ -10,7 +10,14 @@ export function namespaced(bus: Bus, namespace: string): Bus {
   if (!namespace) return bus;
   const wrap = (name: string) => `${namespace}${name}`;
   const unwrap = (name: string) => (name.startsWith(namespace) ? name.slice(namespace.length) : name);
-  const plain = (m: BusMessage): BusMessage => ({ ...m, topic: unwrap(m.topic) });
+  // One string per topic, not one per message (a batch is thousands of messages of one topic).
+  const plainTopics = new Map<string, string>();
+  const plainTopic = (name: string) => {
+    let t = plainTopics.get(name);
+    if (t === undefined) plainTopics.set(name, (t = unwrap(name)));
+    return t;
+  };
+  const plain = (m: BusMessage): BusMessage => ({ topic: plainTopic(m.topic), partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp });
   const wrapped = (m: BusMessage): BusMessage => ({ ...m, topic: wrap(m.topic) });
   return {
     adapter: bus.adapter,

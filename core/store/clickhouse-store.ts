@@ -2,16 +2,18 @@
  * Store adapter on ClickHouse over HTTP (@clickhouse/client), kept within
  * what ClickHouse 18.16 runs (no DateTime64, no server-side query
  * parameters, no async_insert): every value is rendered into the SQL text by
- * `sql` (core/store/sql.ts); inserts send JSONEachRow.
+ * `sql` (core/store/sql.ts); inserts send RowBinary ("RowBinary" below,
+ * from the column types the server reports; no number formatted as text on
+ * either side), or TabSeparated when a value or type is not covered there,
+ * or JSONEachRow when the rows do not share one key set.
  *
  * - Idempotence: tables are ReplacingMergeTree ordered by a key that ends in
  *   the event id; queries read them `FROM t ${final}`, which collapses
  *   re-inserted events (the last inserted copy wins; DuckDB keeps the first).
  * - Values on insert: Date -> 'YYYY-MM-DD hh:mm:ss' UTC (second precision;
- *   keep milliseconds in a UInt64 column), boolean -> 0/1, bigint -> string
- *   (ClickHouse parses quoted 64-bit integers in JSONEachRow), arrays
- *   converted element-wise; non-finite numbers are refused (JSON would turn
- *   them into null).
+ *   keep milliseconds in a UInt64 column), boolean -> 0/1, bigint -> decimal
+ *   text, null/undefined -> NULL, arrays converted element-wise; non-finite
+ *   numbers are refused (JSON would turn them into null).
  * - Values on read (JSONEachRow as 18.16 writes it): DateTime ->
  *   'YYYY-MM-DD hh:mm:ss' in the server's (or the column's) time zone (the
  *   adapter warns when the server is not on UTC), Date -> 'YYYY-MM-DD',
@@ -27,12 +29,14 @@
  *   compression, which would add `enable_http_compression=1`, is off): nothing
  *   an 18.16 server could reject.
  */
+import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
+import { encodeRowBinary, NotBinary, toJsonRows, toTabSeparated, writerFor, type Writer } from './clickhouse-formats.js';
 import { MigrationError, runMigrations, type MigrationExecutor } from './migrations.js';
-import { ident, toSqlDateTime, type Sql } from './sql.js';
+import { ident, sql, type Sql } from './sql.js';
 import type { MigrationReport, Row, Store } from './store.js';
 
 export interface ClickHouseStoreOptions {
@@ -86,6 +90,7 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     application: 'x402-gateway',
   };
 
+  let serverUtc = false;
   // Start-up: the server answers (retrying until the deadline: it may still be starting), the database exists.
   const admin = createClient(clientOptions);
   let lastError: unknown;
@@ -105,6 +110,7 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
       await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}`, abort_signal: signal });
       const rs = await admin.query({ query: 'SELECT timezone() AS tz, version() AS version', format: 'JSONEachRow', abort_signal: signal });
       const [info] = await rs.json<{ tz: string; version: string }>();
+      serverUtc = info?.tz === 'UTC' || info?.tz === 'Etc/UTC';
       if (info && info.tz !== 'UTC' && info.tz !== 'Etc/UTC') {
         log.warn({ timezone: info.tz }, 'ClickHouse server time zone is not UTC: declare DateTime columns as DateTime(\'UTC\') or run the server on UTC');
       }
@@ -165,12 +171,45 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
       }),
   };
 
+  /** table -> its column types (cleared by migrate, which may alter tables). */
+  let columnTypes = new Map<string, Promise<Map<string, string>>>();
+  /** `table\0columns` -> RowBinary writers, or null when some column's type is not covered. */
+  let writerCache = new Map<string, Writer[] | null>();
+
+  const binaryWriters = async (table: string, columns: string[]): Promise<Writer[] | undefined> => {
+    const cacheKey = `${table}\u0000${columns.join(',')}`;
+    let writers = writerCache.get(cacheKey);
+    if (writers === undefined) {
+      for (const c of columns) ident(c); // column names pass `ident` like everywhere else
+      let types = columnTypes.get(table);
+      if (!types) {
+        types = track('insert', async () => {
+          const rs = await client.query({ query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)}`, format: 'JSONEachRow' });
+          return new Map((await rs.json<{ name: string; type: string }>()).map((r) => [r.name, r.type]));
+        });
+        columnTypes.set(table, types);
+        types.catch(() => columnTypes.delete(table));
+      }
+      const byName = await types;
+      const list = columns.map((c) => {
+        const type = byName.get(c);
+        return type === undefined ? undefined : writerFor(type, serverUtc);
+      });
+      writers = list.every((w) => w !== undefined) ? (list as Writer[]) : null;
+      // Unknown table or column: no cache entry (the text insert reports the error; a migration may add it).
+      if (byName.size && list.every((_, i) => byName.has(columns[i]!))) writerCache.set(cacheKey, writers);
+    }
+    return writers ?? undefined;
+  };
+
   const store: Store = {
     adapter: 'clickhouse',
 
     migrate: (migrationsRoot?: string): Promise<MigrationReport> =>
       track('migrate', async () => {
         const report = await runMigrations(executor, migrationsRoot);
+        columnTypes = new Map();
+        writerCache = new Map();
         if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
         return report;
       }),
@@ -178,10 +217,29 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     insert: async (table: string, rows: Row[]): Promise<void> => {
       const name = ident(table).render('clickhouse');
       if (rows.length === 0) return;
-      const values = toJsonRows(rows); // refuses bad values before anything is sent
+      // RowBinary when every column's type and value allows it, else TabSeparated, else JSONEachRow
+      // (rows without one shared key set). Every encoding refuses bad values before anything is sent.
+      const columns = Object.keys(rows[0]!);
+      const writers = await binaryWriters(table, columns);
+      let binary: Buffer | undefined;
+      if (writers) {
+        try {
+          binary = encodeRowBinary(rows, columns, writers);
+        } catch (err) {
+          if (!(err instanceof NotBinary)) throw err;
+        }
+      }
+      const tsv = binary ? undefined : toTabSeparated(rows);
+      const values = binary || tsv ? [] : toJsonRows(rows);
       return track('insert', async () => {
         const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
-        await client.insert({ table: name, values, format: 'JSONEachRow' });
+        if (binary) {
+          const list = columns.map((c) => ident(c).render('clickhouse')).join(', ');
+          const { stream } = await client.exec({ query: `INSERT INTO ${name} (${list}) FORMAT RowBinary`, values: Readable.from([binary], { objectMode: false }) });
+          await drain(stream);
+        } else if (tsv) {
+          await client.insert({ table: name, values: Readable.from([tsv.body], { objectMode: false }), format: 'TabSeparated', columns: tsv.columns as [string, ...string[]] });
+        } else await client.insert({ table: name, values, format: 'JSONEachRow' });
         end();
         metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, rows.length);
       });
@@ -219,76 +277,6 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     },
   };
   return store;
-}
-
-// ---------------------------------------------------------------- values
-
-/** Plain rows -> what ClickHouse 18.16 parses in JSONEachRow. Copies only rows that need a change. */
-export function toJsonRows(rows: Row[]): Row[] {
-  const out: Row[] = new Array(rows.length);
-  const columns = new Set<string>(); // column names pass `ident` like everywhere else
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    let copy: Row | undefined;
-    for (const key in row) {
-      if (!columns.has(key)) {
-        ident(key);
-        columns.add(key);
-      }
-      const value = row[key];
-      if (typeof value === 'string' || value === null) continue;
-      if (typeof value === 'number') {
-        if (!Number.isFinite(value)) throw new TypeError(`non-finite number in column ${key}: ${value}`);
-        continue;
-      }
-      copy ??= { ...row };
-      copy[key] = toJsonValue(value, key);
-    }
-    out[i] = copy ?? row;
-  }
-  return out;
-}
-
-function toJsonValue(value: unknown, key: string): unknown {
-  switch (typeof value) {
-    case 'string':
-      return value;
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`non-finite number in column ${key}: ${value}`);
-      return value;
-    case 'boolean':
-      return value ? 1 : 0;
-    case 'bigint':
-      return value.toString();
-    case 'undefined':
-      return null;
-    case 'object':
-      if (value === null) return null;
-      if (value instanceof Date) return formatDateTime(value);
-      if (Array.isArray(value)) return value.map((v) => toJsonValue(v, key));
-  }
-  throw new TypeError(`unsupported value in column ${key}: ${typeof value}`);
-}
-
-const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
-let cachedSecond = NaN;
-let cachedText = '';
-
-/**
- * `toSqlDateTime` (UTC, second precision) without `toISOString`, remembering
- * the last second formatted: rows of a batch are clustered in time, and this
- * conversion was most of the adapter's cost over the bare client.
- */
-function formatDateTime(date: Date): string {
-  const ms = date.getTime();
-  const second = Math.floor(ms / 1000);
-  if (second === cachedSecond) return cachedText;
-  const d = new Date(second * 1000);
-  const year = d.getUTCFullYear();
-  if (!Number.isFinite(ms) || year < 1000 || year > 9999) return toSqlDateTime(date); // validates, or formats odd years
-  cachedText = `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())} ${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
-  cachedSecond = second;
-  return cachedText;
 }
 
 // ---------------------------------------------------------------- errors
@@ -340,6 +328,15 @@ function cleanServerMessage(message: string): string {
 }
 
 // ---------------------------------------------------------------- helpers
+
+const sqlString = (s: string) => sql`${s}`.render('clickhouse');
+
+/** Reads a response body to its end (frees the keep-alive socket). */
+async function drain(stream: NodeJS.ReadableStream): Promise<void> {
+  for await (const _ of stream) {
+    // discard
+  }
+}
 
 /** A message for errors that may carry none (an empty HTTP error body, a bare AggregateError). */
 function describe(err: unknown): string {

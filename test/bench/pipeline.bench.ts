@@ -20,6 +20,9 @@
  *     arrival in ClickHouse is polled every BENCH_POLL_MS (default 100) ms:
  *     event-to-queryable latency p50/p99 (target p99 <= 2 s).
  */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { loadavg } from 'node:os';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { startDislocationConsumer, DISLOCATION_GROUP } from '../../aggregate/dislocation-consumer.js';
@@ -58,6 +61,73 @@ const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
 const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- CPU split
+
+/** User + system CPU time (ms) of a process so far (all threads), or 0. */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+/** Busy CPU time (ms) of the whole machine so far (every core). */
+function machineBusyMs(): number {
+  try {
+    const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    return ((v.slice(0, 8).reduce((a, b) => a + b, 0) - idle) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function pidsMatching(re: RegExp): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (re.test(readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' '))) out.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+interface CpuSplit {
+  wallS: number;
+  /** CPU seconds of this process (the pipeline or the bare clients), ClickHouse, the Kafka broker, everything else. */
+  app: number;
+  clickhouse: number;
+  kafka: number;
+  other: number;
+  load1: number;
+}
+
+/** CPU time per process over an interval (as api.bench.ts's CpuMeter): this process, ClickHouse, Kafka, the rest of the machine. */
+const cpuPids = { clickhouse: pidsMatching(/clickhouse(-server| server)/), kafka: pidsMatching(/kafka\.Kafka/) };
+function cpuMeter(): () => CpuSplit {
+  const sample = () => ({
+    app: cpuMsOf(process.pid),
+    clickhouse: cpuPids.clickhouse.reduce((a, p) => a + cpuMsOf(p), 0),
+    kafka: cpuPids.kafka.reduce((a, p) => a + cpuMsOf(p), 0),
+    machine: machineBusyMs(),
+    t: performance.now(),
+  });
+  const a = sample();
+  return () => {
+    const b = sample();
+    const d = (k: 'app' | 'clickhouse' | 'kafka' | 'machine') => (b[k] - a[k]) / 1000;
+    return { wallS: (b.t - a.t) / 1000, app: d('app'), clickhouse: d('clickhouse'), kafka: d('kafka'), other: Math.max(0, d('machine') - d('app') - d('clickhouse') - d('kafka')), load1: loadavg()[0]! };
+  };
+}
+const fmtCpu = (c: CpuSplit) =>
+  `CPU s over ${c.wallS.toFixed(1)} s: node ${c.app.toFixed(1)}, clickhouse ${c.clickhouse.toFixed(1)}, kafka ${c.kafka.toFixed(1)}, other ${c.other.toFixed(1)} (load1 ${c.load1.toFixed(2)})`;
 
 // ---------------------------------------------------------------- engines
 
@@ -123,82 +193,175 @@ for (let i = 0; i < N; i += PUBLISH_BATCH * PUBLISH_IN_FLIGHT) {
 const publishRate = N / seconds(t);
 log(`published to ${topic} at ${fmt(publishRate)} msg/s`);
 
-// ---------------------------------------------------------------- 2. pipeline
+// ---------------------------------------------------------------- 2-4. pipeline and baselines, in rounds
 
 async function committedAll(group: string): Promise<boolean> {
   const [committed, end] = await Promise.all([bus.committedOffsets(group, TOPICS.quotes), bus.endOffsets(TOPICS.quotes)]);
   return Object.entries(end).every(([p, high]) => high === '0' || committed[Number(p)] === high);
 }
 
-const pipeStore = await newStore('bench_pipeline');
-log('pipeline: raw sinks + dislocation consumer -> ClickHouse');
-t = performance.now();
-const consumers: Consumer[] = [await startRawSinks(bus, pipeStore, { groupId: RAW_GROUP }), await startDislocationConsumer(bus, pipeStore, { groupId: DISLOCATION_GROUP, logger })];
-let stored = 0;
-let lastReport = 0;
-for (;;) {
-  stored = num((await pipeStore.query(sql`SELECT count() AS n FROM quotes`))[0]?.n);
-  if (stored >= N && (await committedAll(DISLOCATION_GROUP))) break;
-  if (performance.now() - lastReport > 10_000) {
-    lastReport = performance.now();
-    log(`  ${stored.toLocaleString('en-US')} quotes stored after ${seconds(t).toFixed(0)} s`);
-  }
-  await sleep(200);
+const dropper = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, request_timeout: 300_000, log: { level: ClickHouseLogLevel.OFF } });
+async function dropDatabase(db: string): Promise<void> {
+  // Dropping a database of a million freshly inserted rows can take longer than the client's default 30 s.
+  await dropper.command({ query: `DROP DATABASE IF EXISTS ${ident(db).render('clickhouse')}` }).catch((err: unknown) => log(`could not drop ${db}: ${String(err)}`));
+  databases.splice(databases.indexOf(db), 1);
 }
-const pipelineS = seconds(t);
-const pipelineRate = N / pipelineS;
-const [derived] = await pipeStore.query(sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`);
-log(`pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(pipelineRate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`);
-await Promise.all(consumers.map((c) => c.stop()));
 
-// ---------------------------------------------------------------- 3a. bare kafkajs
-
-log('baseline A: bare kafkajs consumer (eachBatch, no work)');
-const kafka = new Kafka({ clientId: uniqueName('bench-raw'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING });
-const rawConsumer = kafka.consumer({ groupId: uniqueName('bench-raw-group'), maxWaitTimeInMs: 1000 });
-await rawConsumer.connect();
-await rawConsumer.subscribe({ topics: [topic], fromBeginning: true });
-let consumed = 0;
-let done!: () => void;
-const allRead = new Promise<void>((r) => (done = r));
-t = performance.now();
-await rawConsumer.run({
-  eachBatch: async ({ batch }) => {
-    consumed += batch.messages.length;
-    if (consumed >= N) done();
-  },
-});
-await allRead;
-const kafkaRate = N / seconds(t);
-await rawConsumer.disconnect();
-log(`baseline A: ${fmt(kafkaRate)} msg/s`);
-
-// ---------------------------------------------------------------- 3b. bare ClickHouse insert
-
-log('baseline B: bare @clickhouse/client inserts of the same rows into the quotes schema');
-const scratch = await newStore('bench_scratch');
-const scratchDb = databases[databases.length - 1]!;
-await scratch.close();
-let insertS = 0;
-for (let i = 0; i < N; i += INSERT_BATCH) {
-  const rows = [];
-  for (let j = i; j < Math.min(N, i + INSERT_BATCH); j++) {
-    const r = quoteRow(JSON.parse(values[j]!) as QuoteEvent) as unknown as Record<string, unknown>;
-    rows.push({ ...r, ts: toSqlDateTime(r.ts as Date), fee_included: r.fee_included ? 1 : 0 });
+/**
+ * Same machine state for every measurement: the previous phase's databases are
+ * dropped, ClickHouse has no merge running (up to 30 s) and one quiet second passed.
+ */
+async function settle(): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
+    const [m] = await (await raw.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' })).json<{ n: string }>();
+    if (Number(m?.n) === 0) break;
+    await sleep(250);
   }
+  await sleep(1000);
+}
+
+interface Measure {
+  rate: number;
+  cpu: CpuSplit;
+}
+
+let pipeStore: Store | undefined;
+async function runPipeline(round: number): Promise<Measure> {
+  pipeStore = await newStore('bench_pipeline');
+  if (round > 1) await Promise.all([RAW_GROUP, DISLOCATION_GROUP].map((g) => bus.resetOffsets(g, TOPICS.quotes, { kind: 'earliest' })));
+  await settle();
+  log(`round ${round} pipeline: raw sinks + dislocation consumer -> ClickHouse`);
+  // BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the pipeline phase only (the first round), for chrome devtools / speedscope.
+  const profileTo = round === 1 ? process.env.BENCH_CPU_PROFILE : undefined;
+  const profiler = profileTo ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  const cpu = cpuMeter();
   const t0 = performance.now();
-  await raw.insert({ table: `${scratchDb}.quotes`, values: rows, format: 'JSONEachRow' });
-  insertS += seconds(t0);
+  const consumers: Consumer[] = [await startRawSinks(bus, pipeStore, { groupId: RAW_GROUP }), await startDislocationConsumer(bus, pipeStore, { groupId: DISLOCATION_GROUP, logger })];
+  let stored = 0;
+  let lastReport = 0;
+  for (;;) {
+    stored = num((await pipeStore.query(sql`SELECT count() AS n FROM quotes`))[0]?.n);
+    if (stored >= N && (await committedAll(DISLOCATION_GROUP))) break;
+    if (performance.now() - lastReport > 10_000) {
+      lastReport = performance.now();
+      log(`  ${stored.toLocaleString('en-US')} quotes stored after ${seconds(t0).toFixed(0)} s`);
+    }
+    await sleep(200);
+  }
+  const pipelineS = seconds(t0);
+  const split = cpu();
+  if (profiler && profileTo) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(profileTo, JSON.stringify(profile));
+    profiler.disconnect();
+  }
+  const rate = N / pipelineS;
+  const [derived] = await pipeStore.query(sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`);
+  log(`round ${round} pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(rate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`);
+  log(`  ${fmtCpu(split)}`);
+  await Promise.all(consumers.map((c) => c.stop()));
+  await pipeStore.close();
+  await dropDatabase(databases[databases.length - 1]!);
+  return { rate, cpu: split };
 }
-const [check] = await (await raw.query({ query: `SELECT count() AS n FROM ${scratchDb}.quotes`, format: 'JSONEachRow' })).json<{ n: string }>();
-if (Number(check?.n) !== N) throw new Error(`baseline B stored ${check?.n} rows, expected ${N}`);
-const insertRate = N / insertS;
-log(`baseline B: ${fmt(insertRate)} rows/s`);
+
+async function runKafkaBaseline(round: number): Promise<Measure> {
+  await settle();
+  log(`round ${round} baseline A: bare kafkajs consumer (eachBatch, no work)`);
+  const kafka = new Kafka({ clientId: uniqueName('bench-raw'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const rawConsumer = kafka.consumer({ groupId: uniqueName('bench-raw-group'), maxWaitTimeInMs: 1000 });
+  await rawConsumer.connect();
+  await rawConsumer.subscribe({ topics: [topic], fromBeginning: true });
+  let consumed = 0;
+  let done!: () => void;
+  const allRead = new Promise<void>((r) => (done = r));
+  const cpu = cpuMeter();
+  const t0 = performance.now();
+  await rawConsumer.run({
+    eachBatch: async ({ batch }) => {
+      consumed += batch.messages.length;
+      if (consumed >= N) done();
+    },
+  });
+  await allRead;
+  const rate = N / seconds(t0);
+  const split = cpu();
+  await rawConsumer.disconnect();
+  log(`round ${round} baseline A: ${fmt(rate)} msg/s`);
+  log(`  ${fmtCpu(split)}`);
+  return { rate, cpu: split };
+}
+
+async function runInsertBaseline(round: number): Promise<Measure> {
+  const scratch = await newStore('bench_scratch');
+  const scratchDb = databases[databases.length - 1]!;
+  await scratch.close();
+  await settle();
+  log(`round ${round} baseline B: bare @clickhouse/client inserts of the same rows into the quotes schema`);
+  let insertS = 0;
+  const cpu = cpuMeter();
+  for (let i = 0; i < N; i += INSERT_BATCH) {
+    const rows = [];
+    for (let j = i; j < Math.min(N, i + INSERT_BATCH); j++) {
+      const r = quoteRow(JSON.parse(values[j]!) as QuoteEvent) as unknown as Record<string, unknown>;
+      rows.push({ ...r, ts: toSqlDateTime(r.ts as Date), fee_included: r.fee_included ? 1 : 0 });
+    }
+    const t0 = performance.now();
+    await raw.insert({ table: `${scratchDb}.quotes`, values: rows, format: 'JSONEachRow' });
+    insertS += seconds(t0);
+  }
+  const split = cpu(); // includes the row conversion, which is outside the timing
+  const [check] = await (await raw.query({ query: `SELECT count() AS n FROM ${scratchDb}.quotes`, format: 'JSONEachRow' })).json<{ n: string }>();
+  if (Number(check?.n) !== N) throw new Error(`baseline B stored ${check?.n} rows, expected ${N}`);
+  const rate = N / insertS;
+  log(`round ${round} baseline B: ${fmt(rate)} rows/s`);
+  log(`  ${fmtCpu(split)} (conversion outside the timing included)`);
+  await dropDatabase(scratchDb);
+  return { rate, cpu: split };
+}
+
+/** Rounds alternate the order (pipeline first, then baselines first), so drift in the machine's load hits both sides. */
+const ROUNDS = int('BENCH_ROUNDS', 3);
+const results = { pipeline: [] as Measure[], kafka: [] as Measure[], insert: [] as Measure[] };
+for (let round = 1; round <= ROUNDS; round++) {
+  log(`round ${round}/${ROUNDS}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (process.env.BENCH_PIPELINE_ONLY) results.pipeline.push(await runPipeline(round));
+  else if (round % 2 === 1) {
+    results.pipeline.push(await runPipeline(round));
+    results.kafka.push(await runKafkaBaseline(round));
+    results.insert.push(await runInsertBaseline(round));
+  } else {
+    results.insert.push(await runInsertBaseline(round));
+    results.kafka.push(await runKafkaBaseline(round));
+    results.pipeline.push(await runPipeline(round));
+  }
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const pipelineRate = median(results.pipeline.map((m) => m.rate));
+const kafkaRate = median(results.kafka.map((m) => m.rate));
+const insertRate = median(results.insert.map((m) => m.rate));
+if (process.env.BENCH_PIPELINE_ONLY) {
+  // Profiling aid (node --cpu-prof): only the pipeline rounds.
+  for (const db of [...databases]) await dropDatabase(db);
+  await bus.close();
+  process.exit(0);
+}
+const roundRatios = results.pipeline.map((p, i) => p.rate / Math.min(results.kafka[i]!.rate, results.insert[i]!.rate));
 
 // ---------------------------------------------------------------- 5. latency at a steady rate
 
-log(`latency: ${LATENCY_RATE} quotes/s for ${LATENCY_S} s, event_time = send time, markers polled every ${POLL_MS} ms`);
 const latStore = await newStore('bench_latency');
+await settle();
+log(`latency: ${LATENCY_RATE} quotes/s for ${LATENCY_S} s, event_time = send time, markers polled every ${POLL_MS} ms`);
 const latConsumers: Consumer[] = [
   await startRawSinks(bus, latStore, { groupId: `${RAW_GROUP}.latency`, fromBeginning: false }),
   await startDislocationConsumer(bus, latStore, { groupId: `${DISLOCATION_GROUP}.latency`, fromBeginning: false, logger }),
@@ -212,6 +375,7 @@ let sent = 0;
 let publishing = true;
 let publishedAt = 0;
 const tStart = Date.now();
+const latCpu = cpuMeter();
 const publisher = (async () => {
   const total = LATENCY_RATE * LATENCY_S;
   while (sent < total) {
@@ -250,6 +414,7 @@ while (publishing || sentAt.size) {
   await sleep(POLL_MS);
 }
 await publisher;
+const latSplit = latCpu();
 const lost = sentAt.size;
 await Promise.all(latConsumers.map((c) => c.stop()));
 const achieved = sent / ((publishedAt - tStart) / 1000);
@@ -263,7 +428,8 @@ log(`latency: ${latencies.length} markers, p50 ${p50} ms, p99 ${p99} ms, max ${l
 
 const slower = Math.min(kafkaRate, insertRate);
 const ratio = pipelineRate / slower;
-console.log(`\nPipeline benchmark (${new Date().toISOString()}, ${N.toLocaleString('en-US')} quotes, ${pairsUsed} pairs, ${PARTITIONS} partitions, 2-core machine)`);
+console.log(`\nPipeline benchmark (${new Date().toISOString()}, ${N.toLocaleString('en-US')} quotes, ${pairsUsed} pairs, ${PARTITIONS} partitions, 2-core machine, load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+console.log(`Rates are medians of ${ROUNDS} round(s); rounds alternate the order of pipeline and baselines.`);
 console.log('| measure | rate | ratio pipeline / this |');
 console.log('|---|---|---|');
 console.log(`| publish (bus producer, ${PUBLISH_BATCH}-message requests x ${PUBLISH_IN_FLIGHT} in flight) | ${fmt(publishRate)} msg/s | |`);
@@ -271,22 +437,24 @@ console.log(`| pipeline end to end (Kafka -> raw sinks + dislocation consumer ->
 console.log(`| baseline A: bare kafkajs consume (eachBatch, no work) | ${fmt(kafkaRate)} msg/s | ${(pipelineRate / kafkaRate).toFixed(2)} |`);
 console.log(`| baseline B: bare @clickhouse/client insert (quotes schema, ${INSERT_BATCH / 1000}k batches) | ${fmt(insertRate)} rows/s | ${(pipelineRate / insertRate).toFixed(2)} |`);
 console.log(`| **pipeline / slower baseline** | | **${ratio.toFixed(2)}** (target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}) |`);
+console.log(`\n| round | pipeline quotes/s | baseline A msg/s | baseline B rows/s | ratio | pipeline CPU s: node / clickhouse / kafka / other (load1) |`);
+console.log('|---|---|---|---|---|---|');
+results.pipeline.forEach((p, i) => {
+  const c = p.cpu;
+  console.log(`| ${i + 1} | ${fmt(p.rate)} | ${fmt(results.kafka[i]!.rate)} | ${fmt(results.insert[i]!.rate)} | ${roundRatios[i]!.toFixed(2)} | ${c.app.toFixed(1)} / ${c.clickhouse.toFixed(1)} / ${c.kafka.toFixed(1)} / ${c.other.toFixed(1)} over ${c.wallS.toFixed(1)} s (${c.load1.toFixed(2)}) |`);
+});
 console.log(`\n| latency at a steady rate | value |`);
 console.log('|---|---|');
 console.log(`| offered / achieved rate | ${LATENCY_RATE} / ${fmt(achieved)} quotes/s for ${LATENCY_S} s |`);
 console.log(`| markers (every ${MARKER_EVERY}th quote, polled every ${POLL_MS} ms) | ${latencies.length}${lost ? ` (${lost} not seen)` : ''} |`);
 console.log(`| event-to-queryable p50 | ${p50} ms |`);
 console.log(`| event-to-queryable p99 | ${p99} ms (target <= 2000: ${p99 <= 2000 ? 'met' : 'NOT met'}) |`);
+console.log(`| ${fmtCpu(latSplit)} | |`);
 
 // ---------------------------------------------------------------- cleanup
 
-// Dropping a database of a million freshly inserted rows can take longer than the client's default 30 s.
-const dropper = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, request_timeout: 300_000, log: { level: ClickHouseLogLevel.OFF } });
-for (const db of databases) {
-  await dropper.command({ query: `DROP DATABASE IF EXISTS ${ident(db).render('clickhouse')}` }).catch((err: unknown) => log(`could not drop ${db}: ${String(err)}`));
-}
+for (const db of [...databases]) await dropDatabase(db);
 await dropper.close();
-await pipeStore.close();
 await latStore.close();
 await raw.close();
 await bus.close();
