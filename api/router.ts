@@ -38,11 +38,16 @@ export interface SkuRoutesOptions {
   gate: Middleware;
   /** Check every 200 body against the SKU's output schema and log mismatches (default: NODE_ENV !== production). */
   checkResponses?: boolean;
-  /** Largest JSON body accepted (koa-body `jsonLimit`). Default 1mb. */
+  /** Largest JSON body accepted (koa-body `jsonLimit`). Default 4mb. */
   bodyLimit?: string;
 }
 
-export const DEFAULT_BODY_LIMIT = '1mb';
+/**
+ * The JSON body limit: the largest inputs the schemas admit (1,000,000 characters of HTML or code, 64 texts to
+ * embed) escaped as JSON fit; past it, 413 `payload_too_large` before any challenge.
+ */
+export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_BODY_LIMIT = '4mb';
 
 export function mountSkuRoutes(router: Router, options: SkuRoutesOptions): void {
   const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';

@@ -24,6 +24,7 @@ import type { Catalogue } from '../../api/catalogue/sku.js';
 import { SERVICE_VERSION, type PaymentInfo } from '../../api/discovery/context.js';
 import { testLogger } from '../helpers/config.js';
 import { SKU_PROCESSORS } from '../../jobs/registry.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../../api/router.js';
 
 const logger = testLogger();
 const pairs = loadPairs();
@@ -209,6 +210,18 @@ describe('discovery documents (defaults)', () => {
     expect(card).toMatchObject({ name: expect.any(String), description: expect.any(String), url: expect.stringMatching(/^http/), version: '2.0.0', capabilities: expect.any(Object) });
     expect(card.skills).toHaveLength(17);
     expect(await (await fetch(`${server.http.url}/.well-known/agent.json`)).json()).toEqual(card);
+  });
+
+  it('accepts the largest input a schema allows, and refuses a body past the limit with 413 before the gate', async () => {
+    const post = (body: string) => fetch(`${server.http.url}/api/v1/rag-shrink`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    // 1,000,000 characters of HTML (the schema's maximum) with quotes that JSON escapes: over 1 MB on the wire.
+    const html = `<p class="x">${'a"b'.repeat(333_330)}</p>`.slice(0, 1_000_000);
+    const largest = await post(JSON.stringify({ html }));
+    expect(Buffer.byteLength(JSON.stringify({ html }))).toBeGreaterThan(1_000_000);
+    expect(largest.status, 'validated, then asked to pay').toBe(402);
+    const tooBig = await post(JSON.stringify({ html: 'x'.repeat(DEFAULT_BODY_LIMIT_BYTES + 1) }));
+    expect(tooBig.status).toBe(413);
+    expect(await tooBig.json()).toMatchObject({ code: 'payload_too_large' });
   });
 
   it('an unavailable SKU answers 503 sku_unavailable without reaching the gate', async () => {
