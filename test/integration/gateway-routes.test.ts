@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import type { RunningProcess } from '../../core/process.js';
+import { startPaidApi } from '../helpers/paid-api.js';
 import type { Store } from '../../core/store/store.js';
 import { ident, sql } from '../../core/store/sql.js';
 import type { BookEvent, LatencyEvent } from '../../core/events/market.js';
@@ -36,7 +37,7 @@ import { ExecutionLatencyOutput } from '../../api/telemetry/execution-latency.js
 import { ShadowCapacityOutput } from '../../api/telemetry/shadow-capacity.js';
 import { ImpactSimulationOutput } from '../../api/telemetry/impact-simulation.js';
 import { cexQuote } from '../helpers/market-fixtures.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testLogger, uniqueName } from '../helpers/config.js';
 
 const logger = testLogger();
 const MIN = 60_000;
@@ -300,29 +301,13 @@ const keysOf = (o: object) => Object.keys(o).sort();
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'gateway-routes-'));
   database = uniqueName('gateway_routes');
-  const config = testConfig({
-    ROLE: 'api',
-    STORE: 'clickhouse',
-    CLICKHOUSE_DATABASE: database,
-    BUS: 'memory',
-    QUEUE: 'inprocess',
-    SETTLEMENT: 'devchain',
-    PAYMENT_REPLAY_STORE: 'memory',
-    DATA_DIR: dataDir,
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: '0',
-    CEX_EXCHANGE: 'coinbase',
-    MARKET_SOURCE: 'simulated',
-    PRICE_OVERRIDES: '',
-    SKUS_DISABLED: 'summarize',
-  });
-  proc = await startProcess(config, logger);
-  api = proc.roles.find((r) => r.name === 'api') as RunningApi;
+  ({ proc, api, url, payer } = await startPaidApi(
+    dataDir,
+    { STORE: 'clickhouse', CLICKHOUSE_DATABASE: database, CEX_EXCHANGE: 'coinbase', MARKET_SOURCE: 'simulated', SKUS_DISABLED: 'summarize' },
+    logger,
+  ));
   store = proc.ctx.store!;
   catalogue = api.catalogue;
-  url = proc.http.url;
-  payer = privateKeyToAccount(api.payments.settlement.devChain!.payerKey);
-  await api.payments.gate.ready();
 
   const now = Date.now();
   bookAt = now - 2000;

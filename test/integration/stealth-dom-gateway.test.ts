@@ -13,14 +13,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import { ImageOcrShrinkOutput, StealthDomOutput } from '../../api/catalogue/utility-skus.js';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import type { Config } from '../../core/config.js';
+import type { RunningProcess } from '../../core/process.js';
+import { startPaidApi } from '../helpers/paid-api.js';
 import { imageOcrProcessor } from '../../jobs/image-ocr/processor.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { stealthDomProcessor } from '../../jobs/stealth-dom/processor.js';
-import { testConfig, testLogger } from '../helpers/config.js';
+import { testLogger } from '../helpers/config.js';
 import { renderTableDocument } from '../helpers/web-fixtures-images.js';
 import { loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
 
@@ -58,25 +60,8 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'image/png', 'content-length': invoice.image.length });
     res.end(invoice.image);
   });
-  const config = testConfig({
-    ROLE: 'api',
-    STORE: 'duckdb',
-    DUCKDB_PATH: ':memory:',
-    BUS: 'memory',
-    QUEUE: 'inprocess',
-    SETTLEMENT: 'devchain',
-    PAYMENT_REPLAY_STORE: 'memory',
-    DATA_DIR: dataDir,
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: '0',
-    PRICE_OVERRIDES: '',
-    FETCH_ALLOW_LOOPBACK: 'true',
-  });
-  proc = await startProcess(config, logger);
-  api = proc.roles.find((r) => r.name === 'api') as RunningApi;
-  url = proc.http.url;
-  payer = privateKeyToAccount(api.payments.settlement.devChain!.payerKey);
-  await api.payments.gate.ready();
+  let config: Config;
+  ({ config, proc, api, url, payer } = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', FETCH_ALLOW_LOOPBACK: 'true' }, logger));
   // What the worker role does for each registered SKU, with the test network seam.
   const deps = { config, logger, pairs: [] as never };
   const stealth = await stealthDomProcessor({ connect: loopbackOnlyNetwork() })(deps);
