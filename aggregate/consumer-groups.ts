@@ -8,7 +8,7 @@ import type { Logger } from '../core/logger.js';
 import { TOPICS } from '../core/topics.js';
 import { HEARTBEAT_GROUP, startHeartbeatSink } from './heartbeat-sink.js';
 import { RAW_GROUP, RAW_TOPICS, startRawSinks } from './raw-sinks.js';
-import { DISLOCATION_GROUP, startDislocationConsumer } from './dislocation-consumer.js';
+import { QUOTES_GROUP, startQuoteConsumer } from './quote-consumer.js';
 
 export interface ConsumerGroupSpec {
   groupId: string;
@@ -27,14 +27,14 @@ export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
   {
     groupId: RAW_GROUP,
     topics: RAW_TOPICS,
-    description: 'quotes, books, latency -> raw tables',
+    description: 'books, latency -> raw tables',
     start: (bus, store) => startRawSinks(bus, store),
   },
   {
-    groupId: DISLOCATION_GROUP,
+    groupId: QUOTES_GROUP,
     topics: [TOPICS.quotes],
-    description: 'quotes -> detector -> spread samples, dislocations (+ md.dislocations.v1)',
-    start: (bus, store, logger) => startDislocationConsumer(bus, store, { logger }),
+    description: 'quotes -> quotes table + detector -> spread samples, dislocations (+ md.dislocations.v1)',
+    start: (bus, store, logger) => startQuoteConsumer(bus, store, { logger }),
   },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * Dislocation detector: a pure state machine per pair (no I/O). The caller
- * (aggregate/dislocation-consumer.ts) owns the states, persists them with the
+ * (aggregate/quote-consumer.ts) owns the states, persists them with the
  * batch (core/store/tables/detector-state.ts) and writes what it emits.
  *
  * State per pair: the latest quote per venue and the open opportunity per

@@ -1,7 +1,8 @@
 /**
- * Raw market-data sinks (consumer group `aggregate.raw`): QuoteEvents,
- * BookEvents and LatencyEvents into `quotes`, `book_snapshots` and
- * `latency_samples`. Each message is validated with its zod schema (through
+ * Raw market-data sinks (consumer group `aggregate.raw`): BookEvents and
+ * LatencyEvents into `book_snapshots` and `latency_samples` (QuoteEvents are
+ * stored raw by the quote consumer, aggregate/quote-consumer.ts, which reads
+ * them for the detector anyway). Each message is validated with its zod schema (through
  * its compiled equivalent, aggregate/fast-validate.ts); a malformed one is
  * dead-lettered with the reason. The bus commits a batch
  * only after handleBatch resolved, i.e. after the store acknowledged the
@@ -10,11 +11,10 @@
  */
 import type { z } from 'zod';
 import type { BatchContext, Bus, BusMessage, Consumer } from '../core/bus/bus.js';
-import { BookEvent, LatencyEvent, QuoteEvent } from '../core/events/market.js';
+import { BookEvent, LatencyEvent } from '../core/events/market.js';
 import type { Store } from '../core/store/store.js';
 import { insertBookSnapshots } from '../core/store/tables/book-snapshots.js';
 import { insertLatencySamples } from '../core/store/tables/latency-samples.js';
-import { insertQuotes } from '../core/store/tables/quotes.js';
 import { TOPICS } from '../core/topics.js';
 import { parseJson, type ParseResult } from './fast-validate.js';
 
@@ -27,7 +27,6 @@ interface Sink<T> {
 }
 
 const SINKS: Record<string, Sink<never>> = {
-  [TOPICS.quotes]: { label: 'quote', schema: QuoteEvent, insert: insertQuotes } satisfies Sink<QuoteEvent> as unknown as Sink<never>,
   [TOPICS.books]: { label: 'book snapshot', schema: BookEvent, insert: insertBookSnapshots } satisfies Sink<BookEvent> as unknown as Sink<never>,
   [TOPICS.latency]: { label: 'latency sample', schema: LatencyEvent, insert: insertLatencySamples } satisfies Sink<LatencyEvent> as unknown as Sink<never>,
 };

@@ -24,19 +24,22 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
       return { status: 'ok', topics: s.topics, last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null };
     });
   }
-  const paper = new PaperExecutor(store, logger);
-  paper.start(PAPER_EXECUTION_INTERVAL_MS);
-  ctx.health.register('aggregate.paper_executions', async () => {
-    const s = paper.status;
-    if (!s.running) return { status: 'down', reason: 'paper executor stopped' };
-    const facts = { executed: s.executed, waiting: s.waiting, last_run_at: s.lastRunAt ? new Date(s.lastRunAt).toISOString() : null };
-    if (s.lastError) return { status: 'degraded', reason: `last run failed: ${s.lastError}`, ...facts };
-    return { status: 'ok', ...facts };
-  });
+  // One paper executor per deployment (AGGREGATE_PAPER_EXECUTOR): it works on the stored rows, not on a partition.
+  const paper = ctx.config.AGGREGATE_PAPER_EXECUTOR ? new PaperExecutor(store, logger) : undefined;
+  if (paper) {
+    paper.start(PAPER_EXECUTION_INTERVAL_MS);
+    ctx.health.register('aggregate.paper_executions', async () => {
+      const s = paper.status;
+      if (!s.running) return { status: 'down', reason: 'paper executor stopped' };
+      const facts = { executed: s.executed, waiting: s.waiting, last_run_at: s.lastRunAt ? new Date(s.lastRunAt).toISOString() : null };
+      if (s.lastError) return { status: 'degraded', reason: `last run failed: ${s.lastError}`, ...facts };
+      return { status: 'ok', ...facts };
+    });
+  }
   return {
     name: 'aggregate',
     stop: async () => {
-      await Promise.all([...consumers.map((c) => c.stop()), paper.stop()]);
+      await Promise.all([...consumers.map((c) => c.stop()), paper?.stop()]);
     },
   };
 }

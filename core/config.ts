@@ -95,6 +95,10 @@ export const configSpec = {
   ],
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
+  AGGREGATE_PAPER_EXECUTOR: [
+    z.enum(['true', 'false']).transform((v) => v === 'true').default(true),
+    'Run the paper executor in this aggregate process; with several aggregate replicas set `false` on all but one (each would repeat the same idempotent work).',
+  ],
 
   SETTLEMENT: [
     z.enum(['devchain', 'remote', 'self']).default('devchain'),

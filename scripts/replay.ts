@@ -3,7 +3,7 @@
  * offset, with a progress bar and a summary.
  *
  *   npm run replay -- --topic md.quotes.v1 --from 2026-11-20T00:00:00Z
- *   npm run replay -- --topic md.quotes.v1 --group aggregate.raw --from earliest
+ *   npm run replay -- --topic md.quotes.v1 --group aggregate.quotes --from earliest
  *   npm run replay -- --topic md.quotes.v1 --from-offset 1200 [--partition 0]
  *   npm run replay -- --topic md.quotes.v1 --from 2026-11-20T00:00:00Z --reset-only
  *

@@ -1,7 +1,11 @@
 /**
  * `npm run bench:pipeline`: the market-data pipeline end to end on the real
- * engines (`npm run engines:up`): Kafka -> aggregate (raw sinks + dislocation
- * consumer, as the role runs them) -> ClickHouse.
+ * engines (`npm run engines:up`): Kafka -> aggregate -> ClickHouse, the
+ * aggregate being the real role (`ROLE=aggregate node core/main.ts`: quote
+ * consumer, raw sinks, heartbeat sink, paper executor) in
+ * BENCH_AGGREGATE_PROCESSES child processes (default 2, one per core; Kafka
+ * splits the topic's BENCH_PARTITIONS partitions (default 4) between them, as it
+ * would between the replicas of a deployment).
  *
  *  1. Pre-generates BENCH_QUOTES (default 1,000,000) seeded simulator quotes
  *     (every pair of the catalogue, CEX ticks and DEX blocks) and publishes
@@ -15,19 +19,19 @@
  *     timing) into the quotes table schema in a scratch database.
  *  4. Ratio: pipeline / the slower baseline (target >= 0.5).
  *  5. Latency: BENCH_LATENCY_RATE quotes/s (default 5,000) for BENCH_LATENCY_S
- *     seconds (default 30), event_time = send time, through the running
- *     pipeline into another fresh database; every 25th quote is a marker whose
+ *     seconds (default 30), event_time = send time, through aggregate
+ *     processes on another fresh database; every 25th quote is a marker whose
  *     arrival in ClickHouse is polled every BENCH_POLL_MS (default 100) ms:
  *     event-to-queryable latency p50/p99 (target p99 <= 2 s).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { startDislocationConsumer, DISLOCATION_GROUP } from '../../aggregate/dislocation-consumer.js';
-import { RAW_GROUP, startRawSinks } from '../../aggregate/raw-sinks.js';
-import type { Bus, Consumer } from '../../core/bus/bus.js';
+import { QUOTES_GROUP } from '../../aggregate/quote-consumer.js';
+import type { Bus } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
 import type { QuoteEvent } from '../../core/events/market.js';
@@ -54,7 +58,9 @@ const INSERT_BATCH = int('BENCH_INSERT_BATCH', 10_000);
 /** Messages per produce request (the broker's 1 MB record-batch limit per partition), several requests in flight. */
 const PUBLISH_BATCH = 1_000;
 const PUBLISH_IN_FLIGHT = 8;
-const PARTITIONS = config.BUS_PARTITIONS;
+/** Partitions of the benchmark's topics: a multiple of the aggregate processes, so each gets the same share. */
+const PARTITIONS = int('BENCH_PARTITIONS', 4);
+const AGGREGATE_PROCESSES = int('BENCH_AGGREGATE_PROCESSES', 2);
 const MARKER_EVERY = 25;
 
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
@@ -101,7 +107,7 @@ function pidsMatching(re: RegExp): number[] {
 
 interface CpuSplit {
   wallS: number;
-  /** CPU seconds of this process (the pipeline or the bare clients), ClickHouse, the Kafka broker, everything else. */
+  /** CPU seconds of the pipeline's processes (or of this one, for the bare clients), ClickHouse, the Kafka broker, everything else. */
   app: number;
   clickhouse: number;
   kafka: number;
@@ -109,11 +115,11 @@ interface CpuSplit {
   load1: number;
 }
 
-/** CPU time per process over an interval (as api.bench.ts's CpuMeter): this process, ClickHouse, Kafka, the rest of the machine. */
+/** CPU time per process over an interval (as api.bench.ts's CpuMeter): the measured processes, ClickHouse, Kafka, the rest of the machine. */
 const cpuPids = { clickhouse: pidsMatching(/clickhouse(-server| server)/), kafka: pidsMatching(/kafka\.Kafka/) };
-function cpuMeter(): () => CpuSplit {
+function cpuMeter(appPids: number[] = [process.pid]): () => CpuSplit {
   const sample = () => ({
-    app: cpuMsOf(process.pid),
+    app: appPids.reduce((a, p) => a + cpuMsOf(p), 0),
     clickhouse: cpuPids.clickhouse.reduce((a, p) => a + cpuMsOf(p), 0),
     kafka: cpuPids.kafka.reduce((a, p) => a + cpuMsOf(p), 0),
     machine: machineBusyMs(),
@@ -159,6 +165,77 @@ async function newStore(prefix: string): Promise<Store> {
 }
 const raw = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD });
 
+// ---------------------------------------------------------------- aggregate processes
+
+const MAIN = fileURLToPath(new URL('../../core/main.ts', import.meta.url));
+
+interface AggregateProcesses {
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `count` processes of the real aggregate role on the benchmark's
+ * namespace and `database`, and resolves once each one said it is ready
+ * (after its consumers started: nothing is consumed before the first of these).
+ * BENCH_CPU_PROFILE=<dir>: V8 CPU profiles of these processes (node --cpu-prof).
+ */
+async function startAggregate(database: string, count: number): Promise<AggregateProcesses> {
+  const profileDir = process.env.BENCH_CPU_PROFILE;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const children: ChildProcess[] = [];
+  const ready: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', MAIN], {
+      env: {
+        ...process.env,
+        ROLE: 'aggregate',
+        BUS: 'kafka',
+        STORE: 'clickhouse',
+        KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
+        CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+        CLICKHOUSE_DATABASE: database,
+        BUS_NAMESPACE: namespace,
+        BUS_PARTITIONS: String(PARTITIONS),
+        // As a scaled deployment runs it: one paper executor, in the first process.
+        AGGREGATE_PAPER_EXECUTOR: i === 0 ? 'true' : 'false',
+        HTTP_PORT: '0',
+        LOG_LEVEL: 'info', // start-up lines only: nothing is logged per batch at info
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    ready.push(
+      new Promise<void>((resolve, reject) => {
+        const onData = (d: Buffer) => {
+          output = (output + d.toString()).slice(-8000);
+          if (/"msg":"ready: /.test(output)) resolve();
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`aggregate process exited (${code}) before it was ready:\n${output.slice(-2000)}`)));
+      }),
+    );
+  }
+  await Promise.all(ready);
+  return {
+    pids: children.map((c) => c.pid!),
+    async stop() {
+      await Promise.all(
+        children.map(
+          (c) =>
+            new Promise<void>((resolve) => {
+              if (c.exitCode !== null) return resolve();
+              c.once('exit', () => resolve());
+              c.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}
+
 // ---------------------------------------------------------------- 1. generate + publish
 
 log(`generating ${N.toLocaleString('en-US')} simulator quotes`);
@@ -195,6 +272,8 @@ log(`published to ${topic} at ${fmt(publishRate)} msg/s`);
 
 // ---------------------------------------------------------------- 2-4. pipeline and baselines, in rounds
 
+const total = (offsets: Record<number, string>) => Object.values(offsets).reduce((a, o) => a + Math.max(0, Number(o)), 0);
+
 async function committedAll(group: string): Promise<boolean> {
   const [committed, end] = await Promise.all([bus.committedOffsets(group, TOPICS.quotes), bus.endOffsets(TOPICS.quotes)]);
   return Object.entries(end).every(([p, high]) => high === '0' || committed[Number(p)] === high);
@@ -229,43 +308,37 @@ interface Measure {
 let pipeStore: Store | undefined;
 async function runPipeline(round: number): Promise<Measure> {
   pipeStore = await newStore('bench_pipeline');
-  if (round > 1) await Promise.all([RAW_GROUP, DISLOCATION_GROUP].map((g) => bus.resetOffsets(g, TOPICS.quotes, { kind: 'earliest' })));
+  if (round > 1) await bus.resetOffsets(QUOTES_GROUP, TOPICS.quotes, { kind: 'earliest' });
   await settle();
-  log(`round ${round} pipeline: raw sinks + dislocation consumer -> ClickHouse`);
-  // BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the pipeline phase only (the first round), for chrome devtools / speedscope.
-  const profileTo = round === 1 ? process.env.BENCH_CPU_PROFILE : undefined;
-  const profiler = profileTo ? new Session() : undefined;
-  if (profiler) {
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.start');
-  }
-  const cpu = cpuMeter();
+  log(`round ${round} pipeline: ${AGGREGATE_PROCESSES} aggregate process(es) (the real role), ${PARTITIONS} partitions -> ClickHouse`);
+  const aggregate = await startAggregate(databases[databases.length - 1]!, AGGREGATE_PROCESSES);
+  // Timed from the moment every process is up: what the first ones consumed while the others were still
+  // starting (committed by then) is left out of both the count and the time.
   const t0 = performance.now();
-  const consumers: Consumer[] = [await startRawSinks(bus, pipeStore, { groupId: RAW_GROUP }), await startDislocationConsumer(bus, pipeStore, { groupId: DISLOCATION_GROUP, logger })];
+  const cpu = cpuMeter(aggregate.pids);
+  const early = total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes));
   let stored = 0;
   let lastReport = 0;
+  // Done when the group committed the whole topic: it commits only what the store acknowledged. (Offsets
+  // rather than count() polls, which would cost ClickHouse a scan of the table every time.)
   for (;;) {
-    stored = num((await pipeStore.query(sql`SELECT count() AS n FROM quotes`))[0]?.n);
-    if (stored >= N && (await committedAll(DISLOCATION_GROUP))) break;
+    if (await committedAll(QUOTES_GROUP)) break;
     if (performance.now() - lastReport > 10_000) {
       lastReport = performance.now();
-      log(`  ${stored.toLocaleString('en-US')} quotes stored after ${seconds(t0).toFixed(0)} s`);
+      log(`  ${total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)).toLocaleString('en-US')} quotes committed after ${seconds(t0).toFixed(0)} s`);
     }
-    await sleep(200);
+    await sleep(100);
   }
   const pipelineS = seconds(t0);
   const split = cpu();
-  if (profiler && profileTo) {
-    const { profile } = await profiler.post('Profiler.stop');
-    writeFileSync(profileTo, JSON.stringify(profile));
-    profiler.disconnect();
-  }
-  const rate = N / pipelineS;
+  stored = num((await pipeStore.query(sql`SELECT count() AS n FROM quotes`))[0]?.n);
+  if (stored < N) throw new Error(`the group committed the whole topic but only ${stored} of ${N} quotes are stored`);
+  const rate = (N - early) / pipelineS;
+  if (early) log(`  ${early.toLocaleString('en-US')} quotes were consumed while the processes started (excluded)`);
   const [derived] = await pipeStore.query(sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`);
   log(`round ${round} pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(rate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`);
   log(`  ${fmtCpu(split)}`);
-  await Promise.all(consumers.map((c) => c.stop()));
+  await aggregate.stop();
   await pipeStore.close();
   await dropDatabase(databases[databases.length - 1]!);
   return { rate, cpu: split };
@@ -362,11 +435,10 @@ const roundRatios = results.pipeline.map((p, i) => p.rate / Math.min(results.kaf
 const latStore = await newStore('bench_latency');
 await settle();
 log(`latency: ${LATENCY_RATE} quotes/s for ${LATENCY_S} s, event_time = send time, markers polled every ${POLL_MS} ms`);
-const latConsumers: Consumer[] = [
-  await startRawSinks(bus, latStore, { groupId: `${RAW_GROUP}.latency`, fromBeginning: false }),
-  await startDislocationConsumer(bus, latStore, { groupId: `${DISLOCATION_GROUP}.latency`, fromBeginning: false, logger }),
-];
-// New groups start at the end of the topic: wait until they hold their partitions (committed or assigned).
+// The role's group continues from the end of the topic (the throughput rounds consumed it all).
+await bus.resetOffsets(QUOTES_GROUP, TOPICS.quotes, { kind: 'latest' });
+const latAggregate = await startAggregate(databases[databases.length - 1]!, AGGREGATE_PROCESSES);
+// Until every process holds its partitions (the second member's join rebalances the group).
 await sleep(5000);
 const runId = uniqueName('lat');
 const sentAt = new Map<string, number>();
@@ -375,7 +447,7 @@ let sent = 0;
 let publishing = true;
 let publishedAt = 0;
 const tStart = Date.now();
-const latCpu = cpuMeter();
+const latCpu = cpuMeter(latAggregate.pids);
 const publisher = (async () => {
   const total = LATENCY_RATE * LATENCY_S;
   while (sent < total) {
@@ -416,7 +488,7 @@ while (publishing || sentAt.size) {
 await publisher;
 const latSplit = latCpu();
 const lost = sentAt.size;
-await Promise.all(latConsumers.map((c) => c.stop()));
+await latAggregate.stop();
 const achieved = sent / ((publishedAt - tStart) / 1000);
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;

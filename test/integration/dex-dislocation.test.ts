@@ -9,7 +9,7 @@
  *    initial price, re-published every 200 ms with a fresh event time (the
  *    chain's clock: hardhat block times run ahead of the wall clock after the
  *    deployment's blocks, and the detector compares event times);
- *  - the aggregate consumers (raw sinks + dislocation consumer) writing a
+ *  - the aggregate consumers (raw sinks + quote consumer) writing a
  *    REAL ClickHouse database of its own.
  * Before the swap the two venues do not cross (no dislocation). A big buy on
  * the pool moves its price up ~8 %: the aggregator records a dislocation
@@ -18,7 +18,7 @@
  * visible in ClickHouse within a few seconds of the swap being mined.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDislocationConsumer } from '../../aggregate/dislocation-consumer.js';
+import { startQuoteConsumer } from '../../aggregate/quote-consumer.js';
 import { startRawSinks } from '../../aggregate/raw-sinks.js';
 import type { Bus, Consumer } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
@@ -127,7 +127,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
   }, 60_000);
 
   it('records a dislocation with the raw and net spread of the two quotes, within seconds of the swap', async () => {
-    consumers.push(await startRawSinks(bus, store), await startDislocationConsumer(bus, store, { logger }));
+    consumers.push(await startRawSinks(bus, store), await startQuoteConsumer(bus, store, { logger }));
 
     // The CEX feed: the same book, fresh event times on the chain's clock (never behind the last one).
     let n = 0;
@@ -202,7 +202,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     const [sample] = await store.query(sql`SELECT * FROM spread_samples ${final} WHERE quote_event_id = ${String(row!.trigger_event_id)}`);
     expect(sample).toBeDefined();
     const ids = [String(sample!.quote_event_id), String(sample!.counterpart_event_id)];
-    // The raw sink is a group of its own: it may store the quotes a moment after the dislocation consumer wrote the revision.
+    // The quote consumer writes the raw quotes and the revision in one batch; eventually() only bridges the poll.
     const stored = (
       await eventually(() => store.query(sql`SELECT * FROM quotes ${final} WHERE event_id IN (${ids[0]!}, ${ids[1]!})`), (rows) => rows.length === 2, 10_000, 25)
     ).map(quoteFromRow);

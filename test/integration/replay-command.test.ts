@@ -4,7 +4,7 @@
  * STORE=clickhouse, its own BUS_NAMESPACE and CLICKHOUSE_DATABASE, against
  * REAL Kafka + ClickHouse (`npm run engines:up`).
  *
- * The aggregation (raw sinks + dislocation consumer, the role's own groups)
+ * The aggregation (raw sinks + quote consumer, the role's own groups)
  * first consumes simulator quotes published into the namespace, with record
  * timestamps that increase with the publish order, so "messages at or after
  * --from" is known exactly. Then:
@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DISLOCATION_GROUP, startDislocationConsumer } from '../../aggregate/dislocation-consumer.js';
+import { QUOTES_GROUP, startQuoteConsumer } from '../../aggregate/quote-consumer.js';
 import { RAW_GROUP, RAW_TOPICS, startRawSinks } from '../../aggregate/raw-sinks.js';
 import type { Bus, Consumer } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
@@ -148,13 +148,13 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
       });
       await bus.publish(TOPICS.quotes, slice);
     }
-    // One malformed quote last: dead-lettered by each group, and again by a replay that covers it.
+    // One malformed quote last: dead-lettered by the quote consumer, and again by a replay that covers it.
     stamps.push(base + quotes.length * 10);
     await bus.publish(TOPICS.quotes, [{ key: 'ETH/USD', value: '{not json', timestamp: base + quotes.length * 10 }]);
 
     // The aggregation under the role's own group names (the ones the command replays).
-    const consumers: Consumer[] = [await startRawSinks(bus, store), await startDislocationConsumer(bus, store, { logger })];
-    await eventually(async () => (await caughtUp(RAW_GROUP, RAW_TOPICS)) && (await caughtUp(DISLOCATION_GROUP, [TOPICS.quotes])), Boolean, 120_000, 250);
+    const consumers: Consumer[] = [await startRawSinks(bus, store), await startQuoteConsumer(bus, store, { logger })];
+    await eventually(async () => (await caughtUp(RAW_GROUP, RAW_TOPICS)) && (await caughtUp(QUOTES_GROUP, [TOPICS.quotes])), Boolean, 120_000, 250);
     await Promise.all(consumers.map((c) => c.stop()));
     before = await snapshot(store);
     expect((before as Record<string, number>)['rows:quotes']).toBe(quotes.length);
@@ -176,11 +176,11 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     const end = await bus.endOffsets(TOPICS.quotes);
     const rowsBefore = num((await store.query(sql`SELECT count(*) AS n FROM quotes`))[0]?.n);
 
-    const r = await replay(['--topic', TOPICS.quotes, '--group', RAW_GROUP, '--from', from]);
+    const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', from]);
     console.log(`replay --from ${from}:\n${r.stdout.trim()}`);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/replay summary/);
-    const line = r.stdout.split('\n').find((l) => l.includes(`replayed ${RAW_GROUP} on ${TOPICS.quotes}`));
+    const line = r.stdout.split('\n').find((l) => l.includes(`replayed ${QUOTES_GROUP} on ${TOPICS.quotes}`));
     expect(line, r.stdout).toBeDefined();
     expect(line).toContain(`${expected} message(s)`);
     // Every partition, from its rewound offset to the end offset seen at the start.
@@ -189,7 +189,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     for (const x of parts) expect(String(x.to)).toBe(end[x.p]);
     expect(parts.reduce((a, x) => a + x.to - x.from, 0)).toBe(expected);
     expect(line).toMatch(/, 1 dead-lettered/); // the malformed quote, once more
-    expect(await caughtUp(RAW_GROUP, [TOPICS.quotes])).toBe(true);
+    expect(await caughtUp(QUOTES_GROUP, [TOPICS.quotes])).toBe(true);
 
     // The rows were written again (physically, until a merge) and collapse: no result changed.
     const rowsAfter = num((await store.query(sql`SELECT count(*) AS n FROM quotes`))[0]?.n);
@@ -202,18 +202,18 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     const partition = Number(Object.entries(end).sort((a, b) => Number(b[1]) - Number(a[1]))[0]![0]);
     const offset = 7;
     const expected = Number(end[partition]) - offset;
-    const r = await replay(['--topic', TOPICS.quotes, '--group', RAW_GROUP, '--from-offset', String(offset), '--partition', String(partition)]);
+    const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from-offset', String(offset), '--partition', String(partition)]);
     console.log(`replay --from-offset ${offset} --partition ${partition}:\n${r.stdout.trim()}`);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`replayed ${RAW_GROUP} on ${TOPICS.quotes}`);
+    expect(r.stdout).toContain(`replayed ${QUOTES_GROUP} on ${TOPICS.quotes}`);
     expect(r.stdout).toContain(`${partition}:${offset}->${end[partition]}`);
     expect(r.stdout).toContain(`${expected} message(s)`);
-    expect(await caughtUp(RAW_GROUP, [TOPICS.quotes])).toBe(true);
+    expect(await caughtUp(QUOTES_GROUP, [TOPICS.quotes])).toBe(true);
     expect(await snapshot(store)).toEqual(before);
   }, 180_000);
 
   it('refuses a bad --from with the usage line (exit 2)', async () => {
-    const r = await replay(['--topic', TOPICS.quotes, '--group', RAW_GROUP, '--from', 'yesterday']);
+    const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', 'yesterday']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--from must be an ISO 8601 time/);
     expect(r.stderr).toMatch(/^usage: npm run replay -- --topic/m);
@@ -224,22 +224,22 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
   }, 60_000);
 
   it('fails clearly (exit 1) while the group is running elsewhere, and changes nothing', async () => {
-    const committed = await bus.committedOffsets(RAW_GROUP, TOPICS.quotes);
-    const running = await startRawSinks(bus, store);
+    const committed = await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes);
+    const running = await startQuoteConsumer(bus, store, { logger });
     try {
       // Joined: it has been assigned its partitions (the group is no longer empty on the broker).
       await eventually(async () => running.status.running, Boolean, 30_000);
       await new Promise((r) => setTimeout(r, 3000));
-      const r = await replay(['--topic', TOPICS.quotes, '--group', RAW_GROUP, '--from', 'earliest']);
+      const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', 'earliest']);
       console.log(`replay while running: exit ${r.code}: ${r.stderr.trim()}`);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/replay failed: cannot rewind aggregate\.raw \(is the aggregate role still running\? stop it first\)/);
+      expect(r.stderr).toMatch(/replay failed: cannot rewind aggregate\.quotes \(is the aggregate role still running\? stop it first\)/);
       expect(r.stderr).toMatch(/running/);
       expect(r.stdout).not.toMatch(/replayed/);
     } finally {
       await running.stop();
     }
-    expect(await bus.committedOffsets(RAW_GROUP, TOPICS.quotes)).toEqual(committed);
+    expect(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)).toEqual(committed);
     expect(total(committed)).toBe(stamps.length);
     expect(await snapshot(store)).toEqual(before);
   }, 120_000);

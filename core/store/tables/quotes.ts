@@ -1,6 +1,6 @@
 /** Table `quotes` (sql/<dialect>/002_market_data.sql): raw QuoteEvents, their row type, insert and reads. */
 import type { QuoteEvent } from '../../events/market.js';
-import { final, sql } from '../sql.js';
+import { sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { inList, num, numOrNull, timeRange } from './query-helpers.js';
 
@@ -83,14 +83,30 @@ export function quoteFromRow(r: Row): QuoteEvent {
   };
 }
 
-/** Quotes of one pair (optionally some venues) with event time in [fromMs, toMs), oldest first (ties by event_id). */
-export async function quotesInRange(store: Store, pair: string, fromMs: number, toMs: number, venues?: readonly string[]): Promise<QuoteEvent[]> {
-  const venueFilter = venues?.length ? sql` AND venue IN ${inList(venues)}` : sql``;
+/**
+ * Quotes of some pairs with event time in [fromMs, toMs), per pair, oldest
+ * first (ties by event_id), each event once. One query for all the pairs (the
+ * sorting key starts with the pair: one range per pair, each part read once).
+ * Duplicates (a replayed event not merged yet) are dropped here rather than
+ * through FINAL: they are identical rows, adjacent in this order, and
+ * ClickHouse's FINAL merges every part of the range on one thread (the paper
+ * executor's reads cost more ClickHouse CPU than the inserts they follow:
+ * bench:pipeline).
+ */
+export async function quotesOfPairsInRange(store: Store, pairs: readonly string[], fromMs: number, toMs: number): Promise<Map<string, QuoteEvent[]>> {
+  const out = new Map<string, QuoteEvent[]>(pairs.map((p) => [p, []]));
+  if (!pairs.length) return out;
   const rows = await store.query(sql`
-    SELECT * FROM quotes ${final}
-    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilter}
-    ORDER BY ts_ms, event_id`);
-  return rows.map(quoteFromRow);
+    SELECT * FROM quotes
+    WHERE pair IN ${inList(pairs)} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
+    ORDER BY pair, ts_ms, event_id`);
+  let lastId: unknown;
+  for (const r of rows) {
+    if (r.event_id === lastId) continue;
+    lastId = r.event_id;
+    out.get(String(r.pair))?.push(quoteFromRow(r));
+  }
+  return out;
 }
 
 /** A quote's event time and top of book. */
@@ -117,15 +133,18 @@ export async function quoteTopsInRange(store: Store, pair: string, fromMs: numbe
 }
 
 /**
- * Newest stored event time per (pair, venue) at or after `sinceMs` (max() is
- * unaffected by duplicates: no FINAL). Key `<pair>|<venue>`.
+ * Newest stored event time per (pair, venue) at or after `sinceMs`, and (with
+ * `untilMs`) at or before `untilMs` (max() is unaffected by duplicates: no
+ * FINAL). Key `<pair>|<venue>`. The bound keeps a reader that only asks "has
+ * this venue quoted past X?" (X < untilMs) from scanning everything newer.
  */
-export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number): Promise<Map<string, number>> {
+export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number, untilMs?: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!pairs.length) return out;
+  const until = untilMs === undefined ? sql`` : sql` AND ts <= ${new Date(Math.ceil(untilMs / 1000) * 1000)}`;
   const rows = await store.query<{ pair: string; venue: string; max_ms: unknown }>(sql`
     SELECT pair, venue, max(ts_ms) AS max_ms FROM quotes
-    WHERE pair IN ${inList(pairs)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}
+    WHERE pair IN ${inList(pairs)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}${until}
     GROUP BY pair, venue`);
   for (const r of rows) out.set(`${r.pair}|${r.venue}`, num(r.max_ms));
   return out;

@@ -1,13 +1,17 @@
 /**
- * Dislocation consumer (group `aggregate.dislocations`): QuoteEvents through
- * the detector (aggregate/dislocation-detector.ts) into `spread_samples` and
- * `dislocations`, DislocationEvents onto md.dislocations.v1, and the
- * detector's state into `detector_state`.
+ * Quote consumer (group `aggregate.quotes`), the one reader of md.quotes.v1:
+ * each QuoteEvent is stored raw in `quotes` and goes through the detector
+ * (aggregate/dislocation-detector.ts) into `spread_samples` and
+ * `dislocations`; DislocationEvents go onto md.dislocations.v1 and the
+ * detector's state into `detector_state`. One group does both so each quote
+ * is fetched, decoded and validated once (two groups reading the topic cost
+ * twice the CPU for the same messages: bench:pipeline).
  *
  * One batch, in this order, before the bus commits its offsets:
- *  1. validate (malformed quotes are dead-lettered with the reason);
+ *  1. validate (malformed quotes are dead-lettered with the reason, once);
  *  2. apply the quotes to copies of their pairs' states;
- *  3. write spread samples and dislocation revisions (idempotent by id);
+ *  3. write the raw quotes, spread samples and dislocation revisions
+ *     (idempotent by id);
  *  4. publish the DislocationEvents (ids are deterministic: a duplicate on
  *     the topic is the same event);
  *  5. save the changed states (version = quotes applied), then adopt the copies.
@@ -27,14 +31,15 @@ import type { Logger } from '../core/logger.js';
 import type { Store } from '../core/store/store.js';
 import { loadDetectorStates, saveDetectorStates } from '../core/store/tables/detector-state.js';
 import { insertDislocations } from '../core/store/tables/dislocations.js';
+import { insertQuotes } from '../core/store/tables/quotes.js';
 import { insertSpreadSamples } from '../core/store/tables/spread-samples.js';
 import { TOPICS } from '../core/topics.js';
 import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, emptyPairState, type DislocationRecord, type PairState, type SpreadSample } from './dislocation-detector.js';
 import { parseMessage } from './raw-sinks.js';
 
-export const DISLOCATION_GROUP = 'aggregate.dislocations';
+export const QUOTES_GROUP = 'aggregate.quotes';
 
-export interface DislocationConsumerOptions {
+export interface QuoteConsumerOptions {
   /** Consumer group, also the scope of the saved detector state. */
   groupId?: string;
   maxQuoteAgeMs?: number;
@@ -44,7 +49,7 @@ export interface DislocationConsumerOptions {
   maxBatchSize?: number;
   logger?: Logger;
   /**
-   * Test seam: runs when the rows are written (`written`: before the events
+   * Test seam: runs when the rows (raw quotes and derived) are written (`written`: before the events
    * are published and the state saved) and when the state is saved (`saved`:
    * before the bus commits). Throwing here is a crash mid-batch.
    */
@@ -59,7 +64,7 @@ export interface BatchResult {
 }
 
 /** The consumer's batch logic, usable without a bus (tests, tooling). */
-export class DislocationProcessor {
+export class QuoteProcessor {
   readonly scope: string;
   private readonly maxQuoteAgeMs: number;
   private readonly states = new Map<string, PairState>();
@@ -71,9 +76,9 @@ export class DislocationProcessor {
   constructor(
     private readonly store: Store,
     private readonly bus: Bus | undefined,
-    private readonly options: DislocationConsumerOptions = {},
+    private readonly options: QuoteConsumerOptions = {},
   ) {
-    this.scope = options.groupId ?? DISLOCATION_GROUP;
+    this.scope = options.groupId ?? QUOTES_GROUP;
     this.maxQuoteAgeMs = options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS;
   }
 
@@ -112,7 +117,7 @@ export class DislocationProcessor {
     result.samples = samples.length;
     result.dislocations = dislocations.length;
 
-    await Promise.all([insertSpreadSamples(this.store, samples), insertDislocations(this.store, dislocations)]);
+    await Promise.all([insertQuotes(this.store, quotes), insertSpreadSamples(this.store, samples), insertDislocations(this.store, dislocations)]);
     await this.options.onStage?.('written', messages);
     if (this.bus && this.options.publish !== false && dislocations.length) {
       await this.bus.publish(
@@ -160,8 +165,8 @@ export class DislocationProcessor {
   }
 }
 
-export async function startDislocationConsumer(bus: Bus, store: Store, options: DislocationConsumerOptions = {}): Promise<Consumer> {
-  const processor = new DislocationProcessor(store, bus, options);
+export async function startQuoteConsumer(bus: Bus, store: Store, options: QuoteConsumerOptions = {}): Promise<Consumer> {
+  const processor = new QuoteProcessor(store, bus, options);
   return bus.consume({
     groupId: processor.scope,
     topics: [TOPICS.quotes],
