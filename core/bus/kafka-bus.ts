@@ -5,7 +5,8 @@
  *
  *  - one producer (acks -1, kafkajs' DefaultPartitioner: murmur2, Java
  *    compatible) and one admin client per bus;
- *  - one kafkajs consumer per consume() call, manual commits: each chunk of
+ *  - one kafkajs consumer per consume() call (partitions shared out by
+ *    ordered-round-robin-assigner.ts), manual commits: each chunk of
  *    at most batchSize messages is handed to the runner and resolved when
  *    done; `offset = last + 1` is committed once per kafkajs batch (earlier
  *    before a retry backoff, and always before eachBatch returns);
@@ -27,6 +28,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { withTimeout } from '../backoff.js';
+import { orderedRoundRobinAssigner } from './ordered-round-robin-assigner.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
@@ -292,6 +294,7 @@ class KafkaBusConsumer implements Consumer {
     this.consumer = bus.kafka.consumer({
       groupId,
       allowAutoTopicCreation: true,
+      partitionAssigners: [orderedRoundRobinAssigner],
       // maxWait bounds how long stop() waits for an idle long-poll fetch and the
       // event-to-store latency; minBytes and the per-partition cap let a busy topic
       // arrive in large batches (one store insert per batch is the dominant cost).
