@@ -36,7 +36,7 @@ import type { Store } from '../core/store/store.js';
 import { actionableWithoutExecution, latestOpenedMs, type ActionableRevision } from '../core/store/tables/dislocations.js';
 import { latencySamplesInRange, latencyWatermarks, type LatencyKind, type LatencyPoint } from '../core/store/tables/latency-samples.js';
 import { insertPaperExecutions, latestExecutionMs, type PaperExecution } from '../core/store/tables/paper-executions.js';
-import { quotesOfPairsInRange, quoteWatermarks } from '../core/store/tables/quotes.js';
+import { quotesInWindows, quoteWatermarks, type QuoteWindow } from '../core/store/tables/quotes.js';
 import { DEFAULT_MAX_QUOTE_AGE_MS } from './dislocation-detector.js';
 import { extraFeeBps, priceAtSize } from './spread-math.js';
 
@@ -221,6 +221,43 @@ const LOOKBACK_MS = 3_600_000;
 const AFTER_BOUND_MS = 600_000;
 
 /**
+ * The quotes paperExecute can look at for these decisions, as merged windows
+ * per pair: from `maxQuoteAgeMs` before the decision (older quotes are stale
+ * for it) to the later of the two legs' arrivals (the latest latency sample
+ * of each kind at the decision, as paperExecute takes them). Reading these
+ * instead of the whole span of the batch reads a small part of the quotes when
+ * decisions are sparse (a backfill: all of them, every run).
+ */
+export function quoteWindows(batch: readonly ActionableRevision[], latency: ReadonlyMap<LatencyKind, readonly LatencyPoint[]>, o: PaperExecutionOptions): QuoteWindow[] {
+  const byPair = new Map<string, [number, number][]>();
+  for (const c of batch) {
+    const t0 = c.decided_at_ms;
+    let reach = 0;
+    for (const [kind, points] of latency) {
+      const sample = latestAtOrBefore(points, t0, (p) => p.ts_ms);
+      if (sample) reach = Math.max(reach, Math.round(sample.rtt_ms + (kind === 'dex_rpc' ? o.dexInclusionMs : 0)));
+    }
+    let list = byPair.get(c.pair);
+    if (!list) byPair.set(c.pair, (list = []));
+    list.push([t0 - o.maxQuoteAgeMs, t0 + reach + 1]);
+  }
+  const out: QuoteWindow[] = [];
+  for (const [pair, list] of byPair) {
+    list.sort((a, b) => a[0] - b[0]);
+    let [from, to] = list[0]!;
+    for (const [f, t] of list.slice(1)) {
+      if (f <= to) to = Math.max(to, t);
+      else {
+        out.push({ pair, fromMs: from, toMs: to });
+        [from, to] = [f, t];
+      }
+    }
+    out.push({ pair, fromMs: from, toMs: to });
+  }
+  return out;
+}
+
+/**
  * Runs paper executions from the store: `runOnce()` handles every decision
  * whose inputs are complete; `start()` repeats it on a timer. Stateless apart
  * from a scan cursor (a lower bound of the opened_at of unresolved decisions),
@@ -281,17 +318,17 @@ export class PaperExecutor {
     const horizon = maxT0 + o.maxLegLatencyMs + o.dexInclusionMs + 1;
 
     const pairs = [...new Set(batch.map((c) => c.pair))];
-    const [latencyWm, quoteWm, cex, dex, quotesByPair] = await Promise.all([
+    const [latencyWm, quoteWm, cex, dex] = await Promise.all([
       latencyWatermarks(this.store),
       this.quoteWatermarks(pairs, minT0 - o.maxQuoteAgeMs, horizon + o.maxQuoteAgeMs + o.unmeasuredAfterMs + 1),
       latencySamplesInRange(this.store, 'cex_rest', minT0 - o.latencyLookbackMs, maxT0),
       latencySamplesInRange(this.store, 'dex_rpc', minT0 - o.latencyLookbackMs, maxT0),
-      quotesOfPairsInRange(this.store, pairs, minT0 - o.maxQuoteAgeMs, horizon),
     ]);
     const latency = new Map<LatencyKind, LatencyPoint[]>([
       ['cex_rest', cex],
       ['dex_rpc', dex],
     ]);
+    const quotesByPair = await quotesInWindows(this.store, quoteWindows(batch, latency, o));
     const out: PaperExecution[] = [];
     const unresolved: ActionableRevision[] = [...rest];
     for (const c of batch) {

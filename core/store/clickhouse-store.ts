@@ -231,6 +231,8 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
       }
       const tsv = binary ? undefined : toTabSeparated(rows);
       const values = binary || tsv ? [] : toJsonRows(rows);
+      // Nothing below refers to `rows`: a large batch's row objects can be collected while the insert is in flight.
+      const count = rows.length;
       return track('insert', async () => {
         const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
         if (binary) {
@@ -241,7 +243,7 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
           await client.insert({ table: name, values: Readable.from([tsv.body], { objectMode: false }), format: 'TabSeparated', columns: tsv.columns as [string, ...string[]] });
         } else await client.insert({ table: name, values, format: 'JSONEachRow' });
         end();
-        metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, rows.length);
+        metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, count);
       });
     },
 

@@ -5,7 +5,7 @@
  * block (2 s): the CEX leg arrives at T+70, the DEX leg at T+2030.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAPER_OPTIONS, paperExecute, type PaperInputs } from '../../aggregate/paper-execution.js';
+import { DEFAULT_PAPER_OPTIONS, paperExecute, quoteWindows, type PaperInputs } from '../../aggregate/paper-execution.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import type { ActionableRevision } from '../../core/store/tables/dislocations.js';
 import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
@@ -100,5 +100,29 @@ describe('paper execution', () => {
     const e = paperExecute(decision, inputs(silent))!;
     expect(e.outcome).toBe('missed');
     expect(e.fill_buy_price).toBeNull();
+  });
+});
+
+describe('quote windows of a run', () => {
+  const latency = new Map([
+    ['cex_rest', [{ event_id: 'l1', ts_ms: T - 5000, rtt_ms: 70 }]],
+    ['dex_rpc', [{ event_id: 'l2', ts_ms: T - 1000, rtt_ms: 30.4 }]],
+  ] as const);
+  const at = (pair: string, dt: number): ActionableRevision => ({ ...decision, pair, decided_at_ms: T + dt });
+  const age = DEFAULT_PAPER_OPTIONS.maxQuoteAgeMs;
+
+  it('spans from the oldest usable quote to the later leg arrival, and merges overlapping windows per pair', () => {
+    // The DEX leg arrives last: 30 ms (rounded) + one block of 2,000 ms after the decision.
+    const reach = Math.round(30.4 + DEFAULT_PAPER_OPTIONS.dexInclusionMs);
+    const windows = quoteWindows([at('ETH/USD', 0), at('ETH/USD', 10_000), at('ETH/USD', 600_000), at('AERO/USD', 0)], latency, DEFAULT_PAPER_OPTIONS);
+    expect(windows).toEqual([
+      { pair: 'ETH/USD', fromMs: T - age, toMs: T + 10_000 + reach + 1 },
+      { pair: 'ETH/USD', fromMs: T + 600_000 - age, toMs: T + 600_000 + reach + 1 },
+      { pair: 'AERO/USD', fromMs: T - age, toMs: T + reach + 1 },
+    ]);
+  });
+
+  it('still covers the decision itself before any latency sample exists', () => {
+    expect(quoteWindows([at('ETH/USD', -10_000)], latency, DEFAULT_PAPER_OPTIONS)).toEqual([{ pair: 'ETH/USD', fromMs: T - 10_000 - age, toMs: T - 10_000 + 1 }]);
   });
 });

@@ -1,6 +1,6 @@
 /** Table `quotes` (sql/<dialect>/002_market_data.sql): raw QuoteEvents, their row type, insert and reads. */
 import type { QuoteEvent } from '../../events/market.js';
-import { sql } from '../sql.js';
+import { join, sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { inList, num, numOrNull, timeRange } from './query-helpers.js';
 
@@ -83,22 +83,30 @@ export function quoteFromRow(r: Row): QuoteEvent {
   };
 }
 
+/** One pair's time window [fromMs, toMs). */
+export interface QuoteWindow {
+  pair: string;
+  fromMs: number;
+  toMs: number;
+}
+
 /**
- * Quotes of some pairs with event time in [fromMs, toMs), per pair, oldest
- * first (ties by event_id), each event once. One query for all the pairs (the
- * sorting key starts with the pair: one range per pair, each part read once).
+ * Quotes inside some windows, per pair, oldest first (ties by event_id), each
+ * event once; windows of a pair may overlap. One query for all of them (the
+ * sorting key starts with the pair and the time: one index range per window).
  * Duplicates (a replayed event not merged yet) are dropped here rather than
  * through FINAL: they are identical rows, adjacent in this order, and
  * ClickHouse's FINAL merges every part of the range on one thread (the paper
  * executor's reads cost more ClickHouse CPU than the inserts they follow:
  * bench:pipeline).
  */
-export async function quotesOfPairsInRange(store: Store, pairs: readonly string[], fromMs: number, toMs: number): Promise<Map<string, QuoteEvent[]>> {
-  const out = new Map<string, QuoteEvent[]>(pairs.map((p) => [p, []]));
-  if (!pairs.length) return out;
+export async function quotesInWindows(store: Store, windows: readonly QuoteWindow[]): Promise<Map<string, QuoteEvent[]>> {
+  const out = new Map<string, QuoteEvent[]>(windows.map((w) => [w.pair, []]));
+  if (!windows.length) return out;
+  const ranges = windows.map((w) => sql`(pair = ${w.pair} AND ${timeRange(sql`ts`, sql`ts_ms`, w.fromMs, w.toMs)})`);
   const rows = await store.query(sql`
     SELECT * FROM quotes
-    WHERE pair IN ${inList(pairs)} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
+    WHERE ${join(ranges, ' OR ')}
     ORDER BY pair, ts_ms, event_id`);
   let lastId: unknown;
   for (const r of rows) {
