@@ -77,14 +77,15 @@ const bps = (sell: number, buy: number): number => ((sell - buy) / buy) * 1e4;
 
 /** Sizes of `a` also quoted by `b`, ascending, each once. */
 function commonSteps(buy: readonly LadderStep[], sell: readonly LadderStep[]): { size: number; buy: number; sell: number }[] {
-  const sellBySize = new Map<number, LadderStep>();
-  for (const s of sell) sellBySize.set(s.size_usd, s);
+  // Ladders hold a handful of sizes: linear scans, no Map/Set per evaluation (this runs twice per spread sample).
   const out: { size: number; buy: number; sell: number }[] = [];
-  const seen = new Set<number>();
-  for (const b of buy) {
-    if (seen.has(b.size_usd)) continue;
-    seen.add(b.size_usd);
-    const s = sellBySize.get(b.size_usd);
+  for (let i = 0; i < buy.length; i++) {
+    const b = buy[i]!;
+    let repeated = false;
+    for (let j = 0; j < i && !repeated; j++) repeated = buy[j]!.size_usd === b.size_usd; // the first step of a size counts
+    if (repeated) continue;
+    let s: LadderStep | undefined;
+    for (let j = sell.length - 1; j >= 0 && !s; j--) if (sell[j]!.size_usd === b.size_usd) s = sell[j]; // the last one counts
     if (!s || b.buy_price === null || s.sell_price === null) continue;
     out.push({ size: b.size_usd, buy: b.buy_price, sell: s.sell_price });
   }
