@@ -15,21 +15,13 @@ import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig } from '../web-fetch/safe-fetch.js';
 import { BootstrapRegistry, DEFAULT_BOOTSTRAP_FILE } from './bootstrap.js';
 import { normaliseDomain, tldOf } from './domain-name.js';
-import { fetchRdapDomain, mapDomainObject } from './rdap.js';
+import { fetchRdapDomain, mapDomainObject, type RdapDomainFields } from './rdap.js';
 
-export interface DomainCheckResult {
+export interface DomainCheckResult extends RdapDomainFields {
   success: true;
   domain: string;
   available: boolean;
-  status: string;
-  registeredDate: string | null;
-  expirationDate: string | null;
-  lastUpdated: string | null;
-  registrar: string | null;
-  nameservers: string[];
-  handle: string | null;
   source: 'rdap';
-  rdapStatus: string[];
   rdapServer: string;
   unicodeName?: string;
 }

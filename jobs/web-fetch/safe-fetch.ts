@@ -273,21 +273,22 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
         if (!res || !used) throw lastError;
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
+        const { mediaType, charset } = parseContentType(res.headers['content-type']);
+        const answer = (from: http.IncomingMessage, address: string, body: Buffer): FetchedResource => ({
+          status,
+          statusText: from.statusMessage ?? '',
+          headers: from.headers,
+          mediaType,
+          charset,
+          body,
+          url: checked.url,
+          redirects,
+          remoteAddress: address,
+          elapsedMs: performance.now() - started,
+        });
         if (REDIRECTS.has(status) && location && request.redirect === 'manual') {
           res.destroy();
-          const { mediaType, charset } = parseContentType(res.headers['content-type']);
-          return {
-            status,
-            statusText: res.statusMessage ?? '',
-            headers: res.headers,
-            mediaType,
-            charset,
-            body: Buffer.alloc(0),
-            url: checked.url,
-            redirects,
-            remoteAddress: used.address,
-            elapsedMs: performance.now() - started,
-          };
+          return answer(res, used.address, Buffer.alloc(0));
         }
         if (REDIRECTS.has(status) && location) {
           res.destroy();
@@ -305,7 +306,6 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
           res.destroy();
           throw rejected;
         }
-        const { mediaType, charset } = parseContentType(res.headers['content-type']);
         if (!request.acceptMediaType(mediaType)) {
           res.destroy();
           throw new JobError('unsupported_content_type', `the URL answered ${mediaType ?? 'no Content-Type'}; accepted: ${request.acceptedDescription}`, 415, {
@@ -314,19 +314,7 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
             url: checked.url.href,
           });
         }
-        const body = await readBody(res, request, checked.url.href);
-        return {
-          status,
-          statusText: res.statusMessage ?? '',
-          headers: res.headers,
-          mediaType,
-          charset,
-          body,
-          url: checked.url,
-          redirects,
-          remoteAddress: used.address,
-          elapsedMs: performance.now() - started,
-        };
+        return answer(res, used.address, await readBody(res, request, checked.url.href));
       }
     } catch (err) {
       if (timeout.aborted) {

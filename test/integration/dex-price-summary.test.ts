@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DexPriceSummaryOutput, type DexPriceSummaryRequest } from '../../api/catalogue/utility-skus.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
-import { JobError, type JobContext } from '../../core/queue/queue.js';
+import type { JobError} from '../../core/queue/queue.js';
+import { type JobContext } from '../../core/queue/queue.js';
 import type { Store } from '../../core/store/store.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { createDexPriceSummaryProcessor, type DexPriceSummaryResult } from '../../jobs/dex-price-summary/processor.js';
@@ -24,6 +25,7 @@ import type { SkuProcessor } from '../../jobs/sku-processor.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { dexFixture, DexScreenerServer } from '../helpers/dexscreener-server.js';
 import { dexQuote } from '../helpers/market-fixtures.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const pairs = loadPairs();
 const AERO = '0x940181a94A35A4569E4529A3CDfB74e38FD98631';
@@ -51,12 +53,7 @@ async function ask(query: string, p = processor): Promise<DexPriceSummaryResult>
 }
 
 async function failure(query: string, p = processor): Promise<JobError> {
-  const err = await p.handle({ query }, ctx()).then(
-    (out) => new Error(`expected a failure, got ${JSON.stringify(out)}`),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(p.handle({ query }, ctx()));
 }
 
 beforeAll(async () => {

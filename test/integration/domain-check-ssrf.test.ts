@@ -17,13 +17,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPairs } from '../../core/markets/pairs.js';
-import { JobError, type JobContext } from '../../core/queue/queue.js';
+import type { JobError} from '../../core/queue/queue.js';
+import { type JobContext } from '../../core/queue/queue.js';
 import { createDomainCheckProcessor, type DomainCheckResult } from '../../jobs/domain-check/processor.js';
 import type { SkuProcessor } from '../../jobs/sku-processor.js';
 import type { DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { rdapFixture, RdapServer, writeBootstrapFile } from '../helpers/rdap-server.js';
 import { startFixtureDns, type FixtureDns } from '../helpers/web-fixtures-dns.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const pairs = loadPairs();
 let registry: RdapServer;
@@ -36,12 +38,7 @@ const ctx = (): JobContext => ({ jobId: 'test', attempt: 1, deadline: Date.now()
 const port = (server: RdapServer) => new URL(server.url).port;
 
 async function failure(domain: string, p = processor): Promise<JobError> {
-  const err = await p.handle({ domain }, ctx()).then(
-    (out) => new Error(`expected a failure, got ${JSON.stringify(out)}`),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(p.handle({ domain }, ctx()));
 }
 
 const config = (bootstrapFile: string) =>

@@ -18,11 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainCheckOutput, type DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import { JobError, type JobContext } from '../../core/queue/queue.js';
+import type { JobError} from '../../core/queue/queue.js';
+import { type JobContext } from '../../core/queue/queue.js';
 import { createDomainCheckProcessor, type DomainCheckResult } from '../../jobs/domain-check/processor.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { bootstrapDocument, rdapFixture, RdapServer, writeBootstrapFile, type BootstrapService } from '../helpers/rdap-server.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const pairs = loadPairs();
 let registry: RdapServer;
@@ -40,12 +42,7 @@ async function check(domain: string, processorUnderTest = processor): Promise<Do
 }
 
 async function failure(domain: string, processorUnderTest = processor): Promise<JobError> {
-  const err = await processorUnderTest.handle({ domain }, ctx()).then(
-    (out) => new Error(`expected a failure, got ${JSON.stringify(out)}`),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(processorUnderTest.handle({ domain }, ctx()));
 }
 
 function services(): BootstrapService[] {

@@ -14,8 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { decodePaymentResponseHeader } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningProcess } from '../../core/process.js';
 import { startPaidApi } from '../helpers/paid-api.js';
@@ -38,6 +37,7 @@ import { ShadowCapacityOutput } from '../../api/telemetry/shadow-capacity.js';
 import { ImpactSimulationOutput } from '../../api/telemetry/impact-simulation.js';
 import { cexQuote } from '../helpers/market-fixtures.js';
 import { testLogger, uniqueName } from '../helpers/config.js';
+import { payingFetch as payingFetchWith } from '../helpers/x402-client.js';
 
 const logger = testLogger();
 const MIN = 60_000;
@@ -250,18 +250,7 @@ const HORIZON_RTT = [200, 300, 400];
 
 const balance = async () => api.payments.settlement.devChain!.balanceOf(payer.address);
 
-function payingFetch() {
-  const sent: string[] = [];
-  const recording: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const signature = request.headers.get('payment-signature');
-    if (signature) sent.push(signature);
-    return fetch(request);
-  };
-  const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
-  client.setSpendControls({ allowedAssets: [{ network: api.payments.settlement.network, asset: api.payments.settlement.asset, maxAmountPerPayment: '200000' }] });
-  return { fetch: wrapFetchWithPayment(recording, client), sent };
-}
+const payingFetch = () => payingFetchWith(payer, api.payments.settlement);
 
 /** A paid call through the real x402 client: 200, settled on chain for exactly the catalogue price. */
 async function paid<T>(path: string, init: RequestInit | undefined, schema: z.ZodType<T>, priceId: string): Promise<T> {

@@ -15,12 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageOcrShrinkOutput, type ImageOcrShrinkRequest } from '../../api/catalogue/utility-skus.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import { JobError, type JobQueue } from '../../core/queue/queue.js';
+import type { JobError} from '../../core/queue/queue.js';
+import { type JobQueue } from '../../core/queue/queue.js';
 import { imageOcrProcessor, type ImageOcrResult } from '../../jobs/image-ocr/processor.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { INVOICE, pngHeaderOnly, renderProse, renderTableDocument, TIMETABLE } from '../helpers/web-fixtures-images.js';
 import { loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const logger = testLogger();
 const JOB = skuJobName('image-ocr-shrink');
@@ -39,12 +41,7 @@ async function call(imageUrl: string): Promise<ImageOcrResult> {
 }
 
 async function refused(imageUrl: string): Promise<JobError> {
-  const err = await queue.run(JOB, { imageUrl }, { deadlineMs: 30_000 }).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(queue.run(JOB, { imageUrl }, { deadlineMs: 30_000 }));
 }
 
 /** The Markdown table lines of a text: rows of cells (the `| --- |` rule excluded). */

@@ -15,12 +15,11 @@ import { promisify } from 'node:util';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from '@x402/fetch';
+import { decodePaymentResponseHeader } from '@x402/fetch';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { getAddress, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { listen, type HttpServer } from '../../api/http-server.js';
@@ -34,6 +33,7 @@ import { readDevChainInfo } from '../../api/payment/dev-chain.js';
 import { startPayments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
 import { testConfig, testLogger } from '../helpers/config.js';
+import { payingFetch as payingFetchWith } from '../helpers/x402-client.js';
 
 const logger = testLogger();
 const PRICE = '15000';
@@ -220,18 +220,7 @@ async function startGateApp(facilitator: FacilitatorClient, guard: ReplayGuard =
 }
 
 /** A real x402 client (exact EVM scheme) that allows the test USDC; records the PAYMENT-SIGNATURE it sends. */
-function payingFetch(account: PrivateKeyAccount = payer) {
-  const sent: string[] = [];
-  const recording: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const signature = request.headers.get('payment-signature');
-    if (signature) sent.push(signature);
-    return fetch(request);
-  };
-  const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-  client.setSpendControls({ allowedAssets: [{ network: settlement.network, asset, maxAmountPerPayment: '200000' }] });
-  return { fetch: wrapFetchWithPayment(recording, client), client, sent };
-}
+const payingFetch = (account: PrivateKeyAccount = payer) => payingFetchWith(account, { network: settlement.network, asset });
 
 async function balances(): Promise<{ payer: bigint; payTo: bigint }> {
   const dc = settlement.devChain!;

@@ -16,7 +16,7 @@ import type { Middleware } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
-import { SERVICE_VERSION, type PaymentInfo } from '../../api/discovery/context.js';
+import { SERVICE_VERSION } from '../../api/discovery/context.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { HealthRegistry } from '../../core/health.js';
 import { loadPairs } from '../../core/markets/pairs.js';
@@ -27,6 +27,7 @@ import { createDomainCheckProcessor } from '../../jobs/domain-check/processor.js
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
 import { RdapServer, writeBootstrapFile } from '../helpers/rdap-server.js';
+import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
 const PREFIX = uniqueName('retry_after');
 const logger = testLogger();
@@ -36,14 +37,7 @@ let queue: JobQueue;
 let processor: SkuProcessor;
 let http: HttpServer;
 
-const payment: PaymentInfo = {
-  network: 'eip155:8453',
-  asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-  assetName: 'USD Coin',
-  assetVersion: '2',
-  payTo: '0x000000000000000000000000000000000000dEaD',
-  maxTimeoutSeconds: 300,
-};
+const payment = TEST_PAYMENT_INFO;
 /** Stands in for a gate whose payment verified: the handler runs. */
 const passGate: Middleware = async (_ctx, next) => next();
 

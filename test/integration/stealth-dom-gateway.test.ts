@@ -11,8 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { decodePaymentResponseHeader } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import { ImageOcrShrinkOutput, StealthDomOutput } from '../../api/catalogue/utility-skus.js';
@@ -25,6 +24,7 @@ import { stealthDomProcessor } from '../../jobs/stealth-dom/processor.js';
 import { testLogger } from '../helpers/config.js';
 import { renderTableDocument } from '../helpers/web-fixtures-images.js';
 import { loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import { payingFetch as payingFetchWith } from '../helpers/x402-client.js';
 
 const logger = testLogger();
 let proc: RunningProcess;
@@ -39,18 +39,7 @@ const balance = async () => api.payments.settlement.devChain!.balanceOf(payer.ad
 const price = (id: string) => BigInt(api.catalogue.byId(id)!.priceAtomic);
 const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-function payingFetch() {
-  const sent: string[] = [];
-  const recording: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const signature = request.headers.get('payment-signature');
-    if (signature) sent.push(signature);
-    return fetch(request);
-  };
-  const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
-  client.setSpendControls({ allowedAssets: [{ network: api.payments.settlement.network, asset: api.payments.settlement.asset, maxAmountPerPayment: '200000' }] });
-  return { fetch: wrapFetchWithPayment(recording, client), sent };
-}
+const payingFetch = () => payingFetchWith(payer, api.payments.settlement);
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'stealth-dom-gateway-'));

@@ -9,12 +9,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StealthDomOutput, type StealthDomRequest } from '../../api/catalogue/utility-skus.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import { JobError, type JobQueue } from '../../core/queue/queue.js';
+import type { JobError} from '../../core/queue/queue.js';
+import { type JobQueue } from '../../core/queue/queue.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { stealthDomProcessor, type StealthDomResult } from '../../jobs/stealth-dom/processor.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { ARTICLE_TITLE, articleHtml, loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const logger = testLogger();
 let site: WebFixtures;
@@ -33,12 +35,7 @@ async function call(input: StealthDomRequest, deadlineMs = 15_000): Promise<Stea
 }
 
 async function refused(input: StealthDomRequest): Promise<JobError> {
-  const err = await queue.run(JOB, input, { deadlineMs: 15_000 }).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(queue.run(JOB, input, { deadlineMs: 15_000 }));
 }
 
 beforeAll(async () => {

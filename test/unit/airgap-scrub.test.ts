@@ -8,10 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { AirgapScrubOutput } from '../../api/catalogue/utility-skus.js';
 import { createAiProvider } from '../../core/ai/create-ai-provider.js';
 import { AiUpstreamTimeoutError, type AiProvider, type SensitiveSpan } from '../../core/ai/ai-provider.js';
-import { JobError } from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { createAirgapScrubProcessor, type AirgapScrubResponse } from '../../jobs/airgap-scrub/processor.js';
 import { applyRedactions, resolveSpans, type Span } from '../../jobs/airgap-scrub/spans.js';
 import { bufferLogger, jobContext, processorDeps } from '../helpers/text-skus.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 const standard = await createAirgapScrubProcessor(processorDeps());
 const scrub = async (text: string, strictMode?: boolean): Promise<AirgapScrubResponse> => {
@@ -21,12 +22,7 @@ const scrub = async (text: string, strictMode?: boolean): Promise<AirgapScrubRes
 };
 
 async function rejection(p: Promise<unknown>): Promise<JobError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(p);
 }
 
 /** The provider methods strict-mode redaction never calls. */

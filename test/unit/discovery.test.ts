@@ -21,10 +21,11 @@ import { listen, type HttpServer } from '../../api/http-server.js';
 import { startApi } from '../../api/role.js';
 import { buildCatalogue, MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../../api/catalogue/catalogue.js';
 import type { Catalogue } from '../../api/catalogue/sku.js';
-import { SERVICE_VERSION, type PaymentInfo } from '../../api/discovery/context.js';
+import { SERVICE_VERSION } from '../../api/discovery/context.js';
 import { testLogger } from '../helpers/config.js';
 import { SKU_PROCESSORS } from '../../jobs/registry.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../api/router.js';
+import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
 const logger = testLogger();
 const pairs = loadPairs();
@@ -50,14 +51,7 @@ const SPEC: [string, string, string, number, number][] = [
   ['POST', '/api/v1/crypto/impact-simulation', '75000', 150, 600],
 ];
 
-const PAYMENT: PaymentInfo = {
-  network: 'eip155:8453',
-  asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-  assetName: 'USD Coin',
-  assetVersion: '2',
-  payTo: '0x000000000000000000000000000000000000dEaD',
-  maxTimeoutSeconds: 300,
-};
+const PAYMENT = TEST_PAYMENT_INFO;
 
 const stubGate: Middleware = async (ctx) => {
   ctx.status = 402;

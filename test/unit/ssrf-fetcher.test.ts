@@ -8,11 +8,12 @@
  * request headers sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobError } from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import type { HostResolver } from '../../jobs/web-fetch/resolver.js';
 import { createSafeFetch, type FetchRequest, type FetcherSettings } from '../../jobs/web-fetch/safe-fetch.js';
 import { freePort } from '../helpers/app-process.js';
 import { ARTICLE_TITLE, loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 let site: WebFixtures;
 const noDns: HostResolver = async (host) => {
@@ -35,12 +36,7 @@ const request = (path: string, extra: Partial<FetchRequest> = {}): FetchRequest 
 });
 
 async function failure(promise: Promise<unknown>): Promise<JobError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(promise);
 }
 
 beforeAll(async () => {

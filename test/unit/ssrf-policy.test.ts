@@ -14,12 +14,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
-import { JobError } from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { checkAddress } from '../../jobs/web-fetch/address-policy.js';
 import { dnsServerResolver } from '../../jobs/web-fetch/resolver.js';
 import { createSafeFetch, type FetchRequest } from '../../jobs/web-fetch/safe-fetch.js';
 import { startFixtureDns, type FixtureDns } from '../helpers/web-fixtures-dns.js';
 import { loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import { jobErrorOf } from '../helpers/job-error.js';
 
 let site: WebFixtures;
 let dns: FixtureDns;
@@ -72,12 +73,7 @@ function fetcher(allowLoopback: boolean, spy = true) {
 }
 
 async function refusal(promise: Promise<unknown>): Promise<JobError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err, 'the fetch must be refused').toBeInstanceOf(JobError);
-  return err as JobError;
+  return jobErrorOf(promise, 'the fetch must be refused');
 }
 
 beforeAll(async () => {

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { ImageOcrShrinkInput, StealthDomInput } from '../../api/catalogue/utility-skus.js';
-import { SERVICE_VERSION, type PaymentInfo } from '../../api/discovery/context.js';
+import { SERVICE_VERSION } from '../../api/discovery/context.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { loadConfig } from '../../core/config.js';
 import { HealthRegistry } from '../../core/health.js';
@@ -24,6 +24,7 @@ import { loadPairs } from '../../core/markets/pairs.js';
 import type { Store } from '../../core/store/store.js';
 import { checkUrl, staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
 import { testLogger } from '../helpers/config.js';
+import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
 /** [URL, the policy's reason]: what no configuration lets the worker fetch. */
 const REFUSED: [string, string][] = [
@@ -119,14 +120,7 @@ describe('input schemas', () => {
 });
 
 describe('through the router: 400 before the payment challenge', () => {
-  const payment: PaymentInfo = {
-    network: 'eip155:8453',
-    asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-    assetName: 'USD Coin',
-    assetVersion: '2',
-    payTo: '0x000000000000000000000000000000000000dEaD',
-    maxTimeoutSeconds: 300,
-  };
+  const payment = TEST_PAYMENT_INFO;
   let http: HttpServer;
   let gateCalls = 0;
   const gate: Middleware = async (ctx) => {
