@@ -378,17 +378,51 @@ export function writerFor(type: string, serverUtc: boolean): Writer | undefined 
  * column's writer does not take.
  */
 export function encodeRowBinary(rows: readonly Record<string, unknown>[], columns: readonly string[], writers: readonly Writer[]): Buffer {
-  const w = new ByteWriter(rows.length * 512);
-  const width = columns.length;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    let k = 0;
-    for (const key in row) {
-      if (k >= width || key !== columns[k]) throw new NotBinary();
-      writers[k]!(w, row[key], key);
-      k++;
-    }
-    if (k !== width) throw new NotBinary();
+  const encoder = new RowBinaryEncoder(columns, writers, rows.length * 512);
+  for (let i = 0; i < rows.length; i++) if (!encoder.tryAdd(rows[i]!)) throw new NotBinary();
+  return encoder.body();
+}
+
+/** A RowBinary body built one row at a time (Store.beginInsert). */
+export class RowBinaryEncoder {
+  private readonly w: ByteWriter;
+  rows = 0;
+
+  constructor(
+    readonly columns: readonly string[],
+    private readonly writers: readonly Writer[],
+    initialBytes = 64 * 1024,
+  ) {
+    this.w = new ByteWriter(initialBytes);
   }
-  return w.result();
+
+  /**
+   * Appends the row, or returns false and writes nothing when it does not fit
+   * (other keys, a value a column's writer does not take). A non-finite
+   * number throws, as everywhere.
+   */
+  tryAdd(row: Record<string, unknown>): boolean {
+    const { w, columns, writers } = this;
+    const start = w.pos;
+    const width = columns.length;
+    let k = 0;
+    try {
+      for (const key in row) {
+        if (k >= width || key !== columns[k]) throw new NotBinary();
+        writers[k]!(w, row[key], key);
+        k++;
+      }
+      if (k !== width) throw new NotBinary();
+    } catch (err) {
+      w.pos = start;
+      if (err instanceof NotBinary) return false;
+      throw err;
+    }
+    this.rows++;
+    return true;
+  }
+
+  body(): Buffer {
+    return this.w.result();
+  }
 }

@@ -34,10 +34,10 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { encodeRowBinary, NotBinary, toJsonRows, toTabSeparated, writerFor, type Writer } from './clickhouse-formats.js';
+import { encodeRowBinary, NotBinary, RowBinaryEncoder, toJsonRows, toTabSeparated, writerFor, type Writer } from './clickhouse-formats.js';
 import { MigrationError, runMigrations, type MigrationExecutor } from './migrations.js';
 import { ident, sql, type Sql } from './sql.js';
-import type { MigrationReport, Row, Store } from './store.js';
+import type { MigrationReport, Row, RowBatch, Store } from './store.js';
 
 export interface ClickHouseStoreOptions {
   url: string;
@@ -176,21 +176,26 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
   /** `table\0columns` -> RowBinary writers, or null when some column's type is not covered. */
   let writerCache = new Map<string, Writer[] | null>();
 
-  const binaryWriters = async (table: string, columns: string[]): Promise<Writer[] | undefined> => {
+  /** The table's column types as the server reports them (empty: no such table). */
+  const tableTypes = (table: string): Promise<Map<string, string>> => {
+    let types = columnTypes.get(table);
+    if (!types) {
+      types = track('insert', async () => {
+        const rs = await client.query({ query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)}`, format: 'JSONEachRow' });
+        return new Map((await rs.json<{ name: string; type: string }>()).map((r) => [r.name, r.type]));
+      });
+      columnTypes.set(table, types);
+      types.catch(() => columnTypes.delete(table));
+    }
+    return types;
+  };
+
+  /** RowBinary writers of these columns, or undefined when some column is unknown or its type not covered. */
+  const writersOf = (table: string, byName: Map<string, string>, columns: string[]): Writer[] | undefined => {
     const cacheKey = `${table}\u0000${columns.join(',')}`;
     let writers = writerCache.get(cacheKey);
     if (writers === undefined) {
       for (const c of columns) ident(c); // column names pass `ident` like everywhere else
-      let types = columnTypes.get(table);
-      if (!types) {
-        types = track('insert', async () => {
-          const rs = await client.query({ query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)}`, format: 'JSONEachRow' });
-          return new Map((await rs.json<{ name: string; type: string }>()).map((r) => [r.name, r.type]));
-        });
-        columnTypes.set(table, types);
-        types.catch(() => columnTypes.delete(table));
-      }
-      const byName = await types;
       const list = columns.map((c) => {
         const type = byName.get(c);
         return type === undefined ? undefined : writerFor(type, serverUtc);
@@ -201,6 +206,19 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     }
     return writers ?? undefined;
   };
+
+  const binaryWriters = async (table: string, columns: string[]): Promise<Writer[] | undefined> => writersOf(table, await tableTypes(table), columns);
+
+  /** Sends a RowBinary body of `count` rows. Nothing here refers to row objects. */
+  const sendBinary = (table: string, columns: readonly string[], body: Buffer, count: number): Promise<void> =>
+    track('insert', async () => {
+      const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
+      const list = columns.map((c) => ident(c).render('clickhouse')).join(', ');
+      const { stream } = await client.exec({ query: `INSERT INTO ${ident(table).render('clickhouse')} (${list}) FORMAT RowBinary`, values: Readable.from([body], { objectMode: false }) });
+      await drain(stream);
+      end();
+      metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, count);
+    });
 
   const store: Store = {
     adapter: 'clickhouse',
@@ -229,22 +247,53 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
           if (!(err instanceof NotBinary)) throw err;
         }
       }
-      const tsv = binary ? undefined : toTabSeparated(rows);
-      const values = binary || tsv ? [] : toJsonRows(rows);
+      if (binary) return sendBinary(table, columns, binary, rows.length);
+      const tsv = toTabSeparated(rows);
+      const values = tsv ? [] : toJsonRows(rows);
       // Nothing below refers to `rows`: a large batch's row objects can be collected while the insert is in flight.
       const count = rows.length;
       return track('insert', async () => {
         const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
-        if (binary) {
-          const list = columns.map((c) => ident(c).render('clickhouse')).join(', ');
-          const { stream } = await client.exec({ query: `INSERT INTO ${name} (${list}) FORMAT RowBinary`, values: Readable.from([binary], { objectMode: false }) });
-          await drain(stream);
-        } else if (tsv) {
+        if (tsv) {
           await client.insert({ table: name, values: Readable.from([tsv.body], { objectMode: false }), format: 'TabSeparated', columns: tsv.columns as [string, ...string[]] });
         } else await client.insert({ table: name, values, format: 'JSONEachRow' });
         end();
         metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, count);
       });
+    },
+
+    // Rows are encoded to RowBinary as they are added (the first row's keys are the columns); a row that
+    // cannot be (other keys, a value no binary writer takes) is kept and inserted by `insert` on send.
+    beginInsert: async (table: string): Promise<RowBatch> => {
+      ident(table);
+      const byName = await tableTypes(table);
+      let encoder: RowBinaryEncoder | null | undefined;
+      let rest: Row[] = [];
+      let sent = false;
+      return {
+        add(row: Row) {
+          if (sent) throw new Error('row batch already sent');
+          if (encoder === undefined) {
+            const columns = Object.keys(row);
+            const writers = columns.length ? writersOf(table, byName, columns) : undefined;
+            encoder = writers ? new RowBinaryEncoder(columns, writers) : null;
+          }
+          if (!encoder?.tryAdd(row)) rest.push(row);
+        },
+        get size() {
+          return (encoder?.rows ?? 0) + rest.length;
+        },
+        async send() {
+          if (sent) throw new Error('row batch already sent');
+          sent = true;
+          const others = rest;
+          rest = [];
+          await Promise.all([
+            encoder?.rows ? sendBinary(table, encoder.columns, encoder.body(), encoder.rows) : undefined,
+            others.length ? store.insert(table, others) : undefined,
+          ]);
+        },
+      };
     },
 
     query: async <T extends Row = Row>(statement: Sql): Promise<T[]> => {

@@ -41,6 +41,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { runMigrations, type MigrationExecutor } from './migrations.js';
+import { collectingRowBatch } from './row-batch.js';
 import { ident, toSqlDateTime, type Sql } from './sql.js';
 import type { MigrationReport, Row, Store } from './store.js';
 
@@ -199,6 +200,11 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
           metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, rows.length);
         }),
       );
+    },
+
+    beginInsert: async (table: string) => {
+      ident(table); // validates at once, like insert
+      return collectingRowBatch((rows) => store.insert(table, rows));
     },
 
     query: <T extends Row = Row>(statement: Sql): Promise<T[]> =>

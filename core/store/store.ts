@@ -23,6 +23,15 @@ export interface MigrationReport {
 
 export type Row = Record<string, unknown>;
 
+/** An insert in the making (Store.beginInsert). */
+export interface RowBatch {
+  add(row: Row): void;
+  /** Rows added so far. */
+  readonly size: number;
+  /** Inserts every row added; resolves once the store acknowledged them. Once only. */
+  send(): Promise<void>;
+}
+
 export interface Store {
   readonly adapter: SqlDialect;
   /** Applies pending migrations from `sql/<dialect>/` (or the given folder root). */
@@ -33,6 +42,15 @@ export interface Store {
    * separate integer column), arrays of those.
    */
   insert(table: string, rows: Row[]): Promise<void>;
+  /**
+   * The same insert built row by row, for large batches made in a loop:
+   * `add` takes each row as it is made (the ClickHouse adapter encodes it at
+   * once, so the row object is garbage right after instead of living until
+   * the round trip: bench:pipeline), `send` inserts them all. A bad value
+   * throws from `add` or rejects `send`; either way the caller drops the
+   * batch and nothing of it is stored.
+   */
+  beginInsert(table: string): Promise<RowBatch>;
   query<T extends Row = Row>(statement: Sql): Promise<T[]>;
   /** DDL or other statements without a result. */
   command(statement: Sql): Promise<void>;

@@ -308,6 +308,39 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(Number(row!.n)).toBe(1);
   });
 
+  it('builds an insert row by row (beginInsert): every row stored once, in any key order; sends once', async () => {
+    const batch = await store.beginInsert('contract_events');
+    const ids = range(30_000, 35_000);
+    for (const i of ids) batch.add({ ...event(i), event_id: `rb-${i}` });
+    // Keys in another order (ClickHouse: not the first row's columns, so this row travels as text).
+    const at = new Date(BASE_MS);
+    batch.add({ note: 'reordered', price: 0.5, ts_ms: BASE_MS, ts: at, pair: 'BTC-USD', event_id: 'rb-reordered' });
+    batch.add({ ...event(30_000), event_id: 'rb-30000', note: 'same key twice' });
+    expect(batch.size).toBe(ids.length + 2);
+    await batch.send();
+    const [row] = await store.query(sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rb-%'}`);
+    expect(Number(row!.n)).toBe(ids.length + 1);
+    expect(Number(row!.p)).toBe(expectedTotals(ids).total + 0.5);
+    const [odd] = await store.query(sql`SELECT pair, ts, ts_ms, price, note FROM ${T} ${final} WHERE event_id = ${'rb-reordered'}`);
+    expect(odd).toMatchObject({ pair: 'BTC-USD', ts: '2024-01-15 12:00:00', price: 0.5, note: 'reordered' });
+    expect(Number(odd!.ts_ms)).toBe(BASE_MS);
+    await expect(batch.send()).rejects.toThrow(/already sent/);
+    expect(() => batch.add(event(1))).toThrow(/already sent/);
+  });
+
+  it('refuses a row-by-row batch with a bad value (from add or send): nothing of it is stored', async () => {
+    const batch = await store.beginInsert('contract_events');
+    const failed = await (async () => {
+      for (const i of range(0, 100)) batch.add({ ...event(i), event_id: `rb-bad-${i}` });
+      batch.add({ ...event(100), event_id: 'rb-bad-100', price: Number.NaN });
+      await batch.send();
+    })().catch((e: unknown) => e);
+    expect((failed as Error).message).toMatch(/non-finite/);
+    const [row] = await store.query(sql`SELECT count() AS n FROM ${T} ${final} WHERE event_id LIKE ${'rb-bad-%'}`);
+    expect(Number(row!.n)).toBe(0);
+    await expect(store.beginInsert('x; DROP')).rejects.toThrow(/invalid SQL identifier/);
+  });
+
   it('reports a rejected statement as a plain (non-retryable) error with the engine message', async () => {
     const err = await store.query(sql`SELECT * FROM ${ident('no_such_table')}`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);

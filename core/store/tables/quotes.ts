@@ -4,7 +4,7 @@ import { join, sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { inList, num, numOrNull, timeRange } from './query-helpers.js';
 
-export interface QuoteRow {
+export type QuoteRow = {
   event_id: string;
   pair: string;
   venue: string;
@@ -25,7 +25,7 @@ export interface QuoteRow {
   gas_usd: number | null;
   gas_price_gwei: number | null;
   sequence: number | null;
-}
+};
 
 export function quoteRow(e: QuoteEvent): QuoteRow {
   return {
@@ -54,7 +54,7 @@ export function quoteRow(e: QuoteEvent): QuoteRow {
 
 export async function insertQuotes(store: Store, events: QuoteEvent[]): Promise<void> {
   if (!events.length) return;
-  await store.insert('quotes', events.map(quoteRow) as unknown as Row[]);
+  await store.insert('quotes', events.map(quoteRow));
 }
 
 /** A stored row back into the QuoteEvent it came from. */

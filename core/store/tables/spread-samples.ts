@@ -29,12 +29,11 @@ export interface SpreadSample {
   source: DislocationEvent['source'];
 }
 
+export const spreadSampleRow = (s: SpreadSample): Row => ({ ...s, ts: new Date(s.ts_ms) });
+
 export async function insertSpreadSamples(store: Store, samples: SpreadSample[]): Promise<void> {
   if (!samples.length) return;
-  await store.insert(
-    'spread_samples',
-    samples.map((s) => ({ ...s, ts: new Date(s.ts_ms) })) as unknown as Row[],
-  );
+  await store.insert('spread_samples', samples.map(spreadSampleRow));
 }
 
 export const CANDLE_INTERVALS = { '15m': BASE_SLICE_MS, '1h': 3_600_000, '4h': 14_400_000, '1d': 86_400_000 } as const;
