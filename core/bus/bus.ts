@@ -24,6 +24,11 @@ export interface OutgoingMessage {
   timestamp?: number;
 }
 
+/**
+ * A delivered message. Adapters may compute fields on read (the Kafka adapter
+ * decodes key, value and headers from the record each time): read the fields
+ * you need; a spread or JSON copy of the object may miss them.
+ */
 export interface BusMessage {
   topic: string;
   partition: number;

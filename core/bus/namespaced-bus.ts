@@ -17,8 +17,8 @@ export function namespaced(bus: Bus, namespace: string): Bus {
     if (t === undefined) plainTopics.set(name, (t = unwrap(name)));
     return t;
   };
-  const plain = (m: BusMessage): BusMessage => ({ topic: plainTopic(m.topic), partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp });
-  const wrapped = (m: BusMessage): BusMessage => ({ ...m, topic: wrap(m.topic) });
+  const plain = (m: BusMessage): BusMessage => new TopicView(plainTopic(m.topic), m);
+  const wrapped = (m: BusMessage): BusMessage => new TopicView(wrap(m.topic), m);
   return {
     adapter: bus.adapter,
     ensureTopics: (topics: string[]) => bus.ensureTopics(topics.map(wrap)),
@@ -45,4 +45,40 @@ export function namespaced(bus: Bus, namespace: string): Bus {
     ping: () => bus.ping(),
     close: () => bus.close(),
   };
+}
+
+/**
+ * A message under another topic name; every other field is read through
+ * when asked for, not copied: the Kafka adapter decodes key, value and
+ * headers on read, and a copy would decode a whole batch up front.
+ */
+class TopicView implements BusMessage {
+  constructor(
+    readonly topic: string,
+    private readonly inner: BusMessage,
+  ) {}
+
+  get partition(): number {
+    return this.inner.partition;
+  }
+
+  get offset(): string {
+    return this.inner.offset;
+  }
+
+  get key(): string {
+    return this.inner.key;
+  }
+
+  get value(): string {
+    return this.inner.value;
+  }
+
+  get headers(): Record<string, string> {
+    return this.inner.headers;
+  }
+
+  get timestamp(): number {
+    return this.inner.timestamp;
+  }
 }

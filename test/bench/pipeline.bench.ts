@@ -69,6 +69,8 @@ const PUBLISH_IN_FLIGHT = 8;
 const PARTITIONS = int('BENCH_PARTITIONS', config.BUS_PARTITIONS);
 const AGGREGATE_PROCESSES = int('BENCH_AGGREGATE_PROCESSES', 2);
 const MARKER_EVERY = 25;
+/** BENCH_CHILD_LOG=1: print the aggregate processes' log lines (start-up, rebalances). */
+const CHILD_LOG = process.env.BENCH_CHILD_LOG === '1';
 
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
@@ -219,6 +221,7 @@ async function startAggregate(database: string, count: number): Promise<Aggregat
     ready.push(
       new Promise<number>((resolve, reject) => {
         const onData = (d: Buffer) => {
+          if (CHILD_LOG) for (const line of d.toString().split('\n')) if (line) log(`  [aggregate ${i}] ${line.slice(0, 300)}`);
           output = (output + d.toString()).slice(-8000);
           if (/"msg":"ready: /.test(output)) resolve(performance.now());
         };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../../core/bus/memory-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
-import { DLQ_HEADERS, type BusMessage } from '../../core/bus/bus.js';
+import { DLQ_HEADERS, type Bus, type BusMessage } from '../../core/bus/bus.js';
 import { testLogger } from '../helpers/config.js';
 
 async function drain(bus: ReturnType<typeof namespaced>, groupId: string, topic: string, expected: number, rejectPoison = true): Promise<BusMessage[]> {
@@ -47,6 +47,58 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
     expect(dlq[0]!.value).toBe('poison');
     expect(dlq[0]!.headers[DLQ_HEADERS.topic]).toBe('staging.md.quotes.v1');
     expect(dlq[0]!.headers[DLQ_HEADERS.reason]).toBe('poison pill');
+    await raw.close();
+  });
+
+  it('hands messages through without reading them: a field is read from the delivered message only when the handler reads it', async () => {
+    const raw = await createMemoryBus({ partitions: 1, batchSize: 100, maxAttempts: 1, retryBackoffMs: 1, logger: testLogger() });
+    let valueReads = 0;
+    // An adapter that decodes on read, like the Kafka one: counts the reads of `value`.
+    const counting = (m: BusMessage): BusMessage => ({
+      ...m,
+      get value() {
+        valueReads += 1;
+        return m.value;
+      },
+    });
+    const decodingOnRead: Bus = {
+      adapter: raw.adapter,
+      ensureTopics: (t) => raw.ensureTopics(t),
+      publish: (t, m) => raw.publish(t, m),
+      consume: (o) => raw.consume({ ...o, handleBatch: (messages, ctx) => o.handleBatch(messages.map(counting), ctx) }),
+      resetOffsets: (g, t, f) => raw.resetOffsets(g, t, f),
+      committedOffsets: (g, t) => raw.committedOffsets(g, t),
+      endOffsets: (t) => raw.endOffsets(t),
+      ping: () => raw.ping(),
+      close: () => raw.close(),
+    };
+    const bus = namespaced(decodingOnRead, 'lazy.');
+    await bus.publish('t', [{ key: 'k1', value: 'v1', headers: { h: '1' }, timestamp: 1234 }, { key: 'k2', value: 'v2' }]);
+    const keys: string[] = [];
+    let first: BusMessage | undefined;
+    const consumer = await bus.consume({
+      groupId: 'g',
+      topics: ['t'],
+      handleBatch: async (messages) => {
+        for (const m of messages) keys.push(m.key);
+        first ??= messages[0];
+      },
+    });
+    const until = Date.now() + 5000;
+    while (keys.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await consumer.stop();
+    expect(keys).toEqual(['k1', 'k2']);
+    expect(valueReads).toBe(0);
+    expect({ topic: first!.topic, partition: first!.partition, offset: first!.offset, key: first!.key, value: first!.value, headers: first!.headers, timestamp: first!.timestamp }).toEqual({
+      topic: 't',
+      partition: 0,
+      offset: '0',
+      key: 'k1',
+      value: 'v1',
+      headers: { h: '1' },
+      timestamp: 1234,
+    });
+    expect(valueReads).toBe(1);
     await raw.close();
   });
 });

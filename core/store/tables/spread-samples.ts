@@ -29,7 +29,24 @@ export interface SpreadSample {
   source: DislocationEvent['source'];
 }
 
-export const spreadSampleRow = (s: SpreadSample): Row => ({ ...s, ts: new Date(s.ts_ms) });
+/** The stored row: the sample plus `ts` (field by field: one row per quote and counterpart, built in the hot path). */
+export const spreadSampleRow = (s: SpreadSample): Row => ({
+  sample_id: s.sample_id,
+  pair: s.pair,
+  seq: s.seq,
+  ts: new Date(s.ts_ms),
+  ts_ms: s.ts_ms,
+  buy_venue: s.buy_venue,
+  sell_venue: s.sell_venue,
+  raw_spread_bps: s.raw_spread_bps,
+  net_spread_bps: s.net_spread_bps,
+  est_profit_usd: s.est_profit_usd,
+  capacity_usd: s.capacity_usd,
+  liquidity_depth_usd: s.liquidity_depth_usd,
+  quote_event_id: s.quote_event_id,
+  counterpart_event_id: s.counterpart_event_id,
+  source: s.source,
+});
 
 export async function insertSpreadSamples(store: Store, samples: SpreadSample[]): Promise<void> {
   if (!samples.length) return;
