@@ -198,7 +198,7 @@ async function startAggregate(database: string, count: number): Promise<Aggregat
   const ready: Promise<number>[] = [];
   for (let i = 0; i < count; i++) {
     // --max-semi-space-size as docker-compose.yml runs the aggregate role.
-    const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--max-semi-space-size=64', '--import', 'tsx', MAIN], {
+    const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), `--max-semi-space-size=${int('BENCH_SEMI_SPACE_MB', 64)}`, '--import', 'tsx', MAIN], {
       env: {
         ...process.env,
         ROLE: 'aggregate',
