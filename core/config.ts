@@ -48,7 +48,7 @@ export const configSpec = {
   KAFKA_BROKERS: [hostPortList.default(['127.0.0.1:19092']), 'Comma-separated Kafka bootstrap brokers (host:port).'],
   KAFKA_CLIENT_ID: [z.string().min(1).default('x402-gateway'), 'Kafka client id.'],
   BUS_PARTITIONS: [positiveInt.default(3), 'Partitions per topic created by the app (both adapters).'],
-  BUS_BATCH_SIZE: [positiveInt.default(40000), 'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges).'],
+  BUS_BATCH_SIZE: [positiveInt.default(60000), 'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges). Keep it above what one Kafka fetch brings (KAFKA_FETCH_MAX_BYTES_PER_PARTITION / message size; ~46k quotes) so a fetch is one batch.'],
   KAFKA_FETCH_MAX_WAIT_MS: [positiveInt.default(500), 'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).'],
   KAFKA_FETCH_MIN_BYTES: [positiveInt.default(262144), 'Bytes a Kafka fetch waits for before returning: larger batches under load.'],
   KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [positiveInt.default(33554432), 'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).'],

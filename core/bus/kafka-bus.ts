@@ -28,6 +28,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { withTimeout } from '../backoff.js';
+import { equalChunkSize } from './equal-chunks.js';
 import { orderedRoundRobinAssigner } from './ordered-round-robin-assigner.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -359,7 +360,7 @@ class KafkaBusConsumer implements Consumer {
   }
 
   /**
-   * Hands the kafkajs batch to the runner in chunks of at most batchSize.
+   * Hands the kafkajs batch to the runner in equal chunks of at most batchSize.
    * Each chunk's offsets are resolved once it is done; the commit (`last + 1`)
    * is sent once per kafkajs batch, and earlier whenever the runner is about
    * to back off (so a stalled chunk never holds finished ones uncommitted) or
@@ -394,11 +395,12 @@ class KafkaBusConsumer implements Consumer {
     const keepAlive = setInterval(() => {
       heartbeat().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'bus: heartbeat during a long batch failed'));
     }, HEARTBEAT_EVERY_MS);
+    const chunkSize = equalChunkSize(messages.length, this.batchSize);
     try {
-      for (let start = 0; start < messages.length; start += this.batchSize) {
+      for (let start = 0; start < messages.length; start += chunkSize) {
         if (!isRunning() || isStale() || this.abort.signal.aborted) break;
         const t0 = performance.now();
-        const end = Math.min(messages.length, start + this.batchSize);
+        const end = Math.min(messages.length, start + chunkSize);
         const chunk = new Array<BusMessage>(end - start);
         for (let i = start; i < end; i++) chunk[i - start] = decode(topic, partition, messages[i]!);
         const done = await this.runner.run(chunk);

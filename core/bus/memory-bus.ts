@@ -15,6 +15,7 @@ import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { BatchRunner } from './batch-runner.js';
+import { equalChunkSize } from './equal-chunks.js';
 import {
   dlqTopic,
   type Bus,
@@ -326,7 +327,7 @@ class MemConsumer implements Consumer {
           if (slot.position >= log.length) continue;
           worked = true;
           const start = slot.position;
-          const batch = log.slice(start, Math.min(log.length, start + batchSize));
+          const batch = log.slice(start, start + equalChunkSize(log.length - start, batchSize));
           const t0 = performance.now();
           let done: number;
           try {

@@ -80,6 +80,30 @@ describe.each(adapters)('bus contract: $name adapter', ({ name, create }) => {
     return received;
   }
 
+  it('hands a backlog over in equal batches of at most maxBatchSize (no small tail batch)', async () => {
+    const topic = uniqueName('bus_chunks');
+    await bus.ensureTopics([topic]);
+    await bus.publish(topic, Array.from({ length: 100 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+    const sizes: number[] = [];
+    const values: string[] = [];
+    const consumer = await consume({
+      groupId: uniqueName('chunks'),
+      topics: [topic],
+      maxBatchSize: 37,
+      async handleBatch(messages) {
+        sizes.push(messages.length);
+        for (const m of messages) values.push(m.value);
+      },
+    });
+    await eventually(async () => values.length, (n) => n >= 100, 30000, 20);
+    await consumer.stop();
+    expect(values).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(37);
+    // The memory bus holds the whole backlog at once; Kafka cuts each fetch (whose size the broker decides) the
+    // same way (equalChunkSize, test/unit/equal-chunks.test.ts).
+    if (name === 'memory') expect(sizes).toEqual([34, 33, 33]);
+  });
+
   it('keeps each key in order across many keys and partitions, and maps keys to kafkajs partitions', async () => {
     const topic = uniqueName('bus_order');
     await bus.ensureTopics([topic]);
