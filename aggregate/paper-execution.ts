@@ -224,8 +224,11 @@ const CANDIDATES_PER_RUN = 500;
 const SPAN_PER_RUN_MS = 60 * 60_000;
 /** How far back (opened_at) a run looks below its cursor: opportunities that turn profitable late. */
 const LOOKBACK_MS = 3_600_000;
-/** How far past the bound PaperExecutor.quoteWatermarks looks for a venue's next quote. */
-const AFTER_BOUND_MS = 600_000;
+/** `pair|venue` -> [pair, venue] (pairs contain `/`, never `|`). */
+const splitKey = (key: string): [string, string] => {
+  const i = key.lastIndexOf('|');
+  return [key.slice(0, i), key.slice(i + 1)];
+};
 
 /**
  * The quotes paperExecute can look at for these decisions, as merged windows
@@ -273,6 +276,8 @@ export function quoteWindows(batch: readonly ActionableRevision[], latency: Read
 export class PaperExecutor {
   readonly status: PaperExecutorStatus = { running: false, executed: 0, waiting: 0 };
   private cursor: number | undefined;
+  /** pair|venue -> the newest quote time seen (see quoteWatermarks). */
+  private readonly knownQuoteWatermarks = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<unknown> = Promise.resolve();
 
@@ -324,10 +329,9 @@ export class PaperExecutor {
     const o = this.options;
     const horizon = maxT0 + o.maxLegLatencyMs + o.dexInclusionMs + 1;
 
-    const pairs = [...new Set(batch.map((c) => c.pair))];
     const [latencyWm, quoteWm, cex, dex] = await Promise.all([
       latencyWatermarks(this.store),
-      this.quoteWatermarks(pairs, minT0 - o.maxQuoteAgeMs, horizon + o.maxQuoteAgeMs + o.unmeasuredAfterMs + 1),
+      this.quoteWatermarks(batch, minT0 - o.maxQuoteAgeMs, horizon + o.maxQuoteAgeMs + o.unmeasuredAfterMs + 1),
       latencySamplesInRange(this.store, 'cex_rest', minT0 - o.latencyLookbackMs, maxT0),
       latencySamplesInRange(this.store, 'dex_rpc', minT0 - o.latencyLookbackMs, maxT0),
     ]);
@@ -353,23 +357,43 @@ export class PaperExecutor {
   }
 
   /**
-   * Quote watermarks for tests of the form "has the venue quoted past X?"
-   * with X < `bound`, as paperExecute makes them. A venue's newest quote up to
-   * the bound, or (when it quoted after the bound: a row in the next
-   * AFTER_BOUND_MS) that later time, decides every such test as its newest
-   * quote overall would. The unbounded scan reads every newer row (the whole
-   * backlog when catching up, most of the ClickHouse CPU of bench:pipeline);
-   * it is only used when a venue has nothing right after the bound (live: the
-   * bound is in the future, and the scan is short).
+   * Quote watermarks (pair|venue -> newest quote time) for the tests
+   * paperExecute makes: "has the venue quoted past X?" with `sinceMs` <= X <
+   * `bound`. A venue's newest quote only grows, so the newest seen so far is
+   * kept: once it is past the bound, it decides every such test as the newest
+   * quote overall would, and nothing is read. The store is asked only for the
+   * pairs where some venue (or a decision's venue) is not known past the
+   * bound, from the oldest of their known watermarks on: a backlog is read
+   * about once instead of once per step (bench:pipeline), a live stream from
+   * its last watermark. A watermark older than `sinceMs` answers those tests
+   * as no watermark would (false).
    */
-  private async quoteWatermarks(pairs: readonly string[], sinceMs: number, bound: number): Promise<Map<string, number>> {
-    const [upTo, next] = await Promise.all([
-      quoteWatermarks(this.store, pairs, sinceMs, bound),
-      quoteWatermarks(this.store, pairs, bound + 1, bound + AFTER_BOUND_MS),
-    ]);
-    if (![...upTo.keys()].every((k) => (next.get(k) ?? 0) > bound)) return quoteWatermarks(this.store, pairs, sinceMs);
-    const out = new Map(upTo);
-    for (const [k, v] of next) if (v > bound) out.set(k, v);
+  private async quoteWatermarks(batch: readonly ActionableRevision[], sinceMs: number, bound: number): Promise<Map<string, number>> {
+    const known = this.knownQuoteWatermarks;
+    const venuesOf = new Map<string, Set<string>>();
+    for (const c of batch) {
+      let venues = venuesOf.get(c.pair);
+      if (!venues) venuesOf.set(c.pair, (venues = new Set()));
+      venues.add(c.buy_venue).add(c.sell_venue);
+    }
+    for (const [key] of known) {
+      const [pair, venue] = splitKey(key);
+      venuesOf.get(pair)?.add(venue);
+    }
+    const stale: string[] = [];
+    let from = Infinity;
+    for (const [pair, venues] of venuesOf) {
+      let oldest = Infinity;
+      for (const venue of venues) oldest = Math.min(oldest, known.get(`${pair}|${venue}`) ?? -Infinity);
+      if (oldest > bound) continue;
+      stale.push(pair);
+      from = Math.min(from, oldest);
+    }
+    if (stale.length) {
+      for (const [key, ms] of await quoteWatermarks(this.store, stale, Math.max(sinceMs, from))) known.set(key, Math.max(known.get(key) ?? 0, ms));
+    }
+    const out = new Map<string, number>();
+    for (const [key, ms] of known) if (venuesOf.has(splitKey(key)[0])) out.set(key, ms);
     return out;
   }
 

@@ -130,13 +130,15 @@ export async function quotesInWindows(store: Store, windows: readonly QuoteWindo
       }
     }
   }
-  const inWindows = dialect({
-    clickhouse: sql`(pair, intDiv(ts_ms, ${WINDOW_BUCKET_MS})) IN (${join(buckets)})`,
-    duckdb: join(ranges, ' OR '),
+  const span = sql`pair IN ${inList([...merged.keys()])} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
+  // PREWHERE: the other columns (ladders included) are read only for the rows in the buckets.
+  const filter = dialect({
+    clickhouse: sql`PREWHERE (pair, intDiv(ts_ms, ${WINDOW_BUCKET_MS})) IN (${join(buckets)}) WHERE ${span}`,
+    duckdb: sql`WHERE ${span} AND (${join(ranges, ' OR ')})`,
   });
   const rows = await store.query(sql`
     SELECT * FROM quotes
-    WHERE pair IN ${inList([...merged.keys()])} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)} AND (${inWindows})
+    ${filter}
     ORDER BY pair, ts_ms, event_id`);
   // Rows come by pair, then time: one cursor per pair over its sorted windows.
   let pair: unknown;
