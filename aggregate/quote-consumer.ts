@@ -130,7 +130,7 @@ export class QuoteProcessor {
       for (const d of out.dislocations) dislocations.push(d);
     };
     /** Quotes of pairs no key named (a producer keying by something else), in order, applied after the loop. */
-    let unkeyed: QuoteEvent[] = [];
+    const unkeyed: QuoteEvent[] = [];
     for (const message of messages) {
       const parsed = parseMessage(message, QuoteEvent, 'quote');
       if (!parsed.ok) {
@@ -149,7 +149,6 @@ export class QuoteProcessor {
       // Every quote of such a pair is here (its state was not in `working` for any of them): order kept.
       for (const [pair, state] of await this.workingCopies([...new Set(unkeyed.map((q) => q.pair))])) working.set(pair, state);
       for (const q of unkeyed) apply(working.get(q.pair)!, q);
-      unkeyed = [];
     }
     result.dislocations = dislocations.length;
 

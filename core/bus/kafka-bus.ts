@@ -402,7 +402,7 @@ class KafkaBusConsumer implements Consumer {
         const t0 = performance.now();
         const end = Math.min(messages.length, start + chunkSize);
         const chunk = new Array<BusMessage>(end - start);
-        for (let i = start; i < end; i++) chunk[i - start] = decode(topic, partition, messages[i]!);
+        for (let i = start; i < end; i++) chunk[i - start] = new KafkaBusMessage(topic, partition, messages[i]!);
         const done = await this.runner.run(chunk);
         if (done > 0) {
           const last = chunk[done - 1]!.offset;
@@ -456,8 +456,6 @@ class KafkaBusMessage implements BusMessage {
     return Number(this.record.timestamp);
   }
 }
-
-const decode = (topic: string, partition: number, m: KafkaMessage): BusMessage => new KafkaBusMessage(topic, partition, m);
 
 function decodeHeaders(headers: IHeaders): Record<string, string> {
   const out: Record<string, string> = {};

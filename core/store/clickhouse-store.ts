@@ -36,6 +36,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { encodeRowBinary, NotBinary, RowBinaryEncoder, toJsonRows, toTabSeparated, writerFor, type Writer } from './clickhouse-formats.js';
 import { MigrationError, runMigrations, type MigrationExecutor } from './migrations.js';
+import { collectingRowBatch } from './row-batch.js';
 import { ident, sql, type Sql } from './sql.js';
 import type { MigrationReport, Row, RowBatch, Store } from './store.js';
 
@@ -263,12 +264,12 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     },
 
     // Rows are encoded to RowBinary as they are added (the first row's keys are the columns); a row that
-    // cannot be (other keys, a value no binary writer takes) is kept and inserted by `insert` on send.
+    // cannot be (other keys, a value no binary writer takes) goes to a collecting batch, inserted by `insert`.
     beginInsert: async (table: string): Promise<RowBatch> => {
       ident(table);
       const byName = await tableTypes(table);
+      const rest = collectingRowBatch((rows) => store.insert(table, rows));
       let encoder: RowBinaryEncoder | null | undefined;
-      let rest: Row[] = [];
       let sent = false;
       return {
         add(row: Row) {
@@ -278,20 +279,15 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
             const writers = columns.length ? writersOf(table, byName, columns) : undefined;
             encoder = writers ? new RowBinaryEncoder(columns, writers) : null;
           }
-          if (!encoder?.tryAdd(row)) rest.push(row);
+          if (!encoder?.tryAdd(row)) rest.add(row);
         },
         get size() {
-          return (encoder?.rows ?? 0) + rest.length;
+          return (encoder?.rows ?? 0) + rest.size;
         },
         async send() {
           if (sent) throw new Error('row batch already sent');
           sent = true;
-          const others = rest;
-          rest = [];
-          await Promise.all([
-            encoder?.rows ? sendBinary(table, encoder.columns, encoder.body(), encoder.rows) : undefined,
-            others.length ? store.insert(table, others) : undefined,
-          ]);
+          await Promise.all([encoder?.rows ? sendBinary(table, encoder.columns, encoder.body(), encoder.rows) : undefined, rest.send()]);
         },
       };
     },

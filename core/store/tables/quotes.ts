@@ -200,18 +200,15 @@ export async function quoteTopsInRange(store: Store, pair: string, fromMs: numbe
 }
 
 /**
- * Newest stored event time per (pair, venue) at or after `sinceMs`, and (with
- * `untilMs`) at or before `untilMs` (max() is unaffected by duplicates: no
- * FINAL). Key `<pair>|<venue>`. The bound keeps a reader that only asks "has
- * this venue quoted past X?" (X < untilMs) from scanning everything newer.
+ * Newest stored event time per (pair, venue) at or after `sinceMs` (max() is
+ * unaffected by duplicates: no FINAL). Key `<pair>|<venue>`.
  */
-export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number, untilMs?: number): Promise<Map<string, number>> {
+export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!pairs.length) return out;
-  const until = untilMs === undefined ? sql`` : sql` AND ts <= ${new Date(Math.ceil(untilMs / 1000) * 1000)}`;
   const rows = await store.query<{ pair: string; venue: string; max_ms: unknown }>(sql`
     SELECT pair, venue, max(ts_ms) AS max_ms FROM quotes
-    WHERE pair IN ${inList(pairs)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}${until}
+    WHERE pair IN ${inList(pairs)} AND ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}
     GROUP BY pair, venue`);
   for (const r of rows) out.set(`${r.pair}|${r.venue}`, num(r.max_ms));
   return out;
