@@ -18,7 +18,9 @@
  *         raw_top > 0 and none open -> OPPORTUNITY, revision 0, opened_at = t,
  *           opportunity_id = hash(pair, buy venue, sell venue, event_id of the
  *           quote that opened it);
- *         raw_top > 0 and open      -> new revision when any number changed;
+ *         raw_top > 0 and open      -> new revision when the numbers moved
+ *           materially since the last revision (REVISION_RULE), or changed
+ *           at all and the last revision is REVISION_RULE.maxQuietMs old;
  *         raw_top <= 0 and open     -> CLOSED at t, duration = t - opened_at;
  *           the closing revision keeps the last open numbers (the spread the
  *           opportunity had, not the non-positive one that closed it);
@@ -66,6 +68,7 @@ export interface OpenOpportunity {
   opened_at_ms: number;
   opened_by: string;
   updated_at_ms: number;
+  /** The numbers of the last revision (evaluations that did not revise leave them). */
   numbers: OpportunityNumbers;
   peak_capacity_usd: number;
   peak_profit_usd: number;
@@ -129,8 +132,47 @@ function numbersOf(e: DirectionEvaluation): OpportunityNumbers {
   };
 }
 
+/**
+ * When an open opportunity gets a new revision (one `dislocations` row and one
+ * md.dislocations.v1 event). Every evaluation is a spread sample already; a
+ * revision per tick repeated the samples with sub-basis-point noise (half the
+ * revisions on the simulator moved the spread by less than 0.5 bps) and was
+ * the aggregate's largest publishing cost. Part of the detector's definition,
+ * like maxQuoteAgeMs: the same quotes give the same revisions, and changing a
+ * value means replaying into fresh tables (docs/metrics.md, section 2).
+ */
+export const REVISION_RULE = {
+  /** A move of raw_spread_bps or net_spread_bps by at least this many basis points. */
+  minSpreadMoveBps: 1,
+  /** A relative move of est_profit_usd, capacity_usd or liquidity_depth_usd by at least this (to or from zero always counts). */
+  minRelativeMove: 0.05,
+  /** Any change of a number once the last revision is this old (event time), so an open item is never staler than this. */
+  maxQuietMs: 5_000,
+} as const;
+
+const movedBy = (a: number, b: number, fraction: number): boolean =>
+  a !== b && (a === 0 || b === 0 || Math.abs(a - b) >= fraction * Math.abs(b));
+
+/** Whether `next` moved materially from `last`, the numbers of the last revision. */
+export function materialMove(last: OpportunityNumbers, next: OpportunityNumbers): boolean {
+  const r = REVISION_RULE;
+  return (
+    Math.abs(next.raw_spread_bps - last.raw_spread_bps) >= r.minSpreadMoveBps ||
+    Math.abs(next.net_spread_bps - last.net_spread_bps) >= r.minSpreadMoveBps ||
+    movedBy(next.est_profit_usd, last.est_profit_usd, r.minRelativeMove) ||
+    movedBy(next.capacity_usd, last.capacity_usd, r.minRelativeMove) ||
+    movedBy(next.liquidity_depth_usd, last.liquidity_depth_usd, r.minRelativeMove) ||
+    next.net_size_usd !== last.net_size_usd ||
+    next.profit_size_usd !== last.profit_size_usd
+  );
+}
+
 const sameNumbers = (a: OpportunityNumbers, b: OpportunityNumbers): boolean =>
   (Object.keys(a) as (keyof OpportunityNumbers)[]).every((k) => a[k] === b[k]);
+
+/** Whether an evaluation at `t` with `numbers` makes a new revision of the open opportunity `o`. */
+const revises = (o: OpenOpportunity, numbers: OpportunityNumbers, t: number): boolean =>
+  materialMove(o.numbers, numbers) || (t - o.updated_at_ms >= REVISION_RULE.maxQuietMs && !sameNumbers(o.numbers, numbers));
 
 function record(pair: string, o: OpenOpportunity, status: DislocationRecord['status'], atMs: number, trigger: string): DislocationRecord {
   const n = o.numbers;
@@ -223,7 +265,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
           };
           state.open[key] = opened;
           out.dislocations.push(record(state.pair, opened, 'OPPORTUNITY', t, quote.event_id));
-        } else if (!sameNumbers(o.numbers, numbers)) {
+        } else if (revises(o, numbers, t)) {
           o.capacity_usd_ms += o.numbers.capacity_usd * (t - o.updated_at_ms);
           o.revision += 1;
           o.updated_at_ms = t;

@@ -4,7 +4,7 @@
  * reprocessing; then determinism on the seeded simulator.
  */
 import { describe, expect, it } from 'vitest';
-import { applyQuote, emptyPairState, numericId, opportunityId, type DetectorOutput, type PairState } from '../../aggregate/dislocation-detector.js';
+import { applyQuote, emptyPairState, materialMove, numericId, opportunityId, REVISION_RULE, type DetectorOutput, type PairState } from '../../aggregate/dislocation-detector.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
@@ -93,6 +93,48 @@ describe('dislocation detector', () => {
     expect(outs.map((o) => o.samples.length)).toEqual([0, 1, 1, 1, 1]);
     expect(outs[4]!.samples[0]!.raw_spread_bps).toBeCloseTo(((1999.5 - 2000) / 2000) * 1e4, 8);
     expect(outs[4]!.samples[0]!.buy_venue).toBe('uniswap_v3_base');
+  });
+
+  it('revises on a material move, or on any change once the last revision is maxQuietMs old; the close keeps the last revision', () => {
+    const state = emptyPairState(PAIR);
+    // +$0.10 on a $2,000 ask is 0.5 bps: below REVISION_RULE.minSpreadMoveBps (1) and a 1-2 % move of profit and capacity.
+    const outs = run(state, [dexAt(0), cexAt(100), cexAt(600, 0.1), cexAt(1100, 0.15), cexAt(5100, 0.12), cexAt(5600, 0.3), cexAt(6100, -10.5)]);
+    expect(outs.map((o) => o.dislocations.map((d) => [d.revision, d.status, d.updated_at_ms - T]))).toEqual([
+      [],
+      [[0, 'OPPORTUNITY', 100]],
+      [], // 50.5 bps: 0.5 bps from revision 0
+      [], // 50.75 bps
+      [[1, 'OPPORTUNITY', 5100]], // 50.6 bps: small, but revision 0 is 5 s old
+      [], // 51.5 bps: 0.9 bps from revision 1
+      [[2, 'CLOSED', 6100]],
+    ]);
+    const [rev1, closed] = [outs[4]!.dislocations[0]!, outs[6]!.dislocations[0]!];
+    expect(rev1.raw_spread_bps).toBeCloseTo(50.6, 10);
+    // The close keeps the last revision's numbers (50.6), not the unrevised 51.5 bps evaluation.
+    expect(closed.raw_spread_bps).toBeCloseTo(50.6, 10);
+    expect(closed.capacity_usd_ms).toBeCloseTo(outs[1]!.dislocations[0]!.capacity_usd * 5000 + rev1.capacity_usd * 1000, 6);
+    // Every evaluation is still a spread sample.
+    expect(outs.map((o) => o.samples.length)).toEqual([0, 1, 1, 1, 1, 1, 1]);
+    expect(outs[5]!.samples[0]!.raw_spread_bps).toBeCloseTo(51.5, 10);
+  });
+
+  it('counts a move of 1 bp, of 5 % in profit, capacity or depth, any move to or from zero, and a new ladder size as material', () => {
+    const last = { buy_price: 2000, sell_price: 2010, raw_spread_bps: 50, net_spread_bps: 35, net_size_usd: 1000, est_profit_usd: 20, profit_size_usd: 10000, capacity_usd: 1000, liquidity_depth_usd: 50000, fees_bps: 15, gas_usd: 0.5 };
+    const moved = (change: Partial<typeof last>) => materialMove(last, { ...last, ...change });
+    expect(moved({})).toBe(false);
+    expect(moved({ raw_spread_bps: 50.99, net_spread_bps: 34.01, buy_price: 2000.1, gas_usd: 0.6, fees_bps: 16 })).toBe(false);
+    expect(moved({ raw_spread_bps: 51 })).toBe(true);
+    expect(moved({ net_spread_bps: 34 })).toBe(true);
+    expect(moved({ est_profit_usd: 20.99 })).toBe(false);
+    expect(moved({ est_profit_usd: 21 })).toBe(true);
+    expect(moved({ capacity_usd: 951 })).toBe(false);
+    expect(moved({ capacity_usd: 950 })).toBe(true);
+    expect(moved({ liquidity_depth_usd: 47500 })).toBe(true);
+    expect(moved({ profit_size_usd: 50000 })).toBe(true);
+    expect(moved({ net_size_usd: 10000 })).toBe(true);
+    expect(materialMove({ ...last, capacity_usd: 0 }, { ...last, capacity_usd: 0.01 })).toBe(true);
+    expect(materialMove({ ...last, est_profit_usd: 0.01 }, { ...last, est_profit_usd: 0 })).toBe(true);
+    expect(REVISION_RULE).toEqual({ minSpreadMoveBps: 1, minRelativeMove: 0.05, maxQuietMs: 5000 });
   });
 
   it('opens the opposite direction when the other venue becomes the cheap one', () => {
