@@ -62,6 +62,8 @@ export interface OpportunityNumbers {
 
 export interface OpenOpportunity {
   opportunity_id: string;
+  /** numericId(opportunity_id), kept so a revision does not hash again (absent in states saved before it was kept). */
+  numeric_id?: number;
   buy_venue: string;
   sell_venue: string;
   revision: number;
@@ -195,7 +197,7 @@ function record(pair: string, o: OpenOpportunity, status: DislocationRecord['sta
     updated_at_ms: atMs,
     duration_ms: atMs - o.opened_at_ms,
     source: o.source,
-    numeric_id: numericId(o.opportunity_id),
+    numeric_id: o.numeric_id ?? numericId(o.opportunity_id),
     trigger_event_id: trigger,
     net_size_usd: n.net_size_usd,
     profit_size_usd: n.profit_size_usd,
@@ -250,6 +252,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
           const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, quote.event_id);
           const opened: OpenOpportunity = {
             opportunity_id: id,
+            numeric_id: numericId(id),
             buy_venue: e.buy_venue,
             sell_venue: e.sell_venue,
             revision: 0,

@@ -331,6 +331,22 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     expect(() => batch.add(event(1))).toThrow(/already sent/);
   });
 
+  it('stores consecutive row-by-row batches of one table whole, smaller and larger than the one before', async () => {
+    // ClickHouse sizes a batch's buffer from the previous batch of the table: both directions must hold.
+    const sizes = [3_000, 40, 9_000];
+    let from = 40_000;
+    for (const n of sizes) {
+      const batch = await store.beginInsert('contract_events');
+      for (const i of range(from, from + n)) batch.add({ ...event(i), event_id: `rs-${i}` });
+      await batch.send();
+      from += n;
+    }
+    const ids = range(40_000, from);
+    const [row] = await store.query(sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rs-%'}`);
+    expect(Number(row!.n)).toBe(ids.length);
+    expect(Number(row!.p)).toBe(expectedTotals(ids).total);
+  });
+
   it('refuses a row-by-row batch with a bad value (from add or send): nothing of it is stored', async () => {
     const batch = await store.beginInsert('contract_events');
     const failed = await (async () => {

@@ -137,6 +137,17 @@ describe('dislocation detector', () => {
     expect(REVISION_RULE).toEqual({ minSpreadMoveBps: 1, minRelativeMove: 0.05, maxQuietMs: 5000 });
   });
 
+  it('gives the same numeric id from a state saved before the id was kept in it', () => {
+    const state = emptyPairState(PAIR);
+    const [opened] = run(state, [dexAt(0), cexAt(100)]).flatMap((o) => o.dislocations);
+    const old = JSON.parse(JSON.stringify(state)) as PairState;
+    for (const o of Object.values(old.open)) delete o.numeric_id;
+    const [fromNew] = applyQuote(state, cexAt(600, 2), OPTS).dislocations;
+    const [fromOld] = applyQuote(old, cexAt(600, 2), OPTS).dislocations;
+    expect(fromNew!.numeric_id).toBe(numericId(opened!.opportunity_id));
+    expect(fromOld).toEqual(fromNew);
+  });
+
   it('opens the opposite direction when the other venue becomes the cheap one', () => {
     const state = emptyPairState(PAIR);
     const outs = run(state, [dexAt(0), cexAt(100), cexAt(600, -15)]);
