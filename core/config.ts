@@ -50,7 +50,7 @@ export const configSpec = {
   BUS_PARTITIONS: [positiveInt.default(3), 'Partitions per topic created by the app (both adapters).'],
   BUS_BATCH_SIZE: [positiveInt.default(60000), 'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges). Keep it above what one Kafka fetch brings (KAFKA_FETCH_MAX_BYTES_PER_PARTITION / message size; ~46k quotes) so a fetch is one batch.'],
   KAFKA_FETCH_MAX_WAIT_MS: [positiveInt.default(500), 'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).'],
-  KAFKA_FETCH_MIN_BYTES: [positiveInt.default(262144), 'Bytes a Kafka fetch waits for before returning: larger batches under load.'],
+  KAFKA_FETCH_MIN_BYTES: [positiveInt.default(1048576), 'Bytes a Kafka fetch waits for before returning (at most KAFKA_FETCH_MAX_WAIT_MS): larger batches under load, so fewer ClickHouse inserts and merges.'],
   KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [positiveInt.default(33554432), 'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).'],
   BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
   BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at 30 s.'],

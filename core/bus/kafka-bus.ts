@@ -299,8 +299,11 @@ class KafkaBusConsumer implements Consumer {
       // maxWait bounds how long stop() waits for an idle long-poll fetch and the
       // event-to-store latency; minBytes and the per-partition cap let a busy topic
       // arrive in large batches (one store insert per batch is the dominant cost).
+      // bench:pipeline at 5,000 quotes/s: 1 MB rather than 256 KB took ClickHouse
+      // from 28-31 to 17-25 CPU seconds per 30 s (fewer parts to write and merge)
+      // and the p99 from 1.0-2.2 s to 1.0-1.6 s; a slow feed still returns at maxWait.
       maxWaitTimeInMs: bus.options.fetchMaxWaitMs ?? 500,
-      minBytes: bus.options.fetchMinBytes ?? 256 * 1024,
+      minBytes: bus.options.fetchMinBytes ?? 1024 * 1024,
       maxBytesPerPartition: bus.options.fetchMaxBytesPerPartition ?? 8 * 1024 * 1024,
       maxBytes: Math.max(32 * 1024 * 1024, (bus.options.fetchMaxBytesPerPartition ?? 0) * 4),
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
