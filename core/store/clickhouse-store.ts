@@ -178,7 +178,7 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
   let writerCache = new Map<string, Writer[] | null>();
   /**
    * table -> RowBinary bytes of its last row-by-row batch: the next batch starts at that size instead of
-   * doubling its way up from 64 KB (a 46k-quote batch is ~20 MB: nine copies of the bytes so far).
+   * doubling its way up from 64 KB (a 46k-quote batch is ~20 MB: nine reallocations, each copying the bytes so far).
    */
   const lastBatchBytes = new Map<string, number>();
 
