@@ -22,7 +22,7 @@
  *           materially since the last revision (REVISION_RULE), or changed
  *           at all and the last revision is REVISION_RULE.maxQuietMs old;
  *         raw_top <= 0 and open     -> CLOSED at t, duration = t - opened_at;
- *           the closing revision keeps the last open numbers (the spread the
+ *           the closing revision keeps the last revision's numbers (the spread the
  *           opportunity had, not the non-positive one that closed it);
  *     - one spread sample (the direction with the larger raw_top) feeds the
  *       15-minute candles.
