@@ -36,10 +36,11 @@ import {
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http';
 import { FacilitatorResponseError, type Network, type PaymentPayload, type PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { problem } from '../middleware/problem-errors.js';
+import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
@@ -54,6 +55,8 @@ export interface PaidRoute {
   priceAtomic: string;
   mimeType: string;
   inputSchemaJson?: object;
+  /** A request that validates against the input schema (query parameters or JSON body): the Bazaar `input` example. */
+  inputExample?: Record<string, unknown>;
   outputExample?: unknown;
 }
 
@@ -317,30 +320,29 @@ function routeConfig(route: PaidRoute, terms: PaymentTerms, discovery: boolean, 
     mimeType: route.mimeType,
   };
   if (discovery) {
-    const extensions = discoveryExtension(route, terms, config.description ?? '', budget);
-    if (extensions) config.extensions = extensions;
+    const fitted = discoveryExtension(route, terms, config.description ?? '', budget);
+    if (fitted) {
+      config.extensions = fitted.declared;
+      config.description = fitted.description;
+    }
   }
   return config;
 }
 
 /**
- * The Bazaar declaration, as rich as the header budget allows: input schema and
- * output example, else the schema only, else the bare method declaration.
+ * The Bazaar declaration (api/payment/bazaar-declaration.ts), as rich as the
+ * header budget allows: the input example and schema always, the prose and the
+ * output example shortened until it fits (the route's description too, to its
+ * first clause, before the output example is left out).
  */
-function discoveryExtension(route: PaidRoute, terms: PaymentTerms, description: string, budget: number): Record<string, unknown> | undefined {
-  const inputSchema = route.inputSchemaJson as Record<string, unknown> | undefined;
-  const candidates = [
-    { inputSchema, example: route.outputExample },
-    { inputSchema, example: undefined },
-    { inputSchema: undefined, example: undefined },
-  ];
-  for (const c of candidates) {
-    const output = c.example === undefined ? {} : { output: { example: c.example } };
-    const schema = c.inputSchema ? { inputSchema: c.inputSchema } : {};
-    const declared =
-      route.method === 'POST'
-        ? declareDiscoveryExtension({ bodyType: 'json', ...schema, ...output })
-        : declareDiscoveryExtension({ ...schema, ...output });
+function discoveryExtension(
+  route: PaidRoute,
+  terms: PaymentTerms,
+  fullDescription: string,
+  budget: number,
+): { declared: Record<string, unknown>; description: string } | undefined {
+  const descriptions = [...new Set([fullDescription, briefDescription(fullDescription)])];
+  for (const [declared, description] of bazaarCandidates(route).flatMap((d) => descriptions.map((text): [Record<string, unknown>, string] => [d, text]))) {
     // Worst case of what the core will emit: longest URL and error text, plus the method the extension adds.
     const estimate: PaymentRequired = {
       x402Version: 2,
@@ -359,7 +361,7 @@ function discoveryExtension(route: PaidRoute, terms: PaymentTerms, description: 
       ],
       extensions: declared,
     };
-    if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return declared;
+    if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return { declared, description };
   }
   return undefined;
 }
