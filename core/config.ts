@@ -38,6 +38,7 @@ export const configSpec = {
     'Which role(s) this process runs: `all` (single process) or one role of a scaled deployment.',
   ],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level.'],
+  LOG_FORMAT: [z.enum(['auto', 'json', 'pretty']).default('auto'), 'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.'],
   HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
