@@ -9,8 +9,13 @@ import { mountHealth } from './routes/health.js';
 import { mountMetrics } from './routes/metrics.js';
 import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
+import { mountDashboard } from './dashboard/mount.js';
+import { withBrowserPaywall } from './paywall/browser-paywall.js';
 import type { PaymentInfo } from './discovery/context.js';
 import type { SkuRuntime } from './catalogue/sku.js';
+
+/** Where the MCP server (Streamable HTTP) answers. */
+export const MCP_PATH = '/mcp';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
 export interface GatewayDeps {
@@ -37,8 +42,18 @@ export function createApp(deps: AppDeps): Koa {
   mountMetrics(router);
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
-    mountSkuRoutes(router, { runtime, gate });
+    mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }) });
     mountDiscovery(router, { catalogue: runtime.catalogue, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountDashboard(router, {
+      store: runtime.store,
+      health: deps.health,
+      catalogue: runtime.catalogue,
+      pairs: runtime.pairs,
+      payment,
+      config: runtime.config,
+      mcpPath: MCP_PATH,
+      ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    });
   }
   app.use(requestContext(deps.logger));
   app.use(problemErrors());

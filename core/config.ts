@@ -164,6 +164,12 @@ export const configSpec = {
     'JSON object: route id -> price in atomic USDC (6 decimals), e.g. `{"spread-candles":"20000"}`; each 2..200000 (0.0000015-0.2 USD); free routes stay free. Default: the spec\'s prices.',
   ],
 
+  // --- the public dashboard at / (free, coarser and later than the paid routes)
+  DASHBOARD_DELAY_SECONDS: [z.coerce.number().int().min(0).max(86400).default(60), 'The dashboard shows data this many seconds old at the newest (the paid routes serve the newest sample).'],
+  DASHBOARD_WINDOW_HOURS: [positiveInt.max(72).default(6), 'Hours of history the dashboard charts show.'],
+  DASHBOARD_REFRESH_SECONDS: [positiveInt.max(3600).default(10), 'How often the dashboard page polls its data endpoints (they answer from a snapshot shared by every viewer for half that time).'],
+  DASHBOARD_RATE_LIMIT_PER_MINUTE: [positiveInt.default(120), 'Requests per minute and client address to the dashboard data endpoints; past it 429 `rate_limited`.'],
+
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
   FETCH_ALLOW_LOOPBACK: [
     z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
