@@ -14,7 +14,7 @@
  * the route.
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
-import type { PaidRoute } from './payment-gate.js';
+import type { PaidRoute } from './challenge.js';
 
 const SHORT_STRING = 120;
 

@@ -5,17 +5,22 @@
  *
  *   const payments = await startPayments(config, { logger, health });
  *   router.get(path, validate, preflight, payments.gate, handler);   // ctx.state.paidRoute set by validate/preflight
+ *   payments.core                                                    // the transport-neutral core, for other doors (MCP)
  *   ...on shutdown: await payments.stop();
  */
 import type { Config } from '../../core/config.js';
 import type { HealthRegistry } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
-import { createPaymentGate, type PaymentGate } from './payment-gate.js';
+import { createPaymentCore, type PaymentCore } from './payment-core.js';
+import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
 
 export interface Payments {
+  /** The transport-neutral payment core: every door (HTTP gate, MCP) goes through it. */
+  core: PaymentCore;
+  /** The HTTP door (Koa middleware) over `core`. */
   gate: PaymentGate;
   settlement: PaymentSettlement;
   replayGuard: ReplayGuard;
@@ -40,7 +45,7 @@ export async function startPayments(config: Config, options: StartPaymentsOption
   const settlement = await startSettlement(config, { logger });
   const store = replayStoreOf(config);
   const replayGuard = createReplayGuard({ store, redisUrl: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:nonce:` });
-  const gate = createPaymentGate({
+  const core = createPaymentCore({
     network: settlement.network,
     asset: settlement.asset,
     assetName: settlement.assetName,
@@ -50,8 +55,8 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     facilitator: settlement.facilitator,
     replayGuard,
     logger,
-    ...(options.publicBaseUrl ? { publicBaseUrl: options.publicBaseUrl } : {}),
   });
+  const gate = gateOverCore(core, options.publicBaseUrl ? { publicBaseUrl: options.publicBaseUrl } : {});
 
   options.health?.register('settlement', async () => {
     const result = await settlement.probe();
@@ -68,6 +73,7 @@ export async function startPayments(config: Config, options: StartPaymentsOption
   logger.info({ mode: settlement.mode, network: settlement.network, asset: settlement.asset, pay_to: settlement.payTo, replay_store: store }, 'x402 payments ready');
 
   return {
+    core,
     gate,
     settlement,
     replayGuard,
