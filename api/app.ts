@@ -11,6 +11,8 @@ import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
 import { mountDashboard } from './dashboard/mount.js';
 import { withBrowserPaywall } from './paywall/browser-paywall.js';
+import { mountMcp } from './mcp/mount.js';
+import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
 import type { SkuRuntime } from './catalogue/sku.js';
 
@@ -24,6 +26,8 @@ export interface GatewayDeps {
   gate: Middleware;
   /** Payment terms advertised by the documents (the gate's own). */
   payment: PaymentInfo;
+  /** The transport-neutral payment core behind `gate`; with it, the MCP door is served at MCP_PATH. */
+  paymentCore?: PaymentCore;
   publicBaseUrl?: string;
 }
 
@@ -41,9 +45,10 @@ export function createApp(deps: AppDeps): Koa {
   mountHealth(router, deps.health);
   mountMetrics(router);
   if (deps.gateway) {
-    const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
+    const { runtime, gate, payment, publicBaseUrl, paymentCore } = deps.gateway;
     mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }) });
     mountDiscovery(router, { catalogue: runtime.catalogue, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    if (paymentCore) mountMcp(router, { path: MCP_PATH, runtime, core: paymentCore, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
     mountDashboard(router, {
       store: runtime.store,
       health: deps.health,

@@ -1,6 +1,7 @@
 /**
  * The Bazaar discovery declaration of a paid route (the `bazaar` extension of
- * its 402 challenge), built with @x402/extensions' own `declareDiscoveryExtension`
+ * its 402 challenge; an MCP tool's is the MCP flavour: tool name, transport,
+ * input schema and example), built with @x402/extensions' own `declareDiscoveryExtension`
  * so that its own `validateDiscoveryExtension` accepts it: the request example
  * (`queryParams` for GET, `body` for POST) and its JSON Schema, and the 200
  * body example, all from the catalogue.
@@ -42,6 +43,15 @@ export function bazaarCandidates(route: PaidRoute): Record<string, unknown>[] {
 }
 
 function declare(route: PaidRoute, inputSchema: Record<string, unknown> | undefined, outputExample: unknown): Record<string, unknown> {
+  if (route.mcpTool) {
+    return declareDiscoveryExtension({
+      toolName: route.mcpTool.name,
+      transport: route.mcpTool.transport,
+      inputSchema: inputSchema ?? { type: 'object' },
+      ...(route.inputExample ? { example: route.inputExample } : {}),
+      ...(outputExample === undefined ? {} : { output: { example: outputExample } }),
+    });
+  }
   const schema = inputSchema ? { inputSchema } : {};
   const input = route.inputExample ? { input: route.inputExample } : {};
   const output = outputExample === undefined ? {} : { output: { example: outputExample } };

@@ -34,6 +34,8 @@ export interface PaidRoute {
   /** A request that validates against the input schema (query parameters or JSON body): the Bazaar `input` example. */
   inputExample?: Record<string, unknown>;
   outputExample?: unknown;
+  /** An MCP tool (the MCP door): the Bazaar declaration is the MCP flavour (tool name, transport) instead of the HTTP one. */
+  mcpTool?: { name: string; transport: 'streamable-http' };
 }
 
 export const MAX_RESOURCE_URL = 256;
