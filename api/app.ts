@@ -12,12 +12,10 @@ import { mountDiscovery } from './discovery/mount.js';
 import { mountDashboard } from './dashboard/mount.js';
 import { withBrowserPaywall } from './paywall/browser-paywall.js';
 import { mountMcp } from './mcp/mount.js';
+import { MCP_PATH } from './mcp/tools.js';
 import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
 import type { SkuRuntime } from './catalogue/sku.js';
-
-/** Where the MCP server (Streamable HTTP) answers. */
-export const MCP_PATH = '/mcp';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
 export interface GatewayDeps {

@@ -24,10 +24,7 @@ import { buildDiscovery } from '../discovery/discovery.js';
 import { listResources, readResource } from './resources.js';
 import { callSkuTool, type ToolCallScope } from './tool-call.js';
 import { successResult } from './tool-results.js';
-import type { ToolCatalogue } from './tools.js';
-
-export const MCP_INSTRUCTIONS =
-  'Each tool is a route of this x402 gateway. Free tools (coverage, discovery) answer at once. A paid tool called without payment returns isError with the x402 PaymentRequired in structuredContent (and as {"x402/error": ...} JSON in content[0].text): sign it with an x402 v2 client and call the tool again with params._meta["x402/payment"] = the PaymentPayload; the result then carries _meta["x402/payment-response"] (the settlement). Invalid arguments and windows outside coverage are refused before any payment; only successful calls are settled.';
+import { MCP_INSTRUCTIONS, type ToolCatalogue } from './tools.js';
 
 export interface McpRequestScope extends ToolCallScope {
   tools: ToolCatalogue;

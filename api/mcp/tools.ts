@@ -9,15 +9,22 @@
  * cost from tools/list; the authoritative terms are the challenge's.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { inputJsonSchema, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
-import { priceText } from '../catalogue/schemas.js';
+import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
+import { ProblemSchema, priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';
 import { DOCUMENTS, methodsOf, type PaymentInfo } from '../discovery/context.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/payment-gate.js';
 import { toolNameOf } from './tool-name.js';
 
+/** Where the MCP door answers (Streamable HTTP). */
+export const MCP_PATH = '/mcp';
+
 export const DISCOVERY_TOOL = 'discovery';
+
+/** What an MCP client is told at initialize (and the server card repeats). */
+export const MCP_INSTRUCTIONS =
+  'Each tool is a route of this x402 gateway. Free tools (coverage, discovery) answer at once. A paid tool called without payment returns isError with the x402 PaymentRequired in structuredContent (and as {"x402/error": ...} JSON in content[0].text): sign it with an x402 v2 client and call the tool again with params._meta["x402/payment"] = the PaymentPayload; the result then carries _meta["x402/payment-response"] (the settlement). Invalid arguments and windows outside coverage are refused before any payment; only successful calls are settled.';
 
 /** The resource URL (and binding identity) of an MCP tool, as in the x402 MCP transport's examples. */
 export const toolResourceUrl = (name: string) => `mcp://tool/${name}`;
@@ -47,6 +54,43 @@ export function toolRouteOf(sku: PricedSku): PaidRoute {
   };
 }
 
+/**
+ * The x402 v2 PaymentRequired an error result carries in `structuredContent`
+ * (x402 MCP transport), as JSON Schema. Written here: @x402/core's own zod
+ * schema is zod 3, which this project's zod 4 cannot convert.
+ */
+const PAYMENT_REQUIRED_JSON_SCHEMA: JsonSchema = {
+  title: 'x402 PaymentRequired (isError: pay and call again with _meta["x402/payment"])',
+  type: 'object',
+  properties: {
+    x402Version: { type: 'integer', const: 2 },
+    error: { type: 'string' },
+    resource: { type: 'object', properties: { url: { type: 'string' }, description: { type: 'string' }, mimeType: { type: 'string' } }, required: ['url'] },
+    accepts: { type: 'array', items: { type: 'object', required: ['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds'] }, minItems: 1 },
+    extensions: { type: 'object' },
+    'x402/payment-response': { type: 'object', description: 'On a failed settlement: the facilitator\'s answer' },
+  },
+  required: ['x402Version', 'accepts'],
+};
+
+/**
+ * A tool's `outputSchema`: the catalogue's output schema, or (results with
+ * `isError`) the PaymentRequired or the problem. MCP clients validate
+ * `structuredContent` against it, error results included (the TypeScript SDK
+ * client does), and the x402 MCP transport puts the PaymentRequired there: a
+ * schema of the success body alone would make every 402 a client-side error.
+ */
+export function toolOutputSchema(sku: PricedSku): JsonSchema {
+  return {
+    type: 'object',
+    anyOf: [
+      { title: 'result', ...outputJsonSchema(sku) },
+      ...(sku.free ? [] : [PAYMENT_REQUIRED_JSON_SCHEMA]),
+      { title: 'problem (isError: refused or failed, never charged)', ...jsonSchemaOf(ProblemSchema, 'output') },
+    ],
+  };
+}
+
 function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
   const price = sku.free ? 'Free.' : `Price: ${priceText(sku.priceAtomic)} per call, paid with x402 (_meta["x402/payment"]).`;
   return {
@@ -54,7 +98,7 @@ function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
     title: sku.title,
     description: `${sku.description} ${price}${sku.available ? '' : ' Not served yet (sku_unavailable).'}`,
     inputSchema: inputJsonSchema(sku) as Tool['inputSchema'],
-    outputSchema: outputJsonSchema(sku) as Tool['outputSchema'],
+    outputSchema: toolOutputSchema(sku) as Tool['outputSchema'],
     annotations: { title: sku.title, readOnlyHint: true, destructiveHint: false, idempotentHint: sku.path.startsWith('/api/v1/crypto/'), openWorldHint: true },
     _meta: {
       'x402/pricing': {
