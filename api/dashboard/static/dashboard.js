@@ -4,7 +4,8 @@
  * with TradingView's lightweight-charts (global `LightweightCharts`, loaded
  * before this script). When the first data has been drawn, <body> carries
  * data-candles / data-tape / data-latency / data-capacity (point counts) and
- * data-ready="1"; a failed poll sets data-error.
+ * data-ready="1", and the performance mark `dashboard:first-chart` is set (the
+ * benchmark's time to first chart); a failed poll sets data-error.
  */
 (function () {
   'use strict';
@@ -105,6 +106,7 @@
         body.dataset.latency = String(market.latency.cex_rest.length + market.latency.dex_rpc.length);
         body.dataset.capacity = String(market.capacity.length);
         body.dataset.pair = pair;
+        if (body.dataset.ready !== '1') performance.mark('dashboard:first-chart');
         body.dataset.ready = '1';
         delete body.dataset.error;
       });
