@@ -11,7 +11,7 @@
  * replaces its parent's (one key, the newer value), and a call's field that
  * names a bound key replaces the binding for that line.
  */
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 

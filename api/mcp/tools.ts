@@ -133,4 +133,3 @@ export function buildToolCatalogue(catalogue: Catalogue, payment: PaymentInfo): 
   return { list, get: (name) => entries.get(name) };
 }
 
-export type { JsonSchema };
