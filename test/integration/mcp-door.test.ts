@@ -18,6 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { validateDiscoveryExtension, type DiscoveryExtension } from '@x402/extensions/bazaar';
@@ -164,6 +165,20 @@ describe('MCP door: paying for a tool', () => {
     expect(replay.isError).toBe(true);
     expect(paymentRequiredOf(replay)?.error).toBe('nonce_already_used');
     expect(settlementOf(replay)).toBeUndefined();
+    expect(before - (await balance())).toBe(15_000n);
+  });
+
+  it('one replay lock for both doors: a signature spent over HTTP is refused over MCP', async () => {
+    const res402 = await fetch(`${url}/api/v1/crypto/spread-candles?pair=ETH/USD`);
+    const challenge = decodePaymentRequiredHeader(res402.headers.get('payment-required')!);
+    const payment = await x402.createPaymentPayload(challenge);
+    const before = await balance();
+    const paidOverHttp = await fetch(`${url}/api/v1/crypto/spread-candles?pair=ETH/USD`, { headers: { 'payment-signature': encodePaymentSignatureHeader(payment) } });
+    expect(paidOverHttp.status).toBe(200);
+    expect(before - (await balance())).toBe(15_000n);
+    const again = await callTool(mcp, 'spread_candles', candles, payment);
+    expect(again.isError).toBe(true);
+    expect(paymentRequiredOf(again)).toBeDefined();
     expect(before - (await balance())).toBe(15_000n);
   });
 
