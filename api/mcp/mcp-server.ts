@@ -11,6 +11,7 @@
  *   resources/read   one of them; unknown URI -> -32602
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -31,10 +32,20 @@ export interface McpRequestScope extends ToolCallScope {
   discovery: DiscoveryContext;
 }
 
+/**
+ * One JSON Schema validator for every per-request Server: the SDK would build
+ * a new Ajv (with its formats) for each one, a seventh of an MCP request's CPU.
+ */
+const sharedValidator = new AjvJsonSchemaValidator();
+
 export function createMcpServer(scope: McpRequestScope): Server {
   const server = new Server(
     { name: SERVICE_ID, title: SERVICE_NAME, version: SERVICE_VERSION },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: `${SERVICE_SUMMARY} ${MCP_INSTRUCTIONS}` },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      instructions: `${SERVICE_SUMMARY} ${MCP_INSTRUCTIONS}`,
+      jsonSchemaValidator: sharedValidator,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: scope.tools.list }));
