@@ -28,6 +28,7 @@
  */
 import cardValidator from 'card-validator';
 import { searchPhoneNumbersInText, type CountryCode } from 'libphonenumber-js/max';
+import { findNationalPhones } from './national-phones.js';
 import type { Span } from './spans.js';
 
 // ------------------------------------------------------------------ email
@@ -76,6 +77,43 @@ function isCardGrouping(groups: Group[], gaps: number[]): boolean {
   return sizes.slice(0, -1).every((n) => n === 4) && sizes[sizes.length - 1]! <= 4;
 }
 
+/**
+ * Brands and lengths card-validator does not list, from the issuers' published ranges: Visa at every length
+ * 13-19 (the 13-digit legacy numbers), UATP (1, 15 digits), Diners enRoute (2014/2149, 15), JCB's 15-digit
+ * ranges (2131/1800), RuPay/Verve/Dankort/Troy/UnionPay 8x ranges (16-19). Each must still pass Luhn.
+ */
+const EXTRA_BRANDS: { prefix: RegExp; lengths: number[]; gaps: number[] }[] = [
+  { prefix: /^4/, lengths: [13, 14, 15, 16, 17, 18, 19], gaps: [4, 8, 12] },
+  { prefix: /^1/, lengths: [15], gaps: [4, 9] },
+  { prefix: /^(?:2014|2149)/, lengths: [15], gaps: [4, 10] },
+  { prefix: /^(?:2131|1800)/, lengths: [15], gaps: [4, 8, 12] },
+  { prefix: /^(?:60|65|81|82|508|5019|5061|6500|9792)/, lengths: [16, 17, 18, 19], gaps: [4, 8, 12] },
+];
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** The card's grouping (its brand's `gaps`) when `digits` is a valid card number; undefined otherwise. */
+function cardGaps(digits: string): number[] | undefined {
+  const v = cardValidator.number(digits, { luhnValidateUnionPay: true, maxLength: 19 });
+  if (v.isValid && v.card) return v.card.gaps;
+  if (!luhnValid(digits)) return undefined;
+  return EXTRA_BRANDS.find((b) => b.prefix.test(digits) && b.lengths.includes(digits.length))?.gaps;
+}
+
+/** Words before a bare digit run that make it a product, parcel or device number rather than a card. */
+const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:no\.?|number|#)?[\s.:#=-]*$/i;
+
 export function findCreditCards(text: string): Span[] {
   const out: Span[] = [];
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
@@ -92,9 +130,10 @@ export function findCreditCards(text: string): Span[] {
         const window = groups.slice(i, j + 1);
         const digits = window.map((g) => g.digits).join('');
         if (digits.length < 13 || digits.length > 19) continue;
-        const v = cardValidator.number(digits, { luhnValidateUnionPay: true, maxLength: 19 });
-        if (v.isValid && v.card && isCardGrouping(window, v.card.gaps)) found = { j };
+        const gaps = cardGaps(digits);
+        if (gaps && isCardGrouping(window, gaps)) found = { j };
       }
+      if (found && NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, groups[i]!.start - 30), groups[i]!.start))) found = undefined;
       if (found) {
         out.push({ start: groups[i]!.start, end: groups[found.j]!.end, kind: 'CREDIT_CARD' });
         i = found.j + 1;
@@ -168,6 +207,13 @@ export function findPhones(text: string, region: CountryCode): Span[] {
     }
     break;
   }
+  // National formats of every other region (national-phones.ts).
+  const keywordBefore = (start: number) => PHONE_KEYWORD_RE.test(text.slice(Math.max(0, start - 32), start));
+  const excluded = (start: number) => {
+    const before = text.slice(Math.max(0, start - 32), start);
+    return NOT_PHONE_KEYWORD_RE.test(before) && !PHONE_KEYWORD_RE.test(before);
+  };
+  out.push(...findNationalPhones(text, keywordBefore, excluded));
   // Seven-digit local numbers ("call 555-0123") are below what the matcher reports without an area code.
   for (const m of text.matchAll(LOCAL_RE)) {
     if (PHONE_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 32), m.index))) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
