@@ -28,6 +28,8 @@
  */
 import cardValidator from 'card-validator';
 import { searchPhoneNumbersInText, type CountryCode } from 'libphonenumber-js/max';
+import { findAddresses } from './addresses.js';
+import { findZips } from './postal-codes.js';
 import { findNationalPhones } from './national-phones.js';
 import type { Span } from './spans.js';
 
@@ -211,6 +213,8 @@ export function findPhones(text: string, region: CountryCode): Span[] {
   const keywordBefore = (start: number) => PHONE_KEYWORD_RE.test(text.slice(Math.max(0, start - 32), start));
   const excluded = (start: number) => {
     const before = text.slice(Math.max(0, start - 32), start);
+    // A code or PIN to type in is not a number to call, whatever stands before it ("dial-in code 847 2210 93").
+    if (/\b(?:code|pin|passcode|password|otp|id)\b[\s.:#-]*$/i.test(before)) return true;
     return NOT_PHONE_KEYWORD_RE.test(before) && !PHONE_KEYWORD_RE.test(before);
   };
   out.push(...findNationalPhones(text, keywordBefore, excluded));
@@ -230,112 +234,6 @@ function accept(text: string, start: number, raw: string, n: { isValid(): boolea
   if (!n.isPossible()) return false;
   const core = raw.replace(/\s*(?:ext\.?|extension|x|#)\s*\d+$/i, '');
   return (international && grouped) || GROUPED_RE.test(core);
-}
-
-// ------------------------------------------------------------------ street addresses
-
-/** USPS Publication 28 street suffixes (common ones) with their standard abbreviations. */
-const SUFFIXES = [
-  'Street', 'St', 'Avenue', 'Ave', 'Av', 'Road', 'Rd', 'Boulevard', 'Blvd', 'Lane', 'Ln', 'Drive', 'Dr', 'Court', 'Ct',
-  'Place', 'Pl', 'Terrace', 'Ter', 'Way', 'Wy', 'Circle', 'Cir', 'Parkway', 'Pkwy', 'Highway', 'Hwy', 'Expressway', 'Expy',
-  'Freeway', 'Fwy', 'Square', 'Sq', 'Trail', 'Trl', 'Loop', 'Alley', 'Aly', 'Crescent', 'Cres', 'Close', 'Row', 'Run',
-  'Path', 'Pike', 'Plaza', 'Plz', 'Point', 'Pt', 'Ridge', 'Rdg', 'Turnpike', 'Tpke', 'Walk', 'Crossing', 'Xing',
-  'Heights', 'Hts', 'Hill', 'Park', 'Center', 'Ctr', 'Commons', 'Causeway', 'Cswy', 'Cove', 'Cv', 'Creek', 'Crk',
-  'Glen', 'Grove', 'Grv', 'Harbor', 'Hbr', 'Landing', 'Lndg', 'Manor', 'Mnr', 'Meadows', 'Mdws', 'Mill', 'Pass',
-  'Ranch', 'Summit', 'Trace', 'Valley', 'Vly', 'View', 'Vw', 'Village', 'Vlg', 'Vista', 'Wharf', 'Woods', 'Broadway',
-];
-const suffixAlt = [...new Set([...SUFFIXES, ...SUFFIXES.map((s) => s.toUpperCase())])].sort((a, b) => b.length - a.length).join('|');
-const DIR = '(?:North|South|East|West|Northeast|Northwest|Southeast|Southwest|NORTH|SOUTH|EAST|WEST|NE|NW|SE|SW|N|S|E|W)\\.?';
-const HOUSE = '\\d{1,6}(?:-\\d{1,5})?[A-Za-z]?';
-const NAME_WORD = "(?:[A-Z][A-Za-z'’.-]*|\\d{1,4}(?:st|nd|rd|th|ST|ND|RD|TH))";
-const UNIT = `(?:,?[ \\t]*(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg|Building|Dept|Lot|APT|SUITE|STE|UNIT)\\.?[ \\t]*#?[ \\t]*[A-Za-z0-9-]{1,6}\\b|,?[ \\t]*#[ \\t]*[A-Za-z0-9-]{1,6}\\b)`;
-const STREET_RE = new RegExp(
-  `(?<![\\p{L}\\p{N}_$.,/#-])(${HOUSE})[ \\t]+(?:${DIR}[ \\t]+)?(?:${NAME_WORD}[ \\t]+){0,4}(?:${suffixAlt})\\b\\.?(?:[ \\t]+${DIR}(?![\\p{L}]))?${UNIT}?`,
-  'gu',
-);
-const ROUTE_RE = new RegExp(
-  `(?<![\\p{L}\\p{N}_$.,/#-])${HOUSE}[ \\t]+(?:(?:State|County|US|U\\.S\\.|Farm to Market)[ \\t]+)?(?:Route|Rte|Highway|Hwy|Road|Rd|Interstate)[ \\t]+\\d{1,4}[A-Z]?\\b${UNIT}?`,
-  'gu',
-);
-/** Lower-case street names ("123 main street"): full suffixes only, and no function word in the name ("3 houses down the street"). */
-const STOP = '(?:the|a|an|of|on|in|at|to|our|my|your|his|her|their|its|this|that|these|those|and|or|but|down|up|across|along|for|from|by|with|per|each|every|other|same|next|last|first)';
-const STREET_LOWER_RE = new RegExp(
-  `(?<![\\p{L}\\p{N}_$.,/#-])${HOUSE}[ \\t]+(?:(?!${STOP}\\b)[a-z][a-z'-]*[ \\t]+){1,2}(?:street|avenue|road|boulevard|drive|lane|court|place|terrace|parkway|highway)\\b${UNIT}?`,
-  'gu',
-);
-const PO_BOX_RE = /(?<![\p{L}\p{N}])(?:P\.?[ \t]?O\.?[ \t]?Box|Post[ \t]+Office[ \t]+Box|POB)[ \t]*#?[ \t]*\d{1,8}\b/giu;
-const ABBREVIATED_END_RE = new RegExp(`(?:^|[ \\t])(?:${SUFFIXES.filter((x) => x.length <= 4 && !/^(?:Way|Row|Run|Path|Pike|Loop|Mill|Pass|Glen|Park|Hill|View|Walk|Cove)$/.test(x)).join('|')}|${'N|S|E|W|NE|NW|SE|SW'})\\.$`, 'i');
-/** "In 2019 Park Avenue ..." reads a year, not a house number. */
-const YEAR_BEFORE_RE = /\b(?:in|since|by|of|from|until|till|during|year|circa|before|after)\s*$/i;
-
-export function findAddresses(text: string): Span[] {
-  const out: Span[] = [];
-  for (const re of [STREET_RE, STREET_LOWER_RE, ROUTE_RE]) {
-    for (const m of text.matchAll(re)) {
-      const house = /^\d+/.exec(m[0])![0];
-      if (/^(?:19|20)\d\d$/.test(house) && YEAR_BEFORE_RE.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
-      let matched = m[0].replace(/[ \t,]+$/, '');
-      // A sentence's full stop after a full suffix ("Baker Street.") is not part of the address.
-      if (matched.endsWith('.') && !ABBREVIATED_END_RE.test(matched)) matched = matched.slice(0, -1);
-      out.push({ start: m.index, end: m.index + matched.length, kind: 'ADDRESS' });
-    }
-  }
-  for (const m of text.matchAll(PO_BOX_RE)) out.push({ start: m.index, end: m.index + m[0].length, kind: 'ADDRESS' });
-  return out;
-}
-
-// ------------------------------------------------------------------ ZIP
-
-const STATES: Record<string, string> = {
-  AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado', CT: 'Connecticut',
-  DE: 'Delaware', DC: 'District of Columbia', FL: 'Florida', GA: 'Georgia', HI: 'Hawaii', ID: 'Idaho', IL: 'Illinois',
-  IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky', LA: 'Louisiana', ME: 'Maine', MD: 'Maryland',
-  MA: 'Massachusetts', MI: 'Michigan', MN: 'Minnesota', MS: 'Mississippi', MO: 'Missouri', MT: 'Montana',
-  NE: 'Nebraska', NV: 'Nevada', NH: 'New Hampshire', NJ: 'New Jersey', NM: 'New Mexico', NY: 'New York',
-  NC: 'North Carolina', ND: 'North Dakota', OH: 'Ohio', OK: 'Oklahoma', OR: 'Oregon', PA: 'Pennsylvania',
-  RI: 'Rhode Island', SC: 'South Carolina', SD: 'South Dakota', TN: 'Tennessee', TX: 'Texas', UT: 'Utah',
-  VT: 'Vermont', VA: 'Virginia', WA: 'Washington', WV: 'West Virginia', WI: 'Wisconsin', WY: 'Wyoming',
-  PR: 'Puerto Rico', GU: 'Guam', VI: 'Virgin Islands', AS: 'American Samoa', MP: 'Northern Mariana Islands',
-  AA: 'Armed Forces Americas', AE: 'Armed Forces Europe', AP: 'Armed Forces Pacific',
-};
-/** State codes that are also everyday uppercase words or abbreviations ("Order ID 12345"): only after a comma. */
-const AMBIGUOUS_CODES = new Set(['ID', 'IN', 'OR', 'ME', 'OK', 'HI', 'OH', 'AS', 'AA', 'AE', 'AP', 'PA', 'CO', 'DE', 'MA', 'LA']);
-/** Words that, right before "XX 12345", make it an identifier rather than a city and state. */
-const NOT_CITY = /\b(?:order|invoice|ticket|case|ref|reference|account|item|part|model|build|room|job|batch|sku|lot|unit|serial|version|id|no|number|code|route|flight|page|chapter|section|table|figure|step|level|grade|class|type|size|total)\s*$/i;
-
-const ZIP = '(\\d{5}(?:-\\d{4})?)(?![\\p{L}\\p{N}_]|[-.,]\\d)';
-const STATE_CODE_ZIP_RE = new RegExp(`(?<![\\p{L}\\p{N}])(${Object.keys(STATES).join('|')})\\.?,?[ \\t]+${ZIP}`, 'gu');
-const STATE_NAME_ZIP_RE = new RegExp(`(?<![\\p{L}\\p{N}])(?:${Object.values(STATES).map((s) => s.replace(/ /g, '[ \\t]+')).join('|')}),?[ \\t]+${ZIP}`, 'giu');
-const KEYWORD_ZIP_RE = new RegExp(`\\b(?:zip(?:[ \\t]*\\+[ \\t]*4)?(?:[ \\t-]*code)?|zipcode|postal[ \\t]*code|post[ \\t]*code)\\b[ \\t:#.-]*(?:is[ \\t]+|was[ \\t]+)?${ZIP}`, 'giu');
-/** After a street address: an optional city (capitalised words, commas), then the ZIP. */
-const AFTER_ADDRESS_ZIP_RE = new RegExp(`^(?:,?[ \\t]*(?:[A-Z][\\p{L}.'-]*[ \\t]*){1,4}){0,2},?[ \\t]*${ZIP}`, 'u');
-
-export function findZips(text: string, addresses: readonly Span[]): Span[] {
-  const out: Span[] = [];
-  const push = (m: RegExpMatchArray, zip: string) => {
-    const start = m.index! + m[0].length - zip.length;
-    out.push({ start, end: start + zip.length, kind: 'ZIP' });
-  };
-  for (const m of text.matchAll(STATE_CODE_ZIP_RE)) {
-    const code = m[1]!;
-    const before = text.slice(Math.max(0, m.index - 40), m.index);
-    const afterComma = /,[ \t]*$/.test(before);
-    const afterAddress = addresses.some((a) => a.end <= m.index && m.index - a.end <= 60 && /^[\p{L}\s.,'-]*$/u.test(text.slice(a.end, m.index)));
-    const afterCity = /(?:^|[^\p{L}])[A-Z][\p{L}.'-]+[ \t]+$/u.test(before) && !NOT_CITY.test(before) && !AMBIGUOUS_CODES.has(code);
-    const lineStart = /(?:^|\n)[ \t]*$/.test(before) && !AMBIGUOUS_CODES.has(code);
-    if (afterComma || afterAddress || afterCity || lineStart) push(m, m[2]!);
-  }
-  for (const m of text.matchAll(STATE_NAME_ZIP_RE)) push(m, m[1]!);
-  for (const m of text.matchAll(KEYWORD_ZIP_RE)) push(m, m[1]!);
-  for (const a of addresses) {
-    const m = AFTER_ADDRESS_ZIP_RE.exec(text.slice(a.end, a.end + 60));
-    if (m) {
-      const zip = m[1]!;
-      const start = a.end + m[0].length - zip.length;
-      out.push({ start, end: start + zip.length, kind: 'ZIP' });
-    }
-  }
-  return out;
 }
 
 // ------------------------------------------------------------------ all of them

@@ -43,6 +43,8 @@ function numberingPlans(): Plan[] {
 const CANDIDATE_RE = /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ .\/-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
 const DATE_RE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,2}[./]\d{1,2})$/;
 
+const ZIP4_RE = /^\d{5}-\d{4}$/;
+
 const groupsOf = (s: string): string => (s.match(/\d+/g) ?? []).map((g) => g.length).join(',');
 
 /** Regions where `digits` (as dialled at home) is a valid number, cheapest checks first. */
@@ -62,7 +64,9 @@ export function findNationalPhones(text: string, keywordBefore: (start: number) 
   for (const m of text.matchAll(CANDIDATE_RE)) {
     const raw = m[0];
     const digits = raw.replace(/\D/g, '');
-    if (digits.length < 6 || digits.length > 13 || DATE_RE.test(raw)) continue;
+    if (digits.length < 6 || digits.length > 13 || DATE_RE.test(raw) || ZIP4_RE.test(raw)) continue;
+    // Two numbers joined by a dash read as a range ("pages 101-145"), unless the first dials a trunk prefix.
+    if (/^\d+-\d+$/.test(raw) && !raw.startsWith('0')) continue;
     const grouped = /[ .\/()-]/.test(raw);
     const keyword = keywordBefore(m.index);
     if (!grouped && !keyword) continue;

@@ -114,11 +114,17 @@ describe('airgap-scrub: standard mode', () => {
     expect(kinds).toEqual(['NAME', 'PHONE', 'SSN', 'ZIP', 'BIO', 'EMAIL']);
   });
 
-  it('uses AIRGAP_PHONE_REGION for national numbers', async () => {
+  it('finds national numbers of every region, whatever AIRGAP_PHONE_REGION says (issue 14)', async () => {
     const gb = await createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'GB' }));
     const text = 'Ring the office on 020 7946 0958 today.';
     expect((await gb.handle({ text }, jobContext())).scrubbed).toBe('Ring the office on [PHONE] today.');
-    expect((await scrub(text)).scrubbed).toBe(text);
+    expect((await scrub(text)).scrubbed).toBe('Ring the office on [PHONE] today.');
+    // National formats as each region prints them (libphonenumber's example numbers), and a keyword for other groupings.
+    for (const n of ['06 12 34 56 78', '(02) 1234 5678', '030 123456', '090-1234-5678', '0412 345 678', '07400 123456']) {
+      expect((await scrub(`Call me on ${n}.`)).scrubbed, n).toBe('Call me on [PHONE].');
+    }
+    // Not phones: ranges, ZIP+4, dates, conference codes.
+    for (const t of ['Read pages 101-145.', 'Cambridge, MA 02139-4307', 'Due 2024-06-01.', 'dial-in code 847 2210 93']) expect((await scrub(t)).entities_redacted, t).not.toContain('PHONE');
     await expect(createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'ZZ' }))).rejects.toThrow(/AIRGAP_PHONE_REGION/);
   });
 });
