@@ -242,3 +242,19 @@ describe('airgap-scrub: input errors and logs', () => {
     expect(lines()).not.toMatch(/zed\.quux|555-2671|unique-marker-7f3a/);
   });
 });
+
+describe('airgap-scrub: strict mode keeps the standard labels (issue 14)', () => {
+  it('labels structured PII inside a bio as itself, and the bio only around it', async () => {
+    const t = 'Patient is a retired teacher, SSN 219-45-8876, card 4111 1111 1111 1111, living at 12 Oak Street, Springfield, IL 62704, who enjoys chess.';
+    const ai = fakeProvider([], [], [{ start: 0, end: t.length - 1, kind: 'BIO' }]);
+    const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
+    const body = await deep.handle({ text: t, strictMode: true }, jobContext());
+    expect(body.scrubbed).toContain('[SSN]');
+    expect(body.scrubbed).toContain('[CREDIT_CARD]');
+    expect(body.scrubbed).toContain('[ADDRESS]');
+    expect(body.scrubbed).toContain('[ZIP]');
+    expect(body.scrubbed).toContain('[BIO]');
+    for (const secret of ['219-45-8876', '4111 1111 1111 1111', '12 Oak Street', '62704', 'retired teacher', 'chess']) expect(body.scrubbed).not.toContain(secret);
+    expect(body.entities_redacted).toEqual(expect.arrayContaining(['BIO', 'SSN', 'CREDIT_CARD', 'ADDRESS', 'ZIP']));
+  });
+});
