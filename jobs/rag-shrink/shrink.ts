@@ -4,6 +4,7 @@
  * found (main-content.ts: Readability, or the semantic root), and walked
  * into Markdown (markdown.ts) without the noise (noise.ts).
  */
+import { dropFurniture } from './boilerplate.js';
 import { parse, type DomDocument } from './dom.js';
 import { readabilityRoot, semanticRoot } from './main-content.js';
 import { collapse, toMarkdown } from './markdown.js';
@@ -20,6 +21,11 @@ export function shrinkHtml(html: string, options: { keepLinks: boolean }): Shrin
   const title = pageTitle(document);
   const article = readabilityRoot(document);
   const md = article ? toMarkdown(article, options) : toMarkdown(semanticRoot(parse(html)), options);
+  if (article) {
+    md.blocks = dropFurniture(md.blocks);
+    const kept = new Set(md.blocks.filter((b) => /^#{1,6} /.test(b)).map((b) => b.replace(/^#{1,6} /, '')));
+    md.headings = md.headings.filter((h) => kept.has(h));
+  }
   const content = md.blocks.join('\n\n');
   return { content, title, headings: md.headings, links: md.links };
 }
