@@ -3,8 +3,8 @@ Builds test/corpus/pii/corpus.jsonl (see PROVENANCE.md): labelled texts for
 airgap-scrub from public sources. Deterministic (fixed seeds). Run from the
 repository root with the sources named in PROVENANCE.md at hand:
 
-  pip install faker==40.1.0 (test-time only)
-  python3 test/corpus/pii/build.py <presidio templates.txt> <pyap repo dir> <libphonenumber-js examples.mobile.json>
+  pip install faker==40.54.0 phonenumbers==9.0.43 (test-time only)
+  python3 test/corpus/pii/build.py <presidio templates.txt> <pyap test dir> -
 
 Each line: {"text", "entities": [{"kind", "start", "end", "value"}], "source"};
 offsets are UTF-16-safe here because every text is BMP-only (checked).
@@ -15,7 +15,7 @@ import re
 import sys
 from faker import Faker
 
-templates_path, pyap_dir, phone_examples_path = sys.argv[1], sys.argv[2], sys.argv[3]
+templates_path, pyap_dir = sys.argv[1], sys.argv[2]
 rng = random.Random(14)
 out = []
 
