@@ -40,7 +40,7 @@ function numberingPlans(): Plan[] {
   return plans;
 }
 
-const CANDIDATE_RE = /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ .\/-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
+const CANDIDATE_RE = /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ ./-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
 const DATE_RE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,2}[./]\d{1,2})$/;
 
 const ZIP4_RE = /^\d{5}-\d{4}$/;
@@ -67,7 +67,7 @@ export function findNationalPhones(text: string, keywordBefore: (start: number) 
     if (digits.length < 6 || digits.length > 13 || DATE_RE.test(raw) || ZIP4_RE.test(raw)) continue;
     // Two numbers joined by a dash read as a range ("pages 101-145"), unless the first dials a trunk prefix.
     if (/^\d+-\d+$/.test(raw) && !raw.startsWith('0')) continue;
-    const grouped = /[ .\/()-]/.test(raw);
+    const grouped = /[ ./()-]/.test(raw);
     const keyword = keywordBefore(m.index);
     if (!grouped && !keyword) continue;
     if (isExcluded(m.index)) continue;

@@ -58,8 +58,8 @@ function outside(text: string, span: Span, taken: readonly Redaction[]): Span[] 
   return pieces
     .map((p) => {
       let { start, end } = p;
-      while (start < end && /[\s,;:.()\[\]-]/u.test(text[start]!)) start++;
-      while (end > start && /[\s,;:.()\[\]-]/u.test(text[end - 1]!)) end--;
+      while (start < end && /[\s,;:.()[\]-]/u.test(text[start]!)) start++;
+      while (end > start && /[\s,;:.()[\]-]/u.test(text[end - 1]!)) end--;
       return { ...p, start, end };
     })
     .filter((p) => p.end > p.start && /[\p{L}\p{N}]/u.test(text.slice(p.start, p.end)));

@@ -86,6 +86,7 @@ import { INVOICE, renderTableDocument, TIMETABLE } from '../helpers/web-fixtures
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
+import { printQualityTables } from './utility-quality.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
 const UTILITY_SKUS = ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink'] as const;
@@ -595,6 +596,9 @@ async function main(): Promise<void> {
   });
 
   try {
+    // ---------------------------------------------------------------- quality on public corpora (issue 14)
+    printQualityTables();
+
     // ---------------------------------------------------------------- A. processors alone
     console.log(`\nA. Processors alone (in this process, sequential; up to ${processorMs / 1000} s each)`);
     const store = await createStore(workerConfig, logger);
