@@ -34,3 +34,20 @@ export function readabilityRoot(document: DomDocument): DomElement | undefined {
   const article = reader.parse();
   return (article?.content as unknown as DomElement | null | undefined) ?? undefined;
 }
+
+const wordCount = (s: string | null) => (s?.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+
+/**
+ * A navigation block Readability kept inside its article (a table layout's
+ * menu column, a list of section links): three links or more, at most 40
+ * words, and at least 80 % of its words in links.
+ */
+export function isLinkBlock(el: DomElement): boolean {
+  if (!/^(?:td|th|div|ul|ol|p|section|nav|span|font|center)$/i.test(el.tagName)) return false;
+  const anchors = Array.from(el.querySelectorAll('a'));
+  if (anchors.length < 3) return false;
+  const words = wordCount(el.textContent);
+  if (words === 0 || words > 40) return false;
+  const linkWords = anchors.reduce((n, a) => n + wordCount(a.textContent), 0);
+  return linkWords / words >= 0.8;
+}

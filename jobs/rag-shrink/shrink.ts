@@ -6,8 +6,8 @@
  */
 import { dropFurniture } from './boilerplate.js';
 import { parse, type DomDocument } from './dom.js';
-import { readabilityRoot, semanticRoot } from './main-content.js';
-import { collapse, toMarkdown } from './markdown.js';
+import { isLinkBlock, readabilityRoot, semanticRoot } from './main-content.js';
+import { collapse, toMarkdown, type MarkdownBlocks } from './markdown.js';
 
 export interface ShrinkResult {
   content: string;
@@ -20,15 +20,24 @@ export function shrinkHtml(html: string, options: { keepLinks: boolean }): Shrin
   const document = parse(html);
   const title = pageTitle(document);
   const article = readabilityRoot(document);
-  const md = article ? toMarkdown(article, options) : toMarkdown(semanticRoot(parse(html)), options);
-  if (article) {
-    md.blocks = dropFurniture(md.blocks);
-    const kept = new Set(md.blocks.filter((b) => /^#{1,6} /.test(b)).map((b) => b.replace(/^#{1,6} /, '')));
-    md.headings = md.headings.filter((h) => kept.has(h));
+  const md = article ? toMarkdown(article, { ...options, drop: isLinkBlock }) : undefined;
+  // Readability found no article, or only a scrap of what the page holds (a listing, a form page): the semantic root.
+  if (!md || wordsOf(md.blocks) < 25) {
+    const semantic = toMarkdown(semanticRoot(parse(html)), options);
+    if (!md || wordsOf(semantic.blocks) > 2 * wordsOf(md.blocks)) return result(semantic, title);
   }
+  md.blocks = dropFurniture(md.blocks);
+  const kept = new Set(md.blocks.filter((b) => /^#{1,6} /.test(b)).map((b) => b.replace(/^#{1,6} /, '')));
+  md.headings = md.headings.filter((h) => kept.has(h));
+  return result(md, title);
+}
+
+function result(md: MarkdownBlocks, title: string | null): ShrinkResult {
   const content = md.blocks.join('\n\n');
   return { content, title, headings: md.headings, links: md.links };
 }
+
+const wordsOf = (blocks: readonly string[]): number => blocks.reduce((n, b) => n + (b.match(/[\p{L}\p{N}]+/gu) ?? []).length, 0);
 
 function pageTitle(document: DomDocument): string | null {
   const candidates = [
