@@ -37,9 +37,11 @@ const NUMBER_WORD = '(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|
 const HOUSE = `(?:\\d{1,6}[A-Za-z]?(?:[-/]\\d{1,5}[A-Za-z]?)?|${NUMBER_WORD}(?:[ -]${NUMBER_WORD}){0,3})`;
 const NAME_WORD = "(?:[A-Z][A-Za-z'’.-]*|\\d{1,4}(?:st|nd|rd|th|ST|ND|RD|TH)|Mc[A-Z][a-z]+|O'[A-Z][a-z]+|of|de|la|du|del|von|van)";
 const UNIT_ID = '#?[ \\t]*[A-Za-z0-9][A-Za-z0-9-]{0,5}\\b';
-const UNIT = `(?:(?:,?[ \\t]*(?:${UNIT_WORDS})\\.?[ \\t]*${UNIT_ID}|,?[ \\t]*#[ \\t]*[A-Za-z0-9-]{1,6}\\b){1,2})`;
+// A unit on the same line (after a blank or a comma) or on the next line of a multi-line address.
+const UNIT = `(?:(?:(?:,?[ \\t]*|[ \\t]*\\n[ \\t]*)(?:${UNIT_WORDS})\\.?[ \\t]*${UNIT_ID}|,?[ \\t]*#[ \\t]*[A-Za-z0-9-]{1,6}\\b){1,2})`;
 const LEADING_UNIT = `(?:(?:${UNIT_WORDS})\\.?[ \\t]*${UNIT_ID}(?:[ \\t]*,[ \\t]*|[ \\t]*\\n[ \\t]*|[ \\t]+))`;
-const BOUNDARY = '(?<![\\p{L}\\p{N}_$.,/#-])';
+/** Not inside a word, a number (`1,500`), an amount, a path or an id; after a comma only when no digit precedes it (CSV). */
+const BOUNDARY = '(?<![\\p{L}\\p{N}_$./#-])(?<!\\d,)';
 
 const STREET_RE = new RegExp(
   `${BOUNDARY}(${LEADING_UNIT})?(?:No\\.?[ \\t]*)?(${HOUSE})[ \\t]+(?:${DIR}[ \\t]+)?(?:${NAME_WORD}[ \\t]+){0,4}${SUFFIX}\\b\\.?(?:[ \\t]+${DIR}(?![\\p{L}]))?${UNIT}?(?:[ \\t]*\\((?:Route|Rte|Highway|Hwy)[ \\t]+\\d{1,4}\\))?`,

@@ -116,8 +116,15 @@ function cardGaps(digits: string): number[] | undefined {
 /** Words before a bare digit run that make it a product, parcel or device number rather than a card. */
 const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:no\.?|number|#)?[\s.:#=-]*$/i;
 
+/** Four-digit groups joined by dots (`4012.8888.8888.1881`): a card only in that exact grouping. */
+const DOTTED_CARD_RE = /(?<![\p{L}\p{N}_.,$€£-])\d{4}(?:\.\d{4}){2,3}(?:\.\d{1,3})?(?![\p{L}\p{N}_]|[.,]\d)/gu;
+
 export function findCreditCards(text: string): Span[] {
   const out: Span[] = [];
+  for (const m of text.matchAll(DOTTED_CARD_RE)) {
+    const digits = m[0].replace(/\./g, '');
+    if (digits.length >= 13 && cardGaps(digits) && !NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 30), m.index))) out.push({ start: m.index, end: m.index + m[0].length, kind: 'CREDIT_CARD' });
+  }
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
     const run = m[0];
     if (run.length < 13) continue;

@@ -34,7 +34,8 @@ Boardwalk Bowl Brace Corso Cutting Dell Dene Domain Edge Elbow End Fairway Firet
 Line Lookout Nook Outlook Pathway Pocket Port Ramble Reach Retreat Ridgeway Ring Serviceway Strand Tarn Thoroughfare Top Tor Towers
 Turn Twist Vale Verge Villas Vue Waters Waterway Wharf Yard Amble Anchorage Block Byway Crossway Lower Upper Meander Rapid Riviera
 Slope Stairs Tollway Bridle Busway Crief Dash Dip Driveway Easement Flats Ford Gap Glen Highroad Hike Keys Mile Motorway Nook Outlook Pass
-Quays Rotary Rue Shunt Spur Stairway Subway Tramway Underpass Viewway Walkway Wynd`;
+Quays Rotary Rue Shunt Spur Stairway Subway Tramway Underpass Viewway Walkway Wynd
+Crt Terr Pky Ptway Circt Hghlds Villge Tline Rdpt Trnabt Lkout Landng Harbr Grnds Gdns Crnrs Conc Boul Sideroad Concession Townline`;
 
 const words = (s: string): string[] => [...new Set(s.split(/\s+/).filter(Boolean))];
 

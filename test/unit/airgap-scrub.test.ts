@@ -258,3 +258,76 @@ describe('airgap-scrub: strict mode keeps the standard labels (issue 14)', () =>
     expect(body.entities_redacted).toEqual(expect.arrayContaining(['BIO', 'SSN', 'CREDIT_CARD', 'ADDRESS', 'ZIP']));
   });
 });
+
+describe('airgap-scrub: the misses of issue 14', () => {
+  const kinds = async (text: string) => (await scrub(text)).entities_redacted;
+
+  it('cards of every length Luhn admits: 13-digit Visa, 15-digit Amex/UATP/enRoute, 14-digit Diners, 19-digit', async () => {
+    for (const [number, note] of [
+      ['4222222222222', 'Visa 13'],
+      ['378282246310005', 'Amex 15'],
+      ['135410014004955', 'UATP 15'],
+      ['201400000000009', 'enRoute 15'],
+      ['30569309025904', 'Diners 14'],
+      ['6205500000000000004', 'UnionPay 19'],
+      ['4917610000000000003', 'Visa 19'],
+    ]) {
+      const text = `Card on file: ${number}, exp 04/29.`;
+      expect((await scrub(text)).scrubbed, note).toBe('Card on file: [CREDIT_CARD], exp 04/29.');
+    }
+  });
+
+  it('4012888888881881 in all its forms', async () => {
+    for (const form of ['4012888888881881', '4012 8888 8888 1881', '4012-8888-8888-1881', '4012.8888.8888.1881']) {
+      for (const [before, after] of [['card ', '.'], ['card#', ' exp'], ['{"pan":"', '"}'], ['cc=', '&cvv=123'], ['(', ')'], ['Visa\n', '\n']]) {
+        const text = `${before}${form}${after}`;
+        const body = await scrub(text);
+        expect(body.scrubbed, text).toBe(`${before}[CREDIT_CARD]${after}`);
+      }
+    }
+  });
+
+  it('does not take barcodes, epoch timestamps or Luhn-invalid numbers for cards', async () => {
+    for (const text of ['EAN 4006381333931 in stock', 'ts=1700000000000 ms', 'Ref 4012888888881882 rejected', 'GTIN: 4012345678901']) expect(await kinds(text), text).not.toContain('CREDIT_CARD');
+  });
+
+  it('phone numbers outside the US format', async () => {
+    for (const phone of ['+44 20 7946 0958', '020 7946 0958', '+33 1 42 68 53 00', '01 42 68 53 00', '+49 30 901820', '030 901820', '(02) 9876 5432', '+61 2 9876 5432', '0412 345 678', '+91 98765 43210', '+81 3-1234-5678', '03-1234-5678', '+7 495 123-45-67', '+55 11 96123-4567']) {
+      const text = `Please call ${phone} after lunch.`;
+      expect((await scrub(text)).scrubbed, phone).toBe('Please call [PHONE] after lunch.');
+    }
+  });
+
+  it('military addresses, with their ZIP', async () => {
+    for (const [text, expected] of [
+      ['Ship to PSC 1234, Box 5678, APO AE 09123 please', 'Ship to [ADDRESS], APO AE [ZIP] please'],
+      ['Mail: Unit 2536 Box 5315\nDPO AP 96521', 'Mail: [ADDRESS]\nDPO AP [ZIP]'],
+      ['USNS Comfort\nFPO AA 34055', '[ADDRESS]\nFPO AA [ZIP]'],
+      ['CMR 402 Box 1234, APO AE 09180', '[ADDRESS], APO AE [ZIP]'],
+    ]) expect((await scrub(text)).scrubbed, text).toBe(expected);
+  });
+
+  it('comma-separated (CSV) and multi-line addresses', async () => {
+    expect((await scrub('name,street,city,state,zip\nJane Doe,123 Main St,Springfield,IL,62704')).scrubbed).toBe('name,street,city,state,zip\nJane Doe,[ADDRESS],Springfield,IL,[ZIP]');
+    expect((await scrub('Jane Doe\n742 Evergreen Terrace\nApt 4B\nSpringfield, IL 62704')).scrubbed).toBe('Jane Doe\n[ADDRESS]\nSpringfield, IL [ZIP]');
+    expect((await scrub('Send it to PO Box 2243, 6645 N Ensign St, Portland, OR 97217.')).scrubbed).toBe('Send it to [ADDRESS], Portland, OR [ZIP].');
+  });
+
+  it('UK, Canadian, Australian and German addresses, street line and postcode', async () => {
+    for (const [text, expected] of [
+      ['10 Downing Street, London SW1A 2AA', '[ADDRESS], London [ZIP]'],
+      ['Flat 3, 12 High Street\nOxford\nOX1 4AW', '[ADDRESS]\nOxford\n[ZIP]'],
+      ['1730 McPherson Crt. Unit 35, Pickering, ON L1W 3E6', '[ADDRESS], Pickering, ON [ZIP]'],
+      ['Unit 4, 12 Smith Street, Parramatta NSW 2150', '[ADDRESS], Parramatta NSW [ZIP]'],
+      ['Hauptstraße 5, 10115 Berlin', '[ADDRESS], [ZIP] Berlin'],
+      ['Otto-Hahn-Allee 12a\n28359 Bremen', '[ADDRESS]\n[ZIP] Bremen'],
+    ]) expect((await scrub(text)).scrubbed, text).toBe(expected);
+  });
+
+  it('the street line goes with the ZIP, not the ZIP alone', async () => {
+    for (const text of ['Deliver to 8 Old Farm Road, Anytown, VT 05001', 'Billing: 500 W 2nd St #1800, Austin, TX 78701', 'Lives at 3785 Kristen Junctions Apt. 310\nWest Brittanyville, WV 68968']) {
+      const body = await scrub(text);
+      expect(body.entities_redacted, text).toEqual(['ADDRESS', 'ZIP']);
+    }
+  });
+});
