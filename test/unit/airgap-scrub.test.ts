@@ -304,7 +304,7 @@ describe('airgap-scrub: the misses of issue 14', () => {
       ['Mail: Unit 2536 Box 5315\nDPO AP 96521', 'Mail: [ADDRESS]\nDPO AP [ZIP]'],
       ['USNS Comfort\nFPO AA 34055', '[ADDRESS]\nFPO AA [ZIP]'],
       ['CMR 402 Box 1234, APO AE 09180', '[ADDRESS], APO AE [ZIP]'],
-    ]) expect((await scrub(text)).scrubbed, text).toBe(expected);
+    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
   });
 
   it('comma-separated (CSV) and multi-line addresses', async () => {
@@ -321,7 +321,7 @@ describe('airgap-scrub: the misses of issue 14', () => {
       ['Unit 4, 12 Smith Street, Parramatta NSW 2150', '[ADDRESS], Parramatta NSW [ZIP]'],
       ['Hauptstraße 5, 10115 Berlin', '[ADDRESS], [ZIP] Berlin'],
       ['Otto-Hahn-Allee 12a\n28359 Bremen', '[ADDRESS]\n[ZIP] Bremen'],
-    ]) expect((await scrub(text)).scrubbed, text).toBe(expected);
+    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
   });
 
   it('the street line goes with the ZIP, not the ZIP alone', async () => {
