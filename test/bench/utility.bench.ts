@@ -20,6 +20,11 @@
  *    timetable): image-ocr-shrink.
  *
  * Phases:
+ *  Q. Quality on public corpora (issue 14; test/bench/utility-quality.ts):
+ *     airgap-scrub recall/precision/F1 per kind on test/corpus/pii, and
+ *     rag-shrink bag-of-words F1 against @mozilla/readability + turndown,
+ *     trafilatura and readability-lxml (Python, skipped with a note when
+ *     missing) on test/corpus/article-extraction.
  *  A. Each registered processor alone (built as the worker role builds it,
  *     called in this process, sequentially): p50/p99 per call, and the same
  *     minus the time the loopback upstream spent answering inside the call.
