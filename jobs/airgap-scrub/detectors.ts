@@ -113,6 +113,9 @@ function cardGaps(digits: string): number[] | undefined {
   return EXTRA_BRANDS.find((b) => b.prefix.test(digits) && b.lengths.includes(digits.length))?.gaps;
 }
 
+/** Words right before a number that say it is a card. */
+const CARD_KEYWORD_RE = /\b(?:card|cc|pan|maestro|debit|credit)\b[\s.:#=-]*(?:no\.?|number|num|#)?[\s.:#=-]*$/i;
+
 /** Words before a bare digit run that make it a product, parcel or device number rather than a card. */
 const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:no\.?|number|#)?[\s.:#=-]*$/i;
 
@@ -127,7 +130,9 @@ export function findCreditCards(text: string): Span[] {
   }
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
     const run = m[0];
-    if (run.length < 13) continue;
+    // Maestro's 12-digit numbers only after a card word: twelve digits are more often something else.
+    const minDigits = CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 24), m.index)) ? 12 : 13;
+    if (run.length < minDigits) continue;
     const seps = new Set(run.replace(/\d/g, ''));
     if (seps.size > 1) continue; // mixed separators: not a card as written
     const groups = groupsOf(run, m.index);
@@ -138,7 +143,7 @@ export function findCreditCards(text: string): Span[] {
       for (let j = groups.length - 1; j >= i && !found; j--) {
         const window = groups.slice(i, j + 1);
         const digits = window.map((g) => g.digits).join('');
-        if (digits.length < 13 || digits.length > 19) continue;
+        if (digits.length < minDigits || digits.length > 19) continue;
         const gaps = cardGaps(digits);
         if (gaps && isCardGrouping(window, gaps)) found = { j };
       }

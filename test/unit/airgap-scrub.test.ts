@@ -287,6 +287,11 @@ describe('airgap-scrub: the misses of issue 14', () => {
     }
   });
 
+  it('12-digit Maestro numbers after a card word only', async () => {
+    expect((await scrub('Maestro card 501857566829 expires soon')).scrubbed).toBe('Maestro card [CREDIT_CARD] expires soon');
+    expect(await kinds('Order 501857566829 shipped')).not.toContain('CREDIT_CARD');
+  });
+
   it('does not take barcodes, epoch timestamps or Luhn-invalid numbers for cards', async () => {
     for (const text of ['EAN 4006381333931 in stock', 'ts=1700000000000 ms', 'Ref 4012888888881882 rejected', 'GTIN: 4012345678901']) expect(await kinds(text), text).not.toContain('CREDIT_CARD');
   });
