@@ -229,7 +229,7 @@ export function findPhones(text: string, region: CountryCode): Span[] {
     if (/\b(?:code|pin|passcode|password|otp|id)\b[\s.:#-]*$/i.test(before)) return true;
     return NOT_PHONE_KEYWORD_RE.test(before) && !PHONE_KEYWORD_RE.test(before);
   };
-  out.push(...findNationalPhones(text, keywordBefore, excluded));
+  out.push(...findNationalPhones(text, keywordBefore, excluded, [...out]));
   // Seven-digit local numbers ("call 555-0123") are below what the matcher reports without an area code.
   for (const m of text.matchAll(LOCAL_RE)) {
     if (PHONE_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 32), m.index))) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });

@@ -25,44 +25,78 @@ interface Plan {
   pattern: RegExp;
 }
 
-let plans: Plan[] | undefined;
+/** Numbering plans by the length of the national number they accept (so a candidate meets only the plans it can fit). */
+let byLength: Map<number, Plan[]> | undefined;
 
-function numberingPlans(): Plan[] {
-  if (plans) return plans;
-  const metadata = new Metadata();
-  plans = [];
-  for (const region of getCountries()) {
-    metadata.selectNumberingPlan(region);
-    const plan = (metadata as unknown as { numberingPlan?: { nationalPrefix(): string | undefined; possibleLengths(): number[] | undefined; nationalNumberPattern(): string } }).numberingPlan;
-    if (!plan) continue;
-    plans.push({ region, nationalPrefix: plan.nationalPrefix() || undefined, lengths: new Set(plan.possibleLengths() ?? []), pattern: new RegExp(`^(?:${plan.nationalNumberPattern()})$`) });
+function plansOfLength(length: number): readonly Plan[] {
+  if (!byLength) {
+    byLength = new Map();
+    const metadata = new Metadata();
+    for (const region of getCountries()) {
+      metadata.selectNumberingPlan(region);
+      const plan = (metadata as unknown as { numberingPlan?: { nationalPrefix(): string | undefined; possibleLengths(): number[] | undefined; nationalNumberPattern(): string } }).numberingPlan;
+      if (!plan) continue;
+      const entry: Plan = { region, nationalPrefix: plan.nationalPrefix() || undefined, lengths: new Set(plan.possibleLengths() ?? []), pattern: new RegExp(`^(?:${plan.nationalNumberPattern()})$`) };
+      for (const n of entry.lengths) byLength.set(n, [...(byLength.get(n) ?? []), entry]);
+    }
   }
-  return plans;
+  return byLength.get(length) ?? [];
 }
 
 const CANDIDATE_RE = /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ ./-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
 const DATE_RE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,2}[./]\d{1,2})$/;
-
 const ZIP4_RE = /^\d{5}-\d{4}$/;
 
 const groupsOf = (s: string): string => (s.match(/\d+/g) ?? []).map((g) => g.length).join(',');
 
-/** Regions where `digits` (as dialled at home) is a valid number, cheapest checks first. */
-function validIn(raw: string, digits: string): { region: CountryCode; national: string }[] {
-  const out: { region: CountryCode; national: string }[] = [];
-  for (const plan of numberingPlans()) {
-    const nn = plan.nationalPrefix && digits.startsWith(plan.nationalPrefix) ? digits.slice(plan.nationalPrefix.length) : digits;
-    if (!plan.lengths.has(nn.length) || !plan.pattern.test(nn)) continue;
-    const parsed = parsePhoneNumberFromString(raw, plan.region);
-    if (parsed?.isValid()) out.push({ region: plan.region, national: parsed.formatNational() });
-  }
-  return out;
+/**
+ * Whether `raw` (as dialled at home) is a valid number of some region written the way that region prints it
+ * (`anyGrouping`: in any grouping). Cheapest checks first: the plan's lengths and national number pattern, then
+ * libphonenumber's parse; the first region that fits ends the search.
+ */
+function plausibleSomewhere(raw: string, digits: string, anyGrouping: boolean): boolean {
+  const key = `${anyGrouping ? 'k' : 'g'}${raw}`;
+  const cached = verdicts.get(key);
+  if (cached !== undefined) return cached;
+  const verdict = search(raw, digits, anyGrouping);
+  if (verdicts.size >= 5000) verdicts.clear();
+  verdicts.set(key, verdict);
+  return verdict;
 }
 
-export function findNationalPhones(text: string, keywordBefore: (start: number) => boolean, isExcluded: (start: number) => boolean): Span[] {
+/** Verdicts of recent candidates (a worker sees the same numbers again: signatures, templates). */
+const verdicts = new Map<string, boolean>();
+/** Full parses per candidate at most: a string that fits this many regions' patterns without fitting their grouping is not written as a phone. */
+const MAX_PARSES = 12;
+
+function search(raw: string, digits: string, anyGrouping: boolean): boolean {
+  const shape = groupsOf(raw);
+  const seen = new Set<Plan>();
+  let parses = 0;
+  for (const prefixLength of [0, 1, 2]) {
+    for (const plan of plansOfLength(digits.length - prefixLength)) {
+      if (seen.has(plan)) continue;
+      const prefix = plan.nationalPrefix;
+      if (prefixLength && (!prefix || prefix.length !== prefixLength || !digits.startsWith(prefix))) continue;
+      if (!prefixLength && prefix && digits.startsWith(prefix) && plan.lengths.has(digits.length - prefix.length)) continue;
+      seen.add(plan);
+      if (!plan.pattern.test(digits.slice(prefixLength))) continue;
+      if (++parses > MAX_PARSES) return false;
+      const parsed = parsePhoneNumberFromString(raw, plan.region);
+      if (parsed?.isValid() && (anyGrouping || groupsOf(parsed.formatNational()) === shape)) return true;
+    }
+  }
+  return false;
+}
+
+/** `taken`: phone spans already found (the international matcher's); a candidate inside one is not read again. */
+export function findNationalPhones(text: string, keywordBefore: (start: number) => boolean, isExcluded: (start: number) => boolean, taken: readonly Span[] = []): Span[] {
   const out: Span[] = [];
   for (const m of text.matchAll(CANDIDATE_RE)) {
     const raw = m[0];
+    if (taken.some((t) => t.start < m.index + raw.length && m.index < t.end)) continue;
+    // SSN-shaped (AAA-GG-SSSS) is the SSN detector's.
+    if (/^\d{3}-\d{2}-\d{4}$/.test(raw)) continue;
     const digits = raw.replace(/\D/g, '');
     if (digits.length < 6 || digits.length > 13 || DATE_RE.test(raw) || ZIP4_RE.test(raw)) continue;
     // Two numbers joined by a dash read as a range ("pages 101-145"), unless the first dials a trunk prefix.
@@ -71,10 +105,12 @@ export function findNationalPhones(text: string, keywordBefore: (start: number) 
     const keyword = keywordBefore(m.index);
     if (!grouped && !keyword) continue;
     if (isExcluded(m.index)) continue;
-    const regions = validIn(raw, digits);
-    if (!regions.length) continue;
-    const shape = groupsOf(raw);
-    if (keyword || regions.some((r) => groupsOf(r.national) === shape)) out.push({ start: m.index, end: m.index + raw.length, kind: 'PHONE' });
+    if (plausibleSomewhere(raw, digits, keyword)) out.push({ start: m.index, end: m.index + raw.length, kind: 'PHONE' });
   }
   return out;
+}
+
+/** Compiles the numbering plans now (about a quarter of a second), so the first request does not pay for it. */
+export function warmUpNationalPhones(): void {
+  plausibleSomewhere('020 7946 0958', '02079460958', false);
 }

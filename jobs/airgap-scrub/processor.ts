@@ -24,6 +24,7 @@ import { AppError } from '../../core/errors.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { findStandardEntities } from './detectors.js';
+import { warmUpNationalPhones } from './national-phones.js';
 import { applyRedactions, resolveSpans, type EntityKind, type Redaction, type Span } from './spans.js';
 
 export type AirgapScrubResponse = z.infer<typeof AirgapScrubOutput>;
@@ -93,6 +94,7 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
   const region = deps.config.AIRGAP_PHONE_REGION;
   if (!isSupportedCountry(region)) throw new Error(`AIRGAP_PHONE_REGION: ${region} is not a region libphonenumber-js knows`);
   const defaultRegion: CountryCode = region;
+  warmUpNationalPhones();
   const { logger, ai } = deps;
 
   return {
