@@ -3,10 +3,13 @@
  * the input (UTF-16 offsets, end exclusive); spans.ts resolves overlaps.
  *
  * - EMAIL: RFC 5322 "dot-atom" local part @ a domain with a letter TLD.
- * - CREDIT_CARD: runs of digits, optionally grouped by spaces or dashes;
- *   every sub-run of 13-19 digits is checked by card-validator (brand prefix,
- *   brand length, Luhn, UnionPay included); grouped numbers must follow the
- *   brand's own grouping (its `gaps`) or groups of four.
+ * - CREDIT_CARD: runs of digits, optionally grouped by spaces or dashes (or
+ *   dots, in groups of four); every sub-run of 13-19 digits (12 after a card
+ *   word: Maestro) is checked by card-validator (brand prefix, brand length,
+ *   Luhn, UnionPay included) and, past it, by the issuer ranges it does not
+ *   list (EXTRA_BRANDS) with Luhn; grouped numbers must follow the brand's own
+ *   grouping (its `gaps`) or groups of four; not after EAN/GTIN/ISBN/IMEI/
+ *   order/tracking words.
  * - SSN: AAA-GG-SSSS / AAA GG SSSS with the SSA's structural rules (area not
  *   000, 666 or 900-999; group not 00; serial not 0000); nine bare digits only
  *   next to an SSN keyword (a bare nine-digit number is more often something
@@ -15,12 +18,8 @@
  *   ones in the configured default region); a candidate is kept when it is a
  *   valid number, or a possible one written the way phone numbers are (grouped
  *   with separators); bare digit strings need a phone keyword before them.
- * - ADDRESS: US-style street lines (number, optional direction, capitalised
- *   street name, USPS street suffix, optional direction and unit), numbered
- *   routes/highways, PO boxes.
- * - ZIP: ZIP / ZIP+4 only in postal context: after a state (code or name),
- *   after a zip/postal-code keyword, or right after a street address. A bare
- *   five-digit number is never a ZIP.
+ *   National formats of every other region: national-phones.ts.
+ * - ADDRESS (addresses.ts) and ZIP (postal-codes.ts).
  *
  * Hand-written because no installed library finds these kinds in free text
  * except phone numbers (libphonenumber-js, used) and card numbers
