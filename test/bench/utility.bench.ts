@@ -141,7 +141,7 @@ const LANGUAGES: Record<string, string[]> = {
 };
 
 async function readDir(dir: string): Promise<{ name: string; text: string }[]> {
-  const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
+  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && !e.name.startsWith('.') && e.name !== 'README.md').map((e) => e.name).sort();
   return Promise.all(names.map(async (name) => ({ name, text: await readFile(join(dir, name), 'utf8') })));
 }
 
