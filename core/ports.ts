@@ -27,6 +27,8 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
       fetchMaxBytesPerPartition: config.KAFKA_FETCH_MAX_BYTES_PER_PARTITION,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     });
     return namespaced(kafka, config.BUS_NAMESPACE);
   }

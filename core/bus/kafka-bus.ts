@@ -12,7 +12,13 @@
  *    before a retry backoff, and always before eachBatch returns);
  *  - start-up and ping() are bounded by connectTimeoutMs and fail with a
  *    DependencyError naming KAFKA_BROKERS; kafkajs' own retries are bounded
- *    too, so nothing keeps retrying in the background for long.
+ *    too, so nothing keeps retrying in the background for long;
+ *  - group membership: a member is dropped after sessionTimeoutMs without a
+ *    heartbeat; heartbeats go every heartbeatIntervalMs, also while a long
+ *    batch runs. Before joining, a consumer removes members left by a dead
+ *    process of this machine (kafka-predecessor-eviction.ts), so a process
+ *    restarted after a SIGKILL resumes at once instead of after the session
+ *    timeout; a member of another machine that died is dropped after it.
  */
 import {
   Kafka,
@@ -23,13 +29,14 @@ import {
   type EachBatchPayload,
   type IHeaders,
   type KafkaMessage,
-  type LogEntry,
   type Message,
   type Producer,
 } from 'kafkajs';
 import { withTimeout } from '../backoff.js';
 import { equalChunkSize } from './equal-chunks.js';
 import { orderedRoundRobinAssigner } from './ordered-round-robin-assigner.js';
+import { evictDeadPredecessors } from './kafka-predecessor-eviction.js';
+import { kafkaLogCreator } from './kafka-log.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
@@ -61,12 +68,17 @@ export interface KafkaBusOptions {
   fetchMaxWaitMs?: number;
   fetchMinBytes?: number;
   fetchMaxBytesPerPartition?: number;
+  /** Group session timeout (kafkajs default 30 s): how long a dead member of another machine holds its partitions. */
+  sessionTimeoutMs?: number;
+  /** Heartbeat interval, also kept during long batches (kafkajs default 3 s). */
+  heartbeatIntervalMs?: number;
   logger: Logger;
 }
 
 const ADAPTER = 'kafka';
-/** kafkajs' default heartbeatInterval; heartbeat() itself skips calls that come sooner. */
-const HEARTBEAT_EVERY_MS = 3000;
+/** Defaults of KAFKA_SESSION_TIMEOUT_MS / KAFKA_HEARTBEAT_INTERVAL_MS (core/config.ts says why). */
+const DEFAULT_SESSION_TIMEOUT_MS = 10000;
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
 
 export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const { brokers, connectTimeoutMs } = options;
@@ -119,7 +131,7 @@ class KafkaBus implements Bus {
     readonly options: KafkaBusOptions,
     readonly logger: Logger,
     readonly kafka: Kafka,
-    private readonly admin: Admin,
+    readonly admin: Admin,
     private readonly producer: Producer,
   ) {}
 
@@ -281,6 +293,7 @@ class KafkaBusConsumer implements Consumer {
   private readonly logger: Logger;
   private readonly perTopic = new Map<string, { consumed: { inc(n?: number): void }; seconds: { observe(v: number): void } }>();
   private stopped: Promise<void> | undefined;
+  private readonly heartbeatEveryMs: number;
   /** Commits what the current kafkajs batch has finished and heartbeats; the runner calls it while backing off. */
   private beforeBackoff: (() => Promise<void>) | undefined;
 
@@ -292,8 +305,12 @@ class KafkaBusConsumer implements Consumer {
     this.status = { groupId, topics: [...topics], running: false };
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.logger.child({ group: groupId });
+    const sessionTimeout = bus.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    this.heartbeatEveryMs = Math.min(bus.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, Math.floor(sessionTimeout / 3));
     this.consumer = bus.kafka.consumer({
       groupId,
+      sessionTimeout,
+      heartbeatInterval: this.heartbeatEveryMs,
       allowAutoTopicCreation: true,
       partitionAssigners: [orderedRoundRobinAssigner],
       // maxWait bounds how long stop() waits for an idle long-poll fetch and the
@@ -336,6 +353,7 @@ class KafkaBusConsumer implements Consumer {
   async start(): Promise<void> {
     const { topics, fromBeginning = true } = this.options;
     try {
+      await evictDeadPredecessors(this.bus.kafka, this.bus.admin, this.options.groupId, this.logger);
       await this.consumer.connect();
       await this.consumer.subscribe({ topics: [...new Set(topics)], fromBeginning });
       await this.consumer.run({
@@ -397,7 +415,7 @@ class KafkaBusConsumer implements Consumer {
     // A slow handler (not only the runner's backoff) must not cost the group membership.
     const keepAlive = setInterval(() => {
       heartbeat().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'bus: heartbeat during a long batch failed'));
-    }, HEARTBEAT_EVERY_MS);
+    }, this.heartbeatEveryMs);
     const chunkSize = equalChunkSize(messages.length, this.batchSize);
     try {
       for (let start = 0; start < messages.length; start += chunkSize) {
@@ -492,17 +510,4 @@ function wrap(what: string, err: unknown): Error {
     return new DependencyError('kafka', `${what}: ${errorMessage(err)}`, { cause: err });
   }
   return err instanceof Error ? err : new Error(String(err));
-}
-
-/** kafkajs log entries -> pino (kafkajs itself filters below WARN). */
-function kafkaLogCreator(logger: Logger) {
-  return () =>
-    ({ namespace, level, log }: LogEntry) => {
-      const { message, timestamp: _ts, logger: _l, ...extra } = log as LogEntry['log'] & { logger?: string };
-      const fields = { namespace, ...extra };
-      if (level === logLevel.ERROR) logger.error(fields, message);
-      else if (level === logLevel.WARN) logger.warn(fields, message);
-      else if (level === logLevel.INFO) logger.info(fields, message);
-      else logger.debug(fields, message);
-    };
 }
