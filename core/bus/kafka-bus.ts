@@ -36,7 +36,11 @@ import { withTimeout } from '../backoff.js';
 import { equalChunkSize } from './equal-chunks.js';
 import { orderedRoundRobinAssigner } from './ordered-round-robin-assigner.js';
 import { evictDeadPredecessors } from './kafka-predecessor-eviction.js';
+import { withGroupCoordinator } from './kafka-group-coordinator.js';
 import { kafkaLogCreator } from './kafka-log.js';
+import { KafkaDeadLetterIndex } from './kafka-dead-letter-index.js';
+import { KafkaTopicTail } from './kafka-topic-tail.js';
+import { parseDeadLetter } from './dead-letters.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
@@ -48,6 +52,8 @@ import {
   type Consumer,
   type ConsumerOptions,
   type ConsumerStatus,
+  type DeadLetterSummary,
+  type DeadLetterSummaryOptions,
   type OutgoingMessage,
   type PartitionOffsets,
   type ReplayFrom,
@@ -125,6 +131,7 @@ class KafkaBus implements Bus {
   /** groupId -> running consumer of this bus. */
   readonly running = new Map<string, KafkaBusConsumer>();
   private readonly publishedMetrics = new Map<string, { inc(n?: number): void }>();
+  readonly deadLetters: KafkaDeadLetterIndex;
   private closed = false;
 
   constructor(
@@ -133,7 +140,9 @@ class KafkaBus implements Bus {
     readonly kafka: Kafka,
     readonly admin: Admin,
     private readonly producer: Producer,
-  ) {}
+  ) {
+    this.deadLetters = new KafkaDeadLetterIndex(kafka, admin, logger, (topic, partition, record) => new KafkaBusMessage(topic, partition, record));
+  }
 
   async ensureTopics(topics: string[]): Promise<void> {
     const names = [...new Set(topics.flatMap((t) => [t, dlqTopic(t)]))];
@@ -231,10 +240,18 @@ class KafkaBus implements Bus {
         }
       }
     });
+    const { groups } = await this.call(`resetOffsets ${groupId}/${topic}`, () => this.admin.describeGroups([groupId]));
+    const state = groups.find((g) => g.groupId === groupId)?.state ?? 'Dead';
+    if (state !== 'Empty' && state !== 'Dead') {
+      throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (The consumer group must have no running instances, current state: ${state})`);
+    }
     try {
-      await this.admin.setOffsets({ groupId, topic, partitions });
+      // An empty group's offsets are committed directly (generation -1), as Kafka's own tools do.
+      await withGroupCoordinator(this.kafka, groupId, (coordinator) =>
+        coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [{ topic, partitions }] }),
+      );
     } catch (err) {
-      if (/no running instances/i.test(errorMessage(err))) {
+      if (/rebalanc|generation|member/i.test(errorMessage(err))) {
         throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (${errorMessage(err)})`);
       }
       throw wrap(`resetOffsets ${groupId}/${topic}`, err);
@@ -258,6 +275,42 @@ class KafkaBus implements Bus {
     return out;
   }
 
+  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+    const byDlq = await this.call('deadLetterSummary', () => this.deadLetters.summary(topics.map(dlqTopic), options.recentWindowMs ?? 300_000, options.waitMs ?? 1000));
+    return Object.fromEntries(topics.map((t) => [t, byDlq[dlqTopic(t)]!]));
+  }
+
+  async readTopic(topic: string, onMessage: (message: BusMessage) => void | Promise<void>): Promise<number> {
+    let read = 0;
+    let ends = new Map<number, bigint>();
+    const tail = new KafkaTopicTail({
+      kafka: this.kafka,
+      admin: this.admin,
+      topics: [topic],
+      logger: this.logger,
+      wrap: (t, partition, record) => new KafkaBusMessage(t, partition, record),
+      onMessage: async (m) => {
+        if (BigInt(m.offset) >= (ends.get(m.partition) ?? 0n)) return; // arrived after the call
+        read++;
+        await onMessage(m);
+      },
+    });
+    try {
+      const bounds = await this.call(`readTopic ${topic}`, async () => {
+        // listTopics, not fetchTopicMetadata: that would create a missing topic (auto-creation).
+        if (!(await this.admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist`);
+        return tail.bounds();
+      });
+      ends = new Map(bounds.map((b) => [b.partition, BigInt(b.high)]));
+      if (!bounds.some((b) => BigInt(b.high) > BigInt(b.low))) return 0;
+      // A tool's read: as long as it takes, but not forever on a broker that stopped answering.
+      if (!(await tail.reached(bounds, 30 * 60_000))) throw new DependencyError('kafka', `reading ${topic} did not reach its end offsets`);
+      return read;
+    } finally {
+      await tail.stop();
+    }
+  }
+
   async ping(): Promise<void> {
     const ms = this.options.connectTimeoutMs;
     try {
@@ -271,6 +324,7 @@ class KafkaBus implements Bus {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.running.values()].map((c) => c.stop()));
+    await this.deadLetters.close();
     await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
   }
 
@@ -336,6 +390,11 @@ class KafkaBusConsumer implements Consumer {
       logger: this.logger,
       publish: (topic, messages) => bus.publish(topic, messages),
       heartbeat: () => (this.beforeBackoff ? this.beforeBackoff() : Promise.resolve()),
+      alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
+      deadLetterSent: (message, dead) => {
+        const record = parseDeadLetter(dead.headers ?? {});
+        if (record) bus.deadLetters.sent(dlqTopic(message.topic), record);
+      },
     });
     const { CRASH, STOP } = this.consumer.events;
     this.consumer.on(CRASH, (e) => {

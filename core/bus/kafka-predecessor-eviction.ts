@@ -11,31 +11,12 @@
  * Which members are dead is decided from the identity each member announces
  * in its protocol metadata (kafka-member-identity.ts): only members of this
  * machine whose process is gone. Written by hand because kafkajs' admin client
- * has no "remove member" call; the coordinator connection comes from kafkajs'
- * own cluster object (the same one its admin client uses).
+ * has no "remove member" call (kafka-group-coordinator.ts).
  */
 import { AssignerProtocol, type Admin, type Kafka } from 'kafkajs';
 import type { Logger } from '../logger.js';
 import { decodeIdentity, isDeadPredecessor, type MemberIdentity } from './kafka-member-identity.js';
-
-interface GroupCoordinator {
-  leaveGroup(request: { groupId: string; memberId: string }): Promise<unknown>;
-}
-interface KafkaCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  findGroupCoordinator(request: { groupId: string }): Promise<GroupCoordinator>;
-}
-type CreateCluster = (options: { allowAutoTopicCreation: boolean }) => KafkaCluster;
-
-/** kafkajs keeps its cluster factory under a private symbol of the Kafka instance (src/index.js). */
-function clusterFactory(kafka: Kafka): CreateCluster {
-  const holder = kafka as unknown as Record<symbol, unknown>;
-  const key = Object.getOwnPropertySymbols(holder).find((s) => s.description === 'private:Kafka:createCluster');
-  const create = key === undefined ? undefined : holder[key];
-  if (typeof create !== 'function') throw new Error('kafkajs internals changed: no cluster factory on the Kafka instance');
-  return create as CreateCluster;
-}
+import { withGroupCoordinator } from './kafka-group-coordinator.js';
 
 export interface EvictedMember {
   memberId: string;
@@ -77,21 +58,20 @@ export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId:
     return [];
   }
   if (!dead.length) return [];
-  let cluster: KafkaCluster | undefined;
   try {
-    cluster = clusterFactory(kafka)({ allowAutoTopicCreation: false });
-    await cluster.connect();
-    const coordinator = await cluster.findGroupCoordinator({ groupId });
-    const evicted: EvictedMember[] = [];
-    for (const member of dead) {
-      try {
-        await coordinator.leaveGroup({ groupId, memberId: member.memberId });
-        evicted.push(member);
-      } catch (err) {
-        // UNKNOWN_MEMBER_ID: its session expired meanwhile, nothing to do.
-        logger.debug({ err: (err as Error).message, group: groupId, member: member.memberId }, 'bus: dead member already gone');
+    const evicted = await withGroupCoordinator(kafka, groupId, async (coordinator) => {
+      const out: EvictedMember[] = [];
+      for (const member of dead) {
+        try {
+          await coordinator.leaveGroup({ groupId, memberId: member.memberId });
+          out.push(member);
+        } catch (err) {
+          // UNKNOWN_MEMBER_ID: its session expired meanwhile, nothing to do.
+          logger.debug({ err: (err as Error).message, group: groupId, member: member.memberId }, 'bus: dead member already gone');
+        }
       }
-    }
+      return out;
+    });
     if (evicted.length) {
       logger.info(
         { group: groupId, members: evicted.map((e) => ({ member: e.memberId, pid: e.identity.pid, started: new Date(e.identity.started).toISOString() })) },
@@ -102,7 +82,5 @@ export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId:
   } catch (err) {
     logger.warn({ err: (err as Error).message, group: groupId }, 'bus: could not remove a dead predecessor from the group; the join waits for its session timeout');
     return [];
-  } finally {
-    await cluster?.disconnect().catch(() => undefined);
   }
 }
