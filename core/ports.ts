@@ -15,6 +15,7 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
     batchSize: config.BUS_BATCH_SIZE,
     maxAttempts: config.BUS_MAX_ATTEMPTS,
     retryBackoffMs: config.BUS_RETRY_BACKOFF_MS,
+    retryMaxBackoffMs: config.BUS_RETRY_MAX_BACKOFF_MS,
     logger: logger.child({ port: 'bus' }),
   };
   if (config.BUS === 'kafka') {

@@ -69,6 +69,8 @@ export interface KafkaBusOptions {
   batchSize: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** Cap of one retry delay (default 30 s). */
+  retryMaxBackoffMs?: number;
   connectTimeoutMs: number;
   /** Fetch tuning (PostHog-style batch consumers): bigger fetches make bigger store batches. */
   fetchMaxWaitMs?: number;
@@ -385,6 +387,7 @@ class KafkaBusConsumer implements Consumer {
       handleBatch: options.handleBatch,
       maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
       retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
+      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,

@@ -36,6 +36,8 @@ export interface MemoryBusOptions {
   batchSize: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** Cap of one retry delay (default 30 s). */
+  retryMaxBackoffMs?: number;
   logger: Logger;
 }
 
@@ -310,6 +312,7 @@ class MemConsumer implements Consumer {
       handleBatch: options.handleBatch,
       maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
       retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
+      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,
