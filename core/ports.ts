@@ -8,6 +8,8 @@ import type { Bus } from './bus/bus.js';
 import type { Store } from './store/store.js';
 import type { JobQueue } from './queue/queue.js';
 import { namespaced } from './bus/namespaced-bus.js';
+import { withSchemaVersions } from './bus/schema-version-header.js';
+import { SCHEMA_VERSION_HEADER, schemaVersionOf } from './events/contracts.js';
 
 export async function createBus(config: Config, logger: Logger): Promise<Bus> {
   const common = {
@@ -31,10 +33,10 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     });
-    return namespaced(kafka, config.BUS_NAMESPACE);
+    return withSchemaVersions(namespaced(kafka, config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
   }
   const { createMemoryBus } = await import('./bus/memory-bus.js');
-  return namespaced(await createMemoryBus(common), config.BUS_NAMESPACE);
+  return withSchemaVersions(namespaced(await createMemoryBus(common), config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
 }
 
 export async function createStore(config: Config, logger: Logger): Promise<Store> {
