@@ -69,7 +69,7 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
     running.push(role);
     logger.info({ role: name }, 'role started');
   }
-  const ops = api ? undefined : await (await import('../api/role.js')).startOpsServer(ctx);
+  const ops = api ? undefined : await (await import('../api/ops-server.js')).startOpsServer(ctx);
   const http = api?.http ?? (ops as HttpServer);
 
   let stopping: Promise<void> | undefined;
