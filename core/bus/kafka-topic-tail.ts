@@ -53,8 +53,10 @@ export class KafkaTopicTail {
 
   readonly topics = () => this.o.topics;
 
+  /** Joins and starts reading (once; after a failure, the next call tries again). */
   start(): Promise<void> {
     this.started ??= (async () => {
+      this.failed = undefined;
       try {
         await this.consumer.connect();
         await this.consumer.subscribe({ topics: this.o.topics, fromBeginning: true });
@@ -74,6 +76,8 @@ export class KafkaTopicTail {
         });
       } catch (err) {
         this.failed = err;
+        this.started = undefined;
+        await this.consumer.disconnect().catch(() => undefined);
         this.o.logger.warn({ err: errorMessage(err), topics: this.o.topics }, 'bus: could not read topics');
         throw err;
       }
