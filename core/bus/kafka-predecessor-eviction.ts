@@ -46,6 +46,7 @@ export function deadPredecessors(
  * throws: a failure only means the join waits for the session timeout, as it
  * would without this.
  */
+/** `logger` names the group already (the consumer's child logger). */
 export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId: string, logger: Logger): Promise<EvictedMember[]> {
   let dead: EvictedMember[];
   try {
@@ -54,7 +55,7 @@ export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId:
     if (!group || group.protocolType !== 'consumer' || !group.members.length) return [];
     dead = deadPredecessors(group.members);
   } catch (err) {
-    logger.debug({ err: (err as Error).message, group: groupId }, 'bus: could not describe the group before joining');
+    logger.debug({ err: (err as Error).message }, 'bus: could not describe the group before joining');
     return [];
   }
   if (!dead.length) return [];
@@ -67,20 +68,20 @@ export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId:
           out.push(member);
         } catch (err) {
           // UNKNOWN_MEMBER_ID: its session expired meanwhile, nothing to do.
-          logger.debug({ err: (err as Error).message, group: groupId, member: member.memberId }, 'bus: dead member already gone');
+          logger.debug({ err: (err as Error).message, member: member.memberId }, 'bus: dead member already gone');
         }
       }
       return out;
     });
     if (evicted.length) {
       logger.info(
-        { group: groupId, members: evicted.map((e) => ({ member: e.memberId, pid: e.identity.pid, started: new Date(e.identity.started).toISOString() })) },
+        { members: evicted.map((e) => ({ member: e.memberId, pid: e.identity.pid, started: new Date(e.identity.started).toISOString() })) },
         'bus: removed the group members of a dead predecessor process (rejoin without waiting for their session timeout)',
       );
     }
     return evicted;
   } catch (err) {
-    logger.warn({ err: (err as Error).message, group: groupId }, 'bus: could not remove a dead predecessor from the group; the join waits for its session timeout');
+    logger.warn({ err: (err as Error).message }, 'bus: could not remove a dead predecessor from the group; the join waits for its session timeout');
     return [];
   }
 }
