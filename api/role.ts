@@ -72,10 +72,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
 
 /**
  * Processes without the api role still serve `/health` and `/metrics` on
- * HTTP_PORT, so an orchestrator can probe and scrape every role.
+ * HTTP_PORT, so an orchestrator can probe and scrape every role: their
+ * server is api/ops-server.ts, light to load.
  */
-export async function startOpsServer(ctx: RoleContext): Promise<HttpServer> {
-  const http = await listen(createApp({ logger: ctx.logger, health: ctx.health }), ctx.config);
-  ctx.logger.info({ url: http.url }, 'ops endpoints listening (/health, /metrics)');
-  return http;
-}
+export { startOpsServer } from './ops-server.js';

@@ -192,6 +192,9 @@ export function validationError(error: z.ZodError, raw: Record<string, unknown>)
     return new AppError('unknown_parameter', `unknown parameter ${field}`, 400, { field });
   }
   const field = issue.path.map(String).join('.');
+  // A refinement may name its own stable code (and details): `params: { code: 'unsupported_language', details: {...} }`.
+  const params = issue.code === 'custom' ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined) : undefined;
+  if (typeof params?.code === 'string') return new AppError(params.code, `${field ? `${field}: ` : ''}${issue.message}`, 400, { ...(params.details ?? {}), ...(field ? { field } : {}) });
   const missing = issue.code === 'invalid_type' && issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
   return new AppError(missing ? 'missing_parameter' : 'invalid_parameter', `${field ? `${field}: ` : ''}${missing ? 'required' : issue.message}`, 400, field ? { field } : {});
 }

@@ -53,8 +53,11 @@ export const configSpec = {
   KAFKA_FETCH_MAX_WAIT_MS: [positiveInt.default(500), 'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).'],
   KAFKA_FETCH_MIN_BYTES: [positiveInt.default(1048576), 'Bytes a Kafka fetch waits for before returning (at most KAFKA_FETCH_MAX_WAIT_MS): larger batches under load, so fewer ClickHouse inserts and merges.'],
   KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [positiveInt.default(33554432), 'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).'],
+  KAFKA_SESSION_TIMEOUT_MS: [z.coerce.number().int().min(1000).max(300000).default(10000), 'Consumer group session timeout: a member without a heartbeat for this long loses its partitions. A process restarted on the same machine takes its dead predecessor\'s partitions at once (it removes the dead member); a member of another machine that dies holds them this long. Needs the broker\'s group.min.session.timeout.ms (6 s by default) or less.'],
+  KAFKA_HEARTBEAT_INTERVAL_MS: [positiveInt.default(1000), 'Consumer heartbeat interval, kept during long batches too (at most a third of KAFKA_SESSION_TIMEOUT_MS); members also learn of a rebalance (a replica joining) this fast.'],
   BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
-  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at 30 s.'],
+  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at BUS_RETRY_MAX_BACKOFF_MS.'],
+  BUS_RETRY_MAX_BACKOFF_MS: [positiveInt.default(5000), 'Longest retry delay of a failing batch (a store that is down is retried at least this often): after an outage, consumers and /health recover within about this long.'],
 
   BUS_NAMESPACE: [
     z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore').default(''),
