@@ -49,6 +49,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
     const gateway = {
       runtime: { store, config, pairs, catalogue, queue, now: () => Date.now() },
       gate: payments.gate,
+      paymentCore: payments.core,
       payment: paymentInfoOf({ ...payments.settlement, mode: payments.settlement.mode }),
     };
     http = await listen(createApp({ logger: ctx.logger, health: ctx.health, gateway }), config);

@@ -77,6 +77,7 @@ export function paidRouteOf(sku: PricedSku, method: HttpMethod): PaidRoute {
     priceAtomic: sku.priceAtomic,
     mimeType: 'application/json',
     inputSchemaJson: inputJsonSchema(sku),
+    inputExample: sku.exampleInput,
     outputExample: sku.example,
   };
 }

@@ -38,6 +38,7 @@ export const configSpec = {
     'Which role(s) this process runs: `all` (single process) or one role of a scaled deployment.',
   ],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level.'],
+  LOG_FORMAT: [z.enum(['auto', 'json', 'pretty']).default('auto'), 'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.'],
   HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
@@ -165,6 +166,12 @@ export const configSpec = {
       .default({}),
     'JSON object: route id -> price in atomic USDC (6 decimals), e.g. `{"spread-candles":"20000"}`; each 2..200000 (0.0000015-0.2 USD); free routes stay free. Default: the spec\'s prices.',
   ],
+
+  // --- the public dashboard at / (free, coarser and later than the paid routes)
+  DASHBOARD_DELAY_SECONDS: [z.coerce.number().int().min(0).max(86400).default(60), 'The dashboard shows data this many seconds old at the newest (the paid routes serve the newest sample).'],
+  DASHBOARD_WINDOW_HOURS: [positiveInt.max(72).default(6), 'Hours of history the dashboard charts show.'],
+  DASHBOARD_REFRESH_SECONDS: [positiveInt.max(3600).default(10), 'How often the dashboard page polls its data endpoints (they answer from a snapshot shared by every viewer for half that time).'],
+  DASHBOARD_RATE_LIMIT_PER_MINUTE: [positiveInt.default(120), 'Requests per minute and client address to the dashboard data endpoints; past it 429 `rate_limited`.'],
 
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
   FETCH_ALLOW_LOOPBACK: [

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE });
+  const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE }, { format: config.LOG_FORMAT });
   try {
     const proc = await startProcess(config, logger);
     exitOnSignals(proc, config, logger);

@@ -232,6 +232,8 @@ cmd_install() {
   if [ "$ENGINES_INSTALL_COMPOSE" = 1 ] && ! compose_available; then pkgs+=(docker-compose); fi
   # The OCR tests and bench render their table images with a TrueType font Debian ships.
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || pkgs+=(fonts-dejavu-core)
+  # The dashboard and paywall tests drive Debian's Chromium through playwright-core (no browser download).
+  [ -x /usr/bin/chromium ] || pkgs+=(chromium)
   if [ ${#pkgs[@]} -gt 0 ]; then apt_install "${pkgs[@]}"; fi
   if selected clickhouse; then ch_server_cmd >/dev/null || die "clickhouse: no server binary after install"; fi
   if selected kafka; then ensure_kafka_libs; fi

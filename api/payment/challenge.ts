@@ -11,14 +11,15 @@
  *   await challenges.paymentRequired(route, resourceUrl, error, transport)
  *   encodeChallenge(paymentRequired, budget)                    // base64, trimmed to the budget
  *
- * The discovery declaration is as rich as the header budget allows (input
- * schema and output example, else the schema, else the bare declaration),
- * estimated against the longest resource URL and error text the gate emits.
+ * The discovery declaration is as rich as the header budget allows (the
+ * catalogue's input example and schema always; prose and output example
+ * shortened to fit, see bazaar-declaration.ts), estimated against the longest
+ * resource URL and error text the gate emits.
  */
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { x402ResourceServer } from '@x402/core/server';
 import { decodePaymentRequiredHeader, encodePaymentRequiredHeader } from '@x402/core/http';
-import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
 import type { PaymentTerms } from './settlement.js';
 
 /** A priced resource behind the gate: an HTTP route (set by the router) or an MCP tool (set by the MCP door). */
@@ -30,7 +31,11 @@ export interface PaidRoute {
   priceAtomic: string;
   mimeType: string;
   inputSchemaJson?: object;
+  /** A request that validates against the input schema (query parameters or JSON body): the Bazaar `input` example. */
+  inputExample?: Record<string, unknown>;
   outputExample?: unknown;
+  /** An MCP tool (the MCP door): the Bazaar declaration is the MCP flavour (tool name, transport) instead of the HTTP one. */
+  mcpTool?: { name: string; transport: 'streamable-http' };
 }
 
 export const MAX_RESOURCE_URL = 256;
@@ -48,6 +53,8 @@ interface RouteEntry {
   fingerprint: string;
   requirements: Promise<PaymentRequirements[]>;
   declared: Record<string, unknown> | undefined;
+  /** The challenge's `resource.description`: the route's, or its first clause when the header budget needs the room. */
+  description: string;
   /** Declarations enriched for a transport, keyed by the request method (all the Bazaar enrichment reads). */
   enriched: Map<string, Record<string, unknown> | undefined>;
 }
@@ -74,8 +81,9 @@ export class Challenges {
       maxTimeoutSeconds: this.terms.maxTimeoutSeconds,
     });
     requirements.catch(() => this.routes.delete(key)); // not cached when the facilitator was not ready
-    const declared = this.options.discovery ? discoveryExtension(route, this.terms, truncate(route.description, MAX_DESCRIPTION), this.options.budget) : undefined;
-    const entry: RouteEntry = { fingerprint, requirements, declared, enriched: new Map() };
+    const full = truncate(route.description, MAX_DESCRIPTION);
+    const fitted = this.options.discovery ? discoveryExtension(route, this.terms, full, this.options.budget) : undefined;
+    const entry: RouteEntry = { fingerprint, requirements, declared: fitted?.declared, description: fitted?.description ?? full, enriched: new Map() };
     this.routes.set(key, entry);
     return entry;
   }
@@ -104,7 +112,7 @@ export class Challenges {
     const extensions = this.extensions(route, transport.method, transport.context);
     return this.resourceServer.createPaymentRequiredResponse(
       requirements,
-      { url: resourceUrl, description: truncate(route.description, MAX_DESCRIPTION), mimeType: route.mimeType },
+      { url: resourceUrl, description: this.entry(route).description, mimeType: route.mimeType },
       truncate(error, MAX_ERROR_TEXT),
       extensions,
       { request: transport.context },
@@ -138,23 +146,19 @@ export function challengeErrorOf(encoded: string): string | undefined {
 }
 
 /**
- * The Bazaar declaration, as rich as the header budget allows: input schema and
- * output example, else the schema only, else the bare method declaration.
+ * The Bazaar declaration (bazaar-declaration.ts), as rich as the header budget
+ * allows: the input example and schema always, the prose and the output
+ * example shortened until it fits (the route's description too, to its first
+ * clause, before the output example is left out).
  */
-function discoveryExtension(route: PaidRoute, terms: PaymentTerms, description: string, budget: number): Record<string, unknown> | undefined {
-  const inputSchema = route.inputSchemaJson as Record<string, unknown> | undefined;
-  const candidates = [
-    { inputSchema, example: route.outputExample },
-    { inputSchema, example: undefined },
-    { inputSchema: undefined, example: undefined },
-  ];
-  for (const c of candidates) {
-    const output = c.example === undefined ? {} : { output: { example: c.example } };
-    const schema = c.inputSchema ? { inputSchema: c.inputSchema } : {};
-    const declared =
-      route.method === 'POST'
-        ? declareDiscoveryExtension({ bodyType: 'json', ...schema, ...output })
-        : declareDiscoveryExtension({ ...schema, ...output });
+function discoveryExtension(
+  route: PaidRoute,
+  terms: PaymentTerms,
+  fullDescription: string,
+  budget: number,
+): { declared: Record<string, unknown>; description: string } | undefined {
+  const descriptions = [...new Set([fullDescription, briefDescription(fullDescription)])];
+  for (const [declared, description] of bazaarCandidates(route).flatMap((d) => descriptions.map((text): [Record<string, unknown>, string] => [d, text]))) {
     // Worst case of what the core will emit: longest URL and error text, plus the method the extension adds.
     const estimate: PaymentRequired = {
       x402Version: 2,
@@ -173,7 +177,7 @@ function discoveryExtension(route: PaidRoute, terms: PaymentTerms, description: 
       ],
       extensions: declared,
     };
-    if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return declared;
+    if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return { declared, description };
   }
   return undefined;
 }
