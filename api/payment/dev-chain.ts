@@ -6,6 +6,13 @@
  * the committed artifact (never compiled at start-up), and a demo payer funded
  * with test USDC.
  *
+ * It keeps time like Base: a block every 2 s beside the automined ones
+ * (interval mining), so `latest` follows the wall clock while idle, and
+ * same-second blocks allowed, so a burst of settlements does not push block
+ * time ahead of the wall clock (by default hardhat adds at least 1 s per
+ * block). Authorizations are checked against block time on chain, so a chain
+ * that lags or leads the wall clock refuses honest payers.
+ *
  * The chain id is the configured network's (eip155:8453 by default), so 402
  * challenges stay spec-exact (`network: eip155:8453`) while the asset is the
  * test token's own address. Its signatures can never move real USDC: the
@@ -47,6 +54,8 @@ export interface DevChainOptions {
   payerFundingAtomic?: bigint;
   /** viem polling interval for receipts; low on a local automining chain. Default 25 ms. */
   pollingIntervalMs?: number;
+  /** Interval mining, ms (Base: 2 s). Default 2000. */
+  blockIntervalMs?: number;
   startTimeoutMs?: number;
 }
 
@@ -92,6 +101,8 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
     chainId,
     accountKeys: [deployerKey, settlerKey],
     balanceEth: 1000,
+    blockIntervalMs: options.blockIntervalMs ?? 2000,
+    allowBlocksWithSameTimestamp: true,
     pollingIntervalMs: options.pollingIntervalMs ?? 25,
     ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
   });
