@@ -99,8 +99,30 @@ export interface PaymentCoreOptions extends PaymentTerms {
   headerBudgetBytes?: number;
 }
 
+/** The last settlement outcomes, for /health. */
+export interface SettlementRecord {
+  lastSettledAt?: string;
+  /** The last failure, payer faults included. */
+  lastError?: { at: string; reason: string; payer_fault: boolean };
+  /** The newest settlement failed for a reason of ours (not the payer's), and none succeeded since. */
+  failing: boolean;
+}
+
+/** Settlement failures that are the payer's doing (a spent nonce, no balance, a bad signature): no sign of trouble on our side. */
+const PAYER_FAULTS = new Set([
+  'invalid_exact_evm_nonce_already_used',
+  'invalid_exact_evm_insufficient_balance',
+  'invalid_exact_evm_signature',
+  'invalid_exact_evm_payload_authorization_valid_before',
+  'invalid_exact_evm_payload_authorization_valid_after',
+  'invalid_exact_evm_payload_authorization_value_mismatch',
+  'invalid_exact_evm_recipient_mismatch',
+]);
+
 export interface PaymentCore {
   readonly terms: PaymentTerms;
+  /** What the last settlements did. */
+  settlementRecord(): SettlementRecord;
   readonly resourceServer: x402ResourceServer;
   readonly headerBudgetBytes: number;
   /** Fetches the facilitator's supported kinds once and checks `exact` on the network; throws when unusable. */
@@ -127,6 +149,12 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   const resourceServer = new x402ResourceServer(options.facilitator).register(network, new ExactEvmScheme());
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
+  const record: SettlementRecord = { failing: false };
+  const recordFailure = (reason: string) => {
+    const payerFault = PAYER_FAULTS.has(reason);
+    record.lastError = { at: new Date().toISOString(), reason, payer_fault: payerFault };
+    if (!payerFault) record.failing = true;
+  };
 
   let initialized = false;
   let initializing: Promise<void> | undefined;
@@ -276,6 +304,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     } catch (err) {
       paymentMetrics.settleSeconds.observe({ outcome: 'error' }, (performance.now() - t1) / 1000);
       paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
+      recordFailure(`settlement_unavailable: ${firstLine(err)}`);
       log?.error({ err: errorMessage(err), payer: facts.payer }, 'x402: settlement failed at the facilitator; result withheld');
       return {
         ok: false,
@@ -292,6 +321,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     if (!settled.success) {
       paymentMetrics.settleSeconds.observe({ outcome: 'failed' }, settleSeconds);
       paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
+      recordFailure(settled.errorReason ?? 'settlement_failed');
       log?.warn({ reason: settled.errorReason, transaction: settled.transaction, payer: facts.payer }, 'x402: settlement failed; result withheld');
       return {
         ok: false,
@@ -308,6 +338,8 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     }
     paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
     paymentMetrics.outcomes.inc({ outcome: 'settled' });
+    record.lastSettledAt = new Date().toISOString();
+    record.failing = false;
     log?.info(
       { payer: settled.payer, transaction: settled.transaction, amount: matched.amount, verify_ms: ms(verifySeconds), settle_ms: ms(settleSeconds) },
       'x402: payment settled',
@@ -317,6 +349,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
 
   return {
     terms,
+    settlementRecord: () => ({ ...record }),
     resourceServer,
     headerBudgetBytes: budget,
     ready,

@@ -22,11 +22,15 @@ export function envNum(name: string, fallback: number): number {
   return n;
 }
 
-/** The api role as deployed (NODE_ENV=production: no per-response schema check), paid on the dev chain at list prices, replay guard in memory. */
+/**
+ * The api role as deployed (NODE_ENV=production: no per-response schema check), paid on the dev chain at list
+ * prices (which production refuses unless told: hence the explicit override), replay guard in memory.
+ */
 export const PAID_API_ROLE = {
   ROLE: 'api',
   NODE_ENV: 'production',
   SETTLEMENT: 'devchain',
+  PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: 'true',
   PAYMENT_REPLAY_STORE: 'memory',
   PRICE_OVERRIDES: '',
 } as const satisfies Record<string, string>;
