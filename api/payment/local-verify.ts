@@ -16,12 +16,11 @@
  */
 import { getAddress } from 'viem';
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from '@x402/core/types';
+import { MIN_VALIDITY_LEFT_SECONDS } from './binding.js';
 import type { ChainView } from './chain-view.js';
 import { recoverSigner, transferAuthorizationDigest, type TransferAuthorization } from './eip3009-signature.js';
 import type { Reservations } from './reservations.js';
 
-/** Seconds an authorization must still be valid for (x402's ExactEvmScheme uses the same 6 s). */
-export const MIN_VALIDITY_LEFT_S = 6;
 
 export interface LocalVerifyDeps {
   chainId: number;
@@ -60,7 +59,7 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
   if (!signer || signer !== payer.toLowerCase()) return refuse('invalid_exact_evm_signature');
   if (getAddress(auth.to) !== getAddress(requirements.payTo)) return refuse('invalid_exact_evm_recipient_mismatch');
   const now = BigInt(Math.floor(Date.now() / 1000));
-  if (BigInt(auth.validBefore) < now + BigInt(MIN_VALIDITY_LEFT_S)) return refuse('invalid_exact_evm_payload_authorization_valid_before');
+  if (BigInt(auth.validBefore) < now + BigInt(MIN_VALIDITY_LEFT_SECONDS)) return refuse('invalid_exact_evm_payload_authorization_valid_before');
   if (BigInt(auth.validAfter) > now) return refuse('invalid_exact_evm_payload_authorization_valid_after');
   const value = BigInt(auth.value);
   if (value !== BigInt(requirements.amount)) return refuse('invalid_exact_evm_payload_authorization_value_mismatch');

@@ -14,7 +14,7 @@
  *     await attempt.abandon(reason)     // the handler failed: nothing is settled
  *
  * `begin` = read the payload -> binding checks (binding.ts: resource identity,
- * accepted requirement) -> replay lock on payer + nonce (replay-guard.ts: a
+ * accepted requirement, validity window) -> replay lock on payer + nonce (replay-guard.ts: a
  * nonce in flight or already used is refused, the handler never runs twice
  * under one signature) -> verify with the facilitator. A facilitator that
  * cannot be reached is a 503 (`payment_unavailable`), nothing charged. Once
@@ -205,7 +205,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     }
     const { payload, facts } = read;
     const requirements = await challenges.requirements(route);
-    const bound = checkBinding(resourceServer, { payload, facts, identity: call.identity, requirements });
+    const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
     if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
     const echo = resourceServer.validateExtensions({ x402Version: 2, resource: payload.resource ?? { url: call.resourceUrl }, accepts: requirements, ...(extensions ? { extensions } : {}) }, payload);

@@ -503,21 +503,21 @@ describe('x402 gate on the dev chain', () => {
     const required = await challengeOf(candlesUrl());
     const now = Math.floor(Date.now() / 1000);
     const otherAsset = privateKeyToAccount(generatePrivateKey()).address;
-    const cases: [string, string, string][] = [
-      ['expired', await handSigned(required, { validBefore: now - 60 }), 'invalid_exact_evm_payload_authorization_valid_before'],
-      ['wrong amount', await handSigned(required, { value: '1' }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
-      ['wrong amount (accepted)', await handSigned(required, { value: '1', accepted: { amount: '1' } }), 'No matching payment requirements'],
-      ['wrong payTo', await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }), 'invalid_exact_evm_recipient_mismatch'],
-      ['wrong asset (signed)', await handSigned(required, { signAsset: otherAsset }), 'invalid_exact_evm_signature'],
-      ['wrong asset (accepted)', await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }), 'No matching payment requirements'],
+    const cases: [string, string, string, string][] = [
+      ['expired', await handSigned(required, { validBefore: now - 60 }), 'payment_expired', 'invalid_exact_evm_payload_authorization_valid_before'],
+      ['wrong amount', await handSigned(required, { value: '1' }), 'payment_invalid', 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      ['wrong amount (accepted)', await handSigned(required, { value: '1', accepted: { amount: '1' } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
+      ['wrong payTo', await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }), 'payment_invalid', 'invalid_exact_evm_recipient_mismatch'],
+      ['wrong asset (signed)', await handSigned(required, { signAsset: otherAsset }), 'payment_invalid', 'invalid_exact_evm_signature'],
+      ['wrong asset (accepted)', await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
     ];
     const before = await balances();
     const runsBefore = runs(ROUTES.candles.path);
-    for (const [name, header, reason] of cases) {
+    for (const [name, header, code, reason] of cases) {
       const res = await fetch(candlesUrl(), { headers: { 'PAYMENT-SIGNATURE': header } });
       expect(res.status, name).toBe(402);
       const body = (await res.json()) as { code: string; reason: string };
-      expect(body, name).toMatchObject({ code: 'payment_invalid', reason });
+      expect(body, name).toMatchObject({ code, reason });
       expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).error, name).toBe(reason);
     }
     // An unreadable header is refused too.
