@@ -140,6 +140,11 @@ export const configSpec = {
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  TELEMETRY_CACHE_MAX_MB: [
+    z.coerce.number().int().min(0).max(4096).default(64),
+    'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), LRU; 0 disables the cache.',
+  ],
+  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
   SKUS_DISABLED: [
     z
       .string()
