@@ -16,7 +16,7 @@ describe('docker-compose.yml', () => {
     const [cmd, ...args] = composeCommand();
     const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
       cwd: ROOT,
-      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only' },
+      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' },
       encoding: 'utf8',
     });
     for (const service of ['kafka', 'clickhouse', 'redis', 'api', 'ingest', 'aggregate', 'worker']) {
@@ -27,9 +27,20 @@ describe('docker-compose.yml', () => {
     expect(out.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(7);
   });
 
+  it('refuses to render without the settlement variables (the api would refuse the dev chain in production)', () => {
+    const [cmd, ...args] = composeCommand();
+    for (const missing of ['SETTLEMENT', 'PAYMENT_PAY_TO']) {
+      const env: NodeJS.ProcessEnv = { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
+      delete env[missing];
+      const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
+      expect(r.status, missing).not.toBe(0);
+      expect(`${r.stdout}${r.stderr}`).toContain(missing);
+    }
+  });
+
   it('refuses to render without the ClickHouse password secret', () => {
     const [cmd, ...args] = composeCommand();
-    const env = { ...process.env };
+    const env = { ...process.env, SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
     delete env.CLICKHOUSE_PASSWORD;
     const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
     expect(r.status).not.toBe(0);
