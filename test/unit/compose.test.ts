@@ -40,7 +40,7 @@ describe('docker-compose.yml', () => {
 
   it('refuses to render without the ClickHouse password secret', () => {
     const [cmd, ...args] = composeCommand();
-    const env = { ...process.env, SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
+    const env: NodeJS.ProcessEnv = { ...process.env, SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
     delete env.CLICKHOUSE_PASSWORD;
     const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
     expect(r.status).not.toBe(0);
