@@ -158,8 +158,10 @@ export interface DevChainInfo {
   asset_version: string;
   pay_to: Address;
   payer: Address;
-  /** A throwaway key that only ever holds test USDC on this local chain. */
+  /** A throwaway key that only ever holds test USDC on this local chain (the start log names it `payer_key` too). */
   payer_key: Hex;
+  /** Where the server that runs this chain answers, once it listens (for `npm run pay`). */
+  api_url?: string;
   started_at: string;
   pid: number;
 }
@@ -177,6 +179,12 @@ export async function writeDevChainInfo(dataDir: string, info: DevChainInfo): Pr
 
 export async function readDevChainInfo(dataDir: string): Promise<DevChainInfo> {
   return JSON.parse(await readFile(devChainInfoPath(dataDir), 'utf8')) as DevChainInfo;
+}
+
+/** Adds the server's URL to `$DATA_DIR/devchain.json` once it listens (only if this process wrote the file). */
+export async function announceApiUrl(dataDir: string, pid: number, url: string): Promise<void> {
+  const info = await readDevChainInfo(dataDir);
+  if (info.pid === pid) await writeDevChainInfo(dataDir, { ...info, api_url: url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:') });
 }
 
 /** Removes `$DATA_DIR/devchain.json` if it was written by process `pid`. */

@@ -15,6 +15,7 @@ import { errorMessage } from '../../core/errors.js';
 import { createPaymentCore, type PaymentCore } from './payment-core.js';
 import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
+import { announceApiUrl } from './dev-chain.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
 
 export interface Payments {
@@ -24,6 +25,8 @@ export interface Payments {
   gate: PaymentGate;
   settlement: PaymentSettlement;
   replayGuard: ReplayGuard;
+  /** The server listens at `url`: the dev chain's info file tells `npm run pay` where. */
+  listening(url: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -93,6 +96,9 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     gate,
     settlement,
     replayGuard,
+    listening: async (url) => {
+      if (settlement.devChain) await announceApiUrl(config.DATA_DIR, process.pid, url).catch(() => undefined);
+    },
     stop: async () => {
       await replayGuard.close();
       await settlement.stop();
