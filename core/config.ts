@@ -128,8 +128,12 @@ export const configSpec = {
   PAYMENT_MAX_TIMEOUT_SECONDS: [positiveInt.default(300), 'Payment authorization window advertised as `maxTimeoutSeconds`.'],
   PAYMENT_SETTLE_TIMEOUT_MS: [positiveInt.default(30000), 'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.'],
   PAYMENT_SETTLE_BATCH_MAX: [
-    z.coerce.number().int().min(1).max(500).default(50),
+    z.coerce.number().int().min(1).max(500).default(100),
     'Most authorizations settled in one transaction (Multicall3 aggregate3, per-call failure allowed) by the in-process settler; 1 sends one transferWithAuthorization per transaction.',
+  ],
+  PAYMENT_SETTLE_IN_FLIGHT: [
+    z.coerce.number().int().min(1).max(64).default(8),
+    'Settlement transactions one API process keeps in flight at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); on Base about batch x in-flight / 2 s settle per second.',
   ],
   PAYMENT_HEAD_STALE_MS: [positiveInt.default(30000), 'Chain head age after which /health reports settlement degraded (self, devchain).'],
   PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [

@@ -43,6 +43,8 @@ export interface LocalFacilitatorOptions {
   chainPollMs?: number;
   /** Most authorizations per settlement transaction (1 = no batching). */
   batchMax: number;
+  /** Settlement transactions in flight at once. */
+  inFlight?: number;
   /** Where the settler's nonce sequence lives: this process, or Redis shared by every replica with this key. */
   nonceStore: { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
   logger?: Logger;
@@ -108,6 +110,7 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     network: options.network,
     lease,
     batchMax: options.batchMax,
+    ...(options.inFlight ? { pipeline: options.inFlight } : {}),
     timeoutMs: options.timeoutMs,
     ...(options.logger ? { logger: options.logger } : {}),
     onSettled: (a, block) => {

@@ -14,7 +14,6 @@
  * the gate answers 503). Permit2 payloads are refused: the challenges offer
  * EIP-3009 only, and the settler sends transferWithAuthorization only.
  */
-import { getAddress } from 'viem';
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from '@x402/core/types';
 import { MIN_VALIDITY_LEFT_SECONDS } from './binding.js';
 import type { ChainView } from './chain-view.js';
@@ -57,7 +56,7 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
   if (facts.hasCode) return deps.fallback(payload, requirements);
   const signer = recoverSigner(digest, inner.signature);
   if (!signer || signer !== payer.toLowerCase()) return refuse('invalid_exact_evm_signature');
-  if (getAddress(auth.to) !== getAddress(requirements.payTo)) return refuse('invalid_exact_evm_recipient_mismatch');
+  if (auth.to.toLowerCase() !== requirements.payTo.toLowerCase()) return refuse('invalid_exact_evm_recipient_mismatch');
   const now = BigInt(Math.floor(Date.now() / 1000));
   if (BigInt(auth.validBefore) < now + BigInt(MIN_VALIDITY_LEFT_SECONDS)) return refuse('invalid_exact_evm_payload_authorization_valid_before');
   if (BigInt(auth.validAfter) > now) return refuse('invalid_exact_evm_payload_authorization_valid_after');

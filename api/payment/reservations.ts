@@ -8,6 +8,9 @@
  * concurrent payments cannot together spend more than the payer holds,
  * within one process. Across API replicas each reserves only its own: an
  * overdraft there is caught by the settlement, which withholds the result.
+ *
+ * Per payer, a running total of the unsettled reservations (constant time
+ * per payment), plus the settled ones until a balance read covers them.
  */
 
 interface Reservation {
@@ -17,51 +20,76 @@ interface Reservation {
   settledIn?: bigint;
 }
 
+interface PayerReservations {
+  entries: Map<string, Reservation>;
+  /** Sum of the entries not yet settled. */
+  unsettled: bigint;
+  /** Nonces of settled entries, until a balance read at or after their block. */
+  settled: Set<string>;
+}
+
 export class Reservations {
-  private readonly byPayer = new Map<string, Map<string, Reservation>>();
+  private readonly byPayer = new Map<string, PayerReservations>();
 
   reserve(payer: string, nonce: string, value: bigint, expiresAtMs: number): void {
     const key = payer.toLowerCase();
-    let entries = this.byPayer.get(key);
-    if (!entries) this.byPayer.set(key, (entries = new Map()));
-    entries.set(nonce.toLowerCase(), { value, expiresAtMs });
+    let p = this.byPayer.get(key);
+    if (!p) this.byPayer.set(key, (p = { entries: new Map(), unsettled: 0n, settled: new Set() }));
+    const n = nonce.toLowerCase();
+    if (p.entries.has(n)) this.drop(p, n);
+    p.entries.set(n, { value, expiresAtMs });
+    p.unsettled += value;
   }
 
   /** The settlement mined in `block`: the amount stays reserved until balances are read at that block or later. */
   settled(payer: string, nonce: string, block: bigint): void {
-    const entry = this.byPayer.get(payer.toLowerCase())?.get(nonce.toLowerCase());
-    if (entry) entry.settledIn = block;
+    const p = this.byPayer.get(payer.toLowerCase());
+    const n = nonce.toLowerCase();
+    const entry = p?.entries.get(n);
+    if (!p || !entry || entry.settledIn !== undefined) return;
+    entry.settledIn = block;
+    p.unsettled -= entry.value;
+    p.settled.add(n);
   }
 
   release(payer: string, nonce: string): void {
     const key = payer.toLowerCase();
-    const entries = this.byPayer.get(key);
-    entries?.delete(nonce.toLowerCase());
-    if (entries?.size === 0) this.byPayer.delete(key);
+    const p = this.byPayer.get(key);
+    if (!p) return;
+    this.drop(p, nonce.toLowerCase());
+    if (p.entries.size === 0) this.byPayer.delete(key);
   }
 
   /** What is still to come off the payer's balance as read at `balanceBlock`. */
-  reserved(payer: string, balanceBlock: bigint, nowMs = Date.now()): bigint {
-    const entries = this.byPayer.get(payer.toLowerCase());
-    if (!entries) return 0n;
-    let total = 0n;
-    for (const [nonce, r] of entries) {
-      if (r.expiresAtMs <= nowMs || (r.settledIn !== undefined && r.settledIn <= balanceBlock)) entries.delete(nonce);
-      else total += r.value;
+  reserved(payer: string, balanceBlock: bigint): bigint {
+    const p = this.byPayer.get(payer.toLowerCase());
+    if (!p) return 0n;
+    let total = p.unsettled;
+    for (const n of p.settled) {
+      const entry = p.entries.get(n)!;
+      if (entry.settledIn! <= balanceBlock) this.drop(p, n);
+      else total += entry.value;
     }
-    if (entries.size === 0) this.byPayer.delete(payer.toLowerCase());
     return total;
   }
 
-  /** Drops expired reservations of every payer (payers that stopped paying are otherwise never looked at again). */
+  /** Drops expired reservations (an authorization past validBefore can no longer be settled). */
   sweep(nowMs = Date.now()): void {
-    for (const [payer, entries] of this.byPayer) {
-      for (const [nonce, r] of entries) if (r.expiresAtMs <= nowMs) entries.delete(nonce);
-      if (entries.size === 0) this.byPayer.delete(payer);
+    for (const [payer, p] of this.byPayer) {
+      for (const [n, r] of p.entries) if (r.expiresAtMs <= nowMs) this.drop(p, n);
+      if (p.entries.size === 0) this.byPayer.delete(payer);
     }
   }
 
   get payers(): number {
     return this.byPayer.size;
+  }
+
+  private drop(p: PayerReservations, nonce: string): void {
+    const entry = p.entries.get(nonce);
+    if (!entry) return;
+    p.entries.delete(nonce);
+    if (entry.settledIn === undefined) p.unsettled -= entry.value;
+    else p.settled.delete(nonce);
   }
 }

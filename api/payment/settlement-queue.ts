@@ -13,7 +13,7 @@
  *  - Nonces: each transaction is signed and broadcast under the nonce lease
  *    (nonce-lease.ts): one sequence per settler key, in this process or
  *    across replicas. At most `pipeline` transactions of this process are in
- *    flight at once.
+ *    flight at once (PAYMENT_SETTLE_IN_FLIGHT).
  *  - Retries: an authorization whose transaction failed, reverted, or got no
  *    receipt in time is tried again (backoff 0.2 s doubling to 2 s) while it
  *    is valid and within `timeoutMs` of being queued; a reason no retry can
@@ -38,7 +38,7 @@ export interface SettlementQueueOptions {
   lease: NonceLease;
   /** Most authorizations per transaction; 1 = one transferWithAuthorization per transaction. */
   batchMax: number;
-  /** Transactions of this process in flight at once. Default 4. */
+  /** Transactions of this process in flight at once. Default 8. */
   pipeline?: number;
   /** Longest a settlement may take from queueing (receipts included). */
   timeoutMs: number;
@@ -79,7 +79,7 @@ export class SettlementQueue {
   readonly stats: SettlementStats = { settled: 0, failed: 0, transactions: 0, batches: 0 };
 
   constructor(private readonly options: SettlementQueueOptions) {
-    this.pipeline = options.pipeline ?? 4;
+    this.pipeline = options.pipeline ?? 8;
   }
 
   settle(auth: SignedAuthorization): Promise<SettleResponse> {

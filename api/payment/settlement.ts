@@ -81,6 +81,7 @@ export type SettlementConfig = Pick<
   | 'PAYMENT_MAX_TIMEOUT_SECONDS'
   | 'PAYMENT_SETTLE_TIMEOUT_MS'
   | 'PAYMENT_SETTLE_BATCH_MAX'
+  | 'PAYMENT_SETTLE_IN_FLIGHT'
   | 'PAYMENT_HEAD_STALE_MS'
   | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'
   | 'NODE_ENV'
@@ -148,6 +149,7 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
       timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS,
       maxValiditySeconds: config.PAYMENT_MAX_TIMEOUT_SECONDS + 60,
       batchMax: config.PAYMENT_SETTLE_BATCH_MAX,
+      inFlight: config.PAYMENT_SETTLE_IN_FLIGHT,
       nonceStore: options.nonceStore ?? { kind: 'memory' },
       ...(pollingIntervalMs ? { pollingIntervalMs } : {}),
       logger,

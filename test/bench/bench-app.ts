@@ -69,7 +69,8 @@ export async function startPaidApi(config: Config, logger: Logger): Promise<Paid
     if (!api) throw new Error(`no api role in ROLE=${config.ROLE}`);
     await api.payments.gate.ready();
     const settlement = api.payments.settlement;
-    return { proc, api, url: proc.http.url, settlement, payment: excludeSettlement(settlement.facilitator) };
+    const local = settlement.local;
+    return { proc, api, url: proc.http.url, settlement, payment: excludeSettlement(settlement.facilitator, local ? (p) => local.release(p) : undefined) };
   } catch (err) {
     await proc.shutdown('bench start failed');
     throw err;

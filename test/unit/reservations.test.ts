@@ -19,15 +19,19 @@ describe('payer reservations', () => {
     expect(r.reserved('0xdef', 0n)).toBe(7n);
   });
 
-  it('forgets expired reservations', () => {
+  it('forgets expired reservations, and counts a nonce reserved twice once', () => {
     const r = new Reservations();
     const now = Date.now();
     r.reserve('0xa', '0x01', 10n, now + 1000);
+    r.reserve('0xa', '0x01', 10n, now + 1000);
+    r.reserve('0xa', '0x02', 5n, now + 5000);
     r.reserve('0xb', '0x01', 10n, now + 1000);
-    expect(r.reserved('0xa', 0n, now)).toBe(10n);
-    expect(r.reserved('0xa', 0n, now + 1000)).toBe(0n);
-    expect(r.payers).toBe(1);
+    expect(r.reserved('0xa', 0n)).toBe(15n);
     r.sweep(now + 2000);
+    expect(r.reserved('0xa', 0n)).toBe(5n);
+    expect(r.payers).toBe(1);
+    r.settled('0xa', '0x02', 3n);
+    r.sweep(now + 6000);
     expect(r.payers).toBe(0);
   });
 });
