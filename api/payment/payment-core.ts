@@ -21,25 +21,30 @@
  * `settle` or `abandon` ran, the nonce stays refused until the authorization
  * has expired.
  *
+ * The settle step, and what the last settlements did for /health, are in
+ * settle.ts.
+ *
  * `call` (PaidCall) carries the priced resource (PaidRoute), the challenge's
  * `resource.url`, the resource identity the payload must be bound to, and the
  * transport context handed to x402's hooks and extensions.
  */
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
-import { FacilitatorResponseError, type Network, type PaymentPayload, type PaymentRequired, type PaymentRequirements, type SettleResponse } from '@x402/core/types';
+import { FacilitatorResponseError, type Network, type PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { checkBinding, type ResourceIdentity } from './binding.js';
 import { Challenges, readableUsdc, truncate, type PaidRoute } from './challenge.js';
-import { readPayload, readPaymentHeader, type PayloadFacts } from './payload.js';
+import { readPayload, readPaymentHeader } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
 import { FacilitatorUnavailableError, type PaymentTerms } from './settlement.js';
+import { SettlementRecorder, settleVerified, type SettleOutcome, type SettlementRecord } from './settle.js';
 
 export type { PaidRoute } from './challenge.js';
 export type { ResourceIdentity } from './binding.js';
+export type { SettleOutcome, SettlementRecord } from './settle.js';
 
 /** One paid call as a door sees it. */
 export interface PaidCall {
@@ -75,11 +80,6 @@ export interface Refusal {
   paymentRequired?: PaymentRequired;
 }
 
-export type SettleOutcome =
-  | { ok: true; response: SettleResponse }
-  /** Withhold the result. `response` is the failed settlement when the facilitator answered. */
-  | { ok: false; refusal: Refusal; response?: SettleResponse };
-
 export type PaymentAttempt =
   | { ok: false; refusal: Refusal }
   | {
@@ -98,26 +98,6 @@ export interface PaymentCoreOptions extends PaymentTerms {
   /** Upper bound of the base64 PAYMENT-REQUIRED header; larger challenges lose the discovery details. Default 3500. */
   headerBudgetBytes?: number;
 }
-
-/** The last settlement outcomes, for /health. */
-export interface SettlementRecord {
-  lastSettledAt?: string;
-  /** The last failure, payer faults included. */
-  lastError?: { at: string; reason: string; payer_fault: boolean };
-  /** The newest settlement failed for a reason of ours (not the payer's), and none succeeded since. */
-  failing: boolean;
-}
-
-/** Settlement failures that are the payer's doing (a spent nonce, no balance, a bad signature): no sign of trouble on our side. */
-const PAYER_FAULTS = new Set([
-  'invalid_exact_evm_nonce_already_used',
-  'invalid_exact_evm_insufficient_balance',
-  'invalid_exact_evm_signature',
-  'invalid_exact_evm_payload_authorization_valid_before',
-  'invalid_exact_evm_payload_authorization_valid_after',
-  'invalid_exact_evm_payload_authorization_value_mismatch',
-  'invalid_exact_evm_recipient_mismatch',
-]);
 
 export interface PaymentCore {
   readonly terms: PaymentTerms;
@@ -149,12 +129,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   const resourceServer = new x402ResourceServer(options.facilitator).register(network, new ExactEvmScheme());
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
-  const record: SettlementRecord = { failing: false };
-  const recordFailure = (reason: string) => {
-    const payerFault = PAYER_FAULTS.has(reason);
-    record.lastError = { at: new Date().toISOString(), reason, payer_fault: payerFault };
-    if (!payerFault) record.failing = true;
-  };
+  const recorder = new SettlementRecorder();
 
   let initialized = false;
   let initializing: Promise<void> | undefined;
@@ -279,7 +254,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       settle: async () => {
         await finish();
         try {
-          return await settle(payload, matched, extensions, transportContext, facts, verifySeconds, log);
+          return await settleVerified({ resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, ...(log ? { log } : {}) });
         } finally {
           await markUsed();
         }
@@ -287,69 +262,9 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     };
   };
 
-  const settle = async (
-    payload: PaymentPayload,
-    matched: PaymentRequirements,
-    extensions: Record<string, unknown> | undefined,
-    transportContext: unknown,
-    facts: PayloadFacts,
-    verifySeconds: number,
-    log: Logger | undefined,
-  ): Promise<SettleOutcome> => {
-    const t1 = performance.now();
-    let settled: SettleResponse;
-    try {
-      // No settlement overrides: a handler never changes what is charged.
-      settled = await resourceServer.settlePayment(payload, matched, extensions, transportContext, {});
-    } catch (err) {
-      paymentMetrics.settleSeconds.observe({ outcome: 'error' }, (performance.now() - t1) / 1000);
-      paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
-      recordFailure(`settlement_unavailable: ${firstLine(err)}`);
-      log?.error({ err: errorMessage(err), payer: facts.payer }, 'x402: settlement failed at the facilitator; result withheld');
-      return {
-        ok: false,
-        refusal: {
-          status: err instanceof FacilitatorUnavailableError ? 503 : 502,
-          code: 'settlement_unavailable',
-          detail: `payment could not be settled: ${firstLine(err)}`,
-          challenge: false,
-          extra: { dependency: 'facilitator' },
-        },
-      };
-    }
-    const settleSeconds = (performance.now() - t1) / 1000;
-    if (!settled.success) {
-      paymentMetrics.settleSeconds.observe({ outcome: 'failed' }, settleSeconds);
-      paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
-      recordFailure(settled.errorReason ?? 'settlement_failed');
-      log?.warn({ reason: settled.errorReason, transaction: settled.transaction, payer: facts.payer }, 'x402: settlement failed; result withheld');
-      return {
-        ok: false,
-        response: settled,
-        refusal: {
-          status: 402,
-          code: 'settlement_failed',
-          detail: `payment could not be settled: ${settled.errorReason}`,
-          reason: settled.errorReason ?? 'settlement_failed',
-          challenge: false,
-          extra: { reason: settled.errorReason, ...(settled.transaction ? { transaction: settled.transaction } : {}) },
-        },
-      };
-    }
-    paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
-    paymentMetrics.outcomes.inc({ outcome: 'settled' });
-    record.lastSettledAt = new Date().toISOString();
-    record.failing = false;
-    log?.info(
-      { payer: settled.payer, transaction: settled.transaction, amount: matched.amount, verify_ms: ms(verifySeconds), settle_ms: ms(settleSeconds) },
-      'x402: payment settled',
-    );
-    return { ok: true, response: settled };
-  };
-
   return {
     terms,
-    settlementRecord: () => ({ ...record }),
+    settlementRecord: () => recorder.snapshot(),
     resourceServer,
     headerBudgetBytes: budget,
     ready,
@@ -363,5 +278,4 @@ export const paymentRequiredText = (route: PaidRoute) =>
   `this route costs ${route.priceAtomic} atomic USDC (${readableUsdc(route.priceAtomic)} USDC); pay with x402 (PAYMENT-SIGNATURE)`;
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Number.isFinite(v) ? v : lo));
-const ms = (s: number) => Math.round(s * 10000) / 10;
 const firstLine = (err: unknown) => truncate(errorMessage(err).split('\n')[0] ?? '', 200);
