@@ -728,7 +728,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       `\nOpen loop: each paid telemetry route at fixed offered rates, ${openS} s each after ${warmS} s of warm-up, every request with its own signature (${payerKeys.length} payers), ` +
         'x402 verification included, settlement excluded; latency from each request\'s scheduled send time. Target: p99 <= 1/4 of the spec\'s latency target.',
     );
-    console.log('| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | send lag p99 ms | app CPU ms/req |');
+    console.log('| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | send lag p99 ms | CPU ms/req app / ClickHouse |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const quarter = row.targetMs * TARGET_RATIO;
@@ -739,7 +739,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       const x = row.result;
       const ok = x.p99 <= quarter && x.non2xx + x.errors + x.timeouts === 0 && x.achievedRps >= row.rate * 0.95;
       console.log(
-        `| ${row.method} ${row.route} | ${row.rate} | ${x.achievedRps.toFixed(0)} | ${ms1(x.p50)} | ${ms1(x.p99)} | ${quarter} | ${ok ? 'yes' : 'NO'} | ${x.non2xx + x.errors + x.timeouts} | ${fmtInt(row.cacheHits)} / ${fmtInt(x.completed)} | ${ms1(x.sendLagP99)} | ${row.cpu ? (row.cpu.app / x.completed).toFixed(2) : 'n/a'} |`,
+        `| ${row.method} ${row.route} | ${row.rate} | ${x.achievedRps.toFixed(0)} | ${ms1(x.p50)} | ${ms1(x.p99)} | ${quarter} | ${ok ? 'yes' : 'NO'} | ${x.non2xx + x.errors + x.timeouts} | ${fmtInt(row.cacheHits)} / ${fmtInt(x.completed)} | ${ms1(x.sendLagP99)} | ${row.cpu ? `${(row.cpu.app / x.completed).toFixed(2)} / ${(row.cpu.clickhouse / x.completed).toFixed(2)}` : 'n/a'} |`,
       );
     }
     console.log('\n| route | highest offered rate with p99 <= target / 4 | target: >= 500/s |');
