@@ -61,6 +61,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.logger));
   app.use(problemErrors());
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  // Not thrown: a method the route does not answer (TRACE, DELETE, ...) gets 405 and `Allow` (problemErrors renders it).
+  app.use(router.allowedMethods());
   return app;
 }

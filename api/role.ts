@@ -57,6 +57,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
     await payments.stop();
     throw err;
   }
+  await payments.listening(http.url);
   ctx.logger.info({ url: http.url, routes: catalogue.skus.length, available: catalogue.skus.filter((s) => s.available).length }, 'api listening');
   return {
     name: 'api',

@@ -131,10 +131,28 @@ export const configSpec = {
   ],
   PAYMENT_MAX_TIMEOUT_SECONDS: [positiveInt.default(300), 'Payment authorization window advertised as `maxTimeoutSeconds`.'],
   PAYMENT_SETTLE_TIMEOUT_MS: [positiveInt.default(30000), 'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.'],
+  PAYMENT_SETTLE_BATCH_MAX: [
+    z.coerce.number().int().min(1).max(500).default(100),
+    'Most authorizations settled in one transaction (Multicall3 aggregate3, per-call failure allowed) by the in-process settler; 1 sends one transferWithAuthorization per transaction.',
+  ],
+  PAYMENT_SETTLE_IN_FLIGHT: [
+    z.coerce.number().int().min(1).max(64).default(8),
+    'Settlement transactions one API process keeps in flight at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); on Base about batch x in-flight / 2 s settle per second.',
+  ],
+  PAYMENT_HEAD_STALE_MS: [positiveInt.default(30000), 'Chain head age after which /health reports settlement degraded (self, devchain).'],
+  PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [
+    z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    'Demos only: lets NODE_ENV=production start with the devchain or an asset/network other than real USDC on Base, i.e. serve paid routes for test money.',
+  ],
   PAYMENT_REPLAY_STORE: [
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  TELEMETRY_CACHE_MAX_MB: [
+    z.coerce.number().int().min(0).max(4096).default(64),
+    'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), LRU; 0 disables the cache.',
+  ],
+  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
   SKUS_DISABLED: [
     z
       .string()
@@ -286,6 +304,34 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
   if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test') problems.push('FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)');
   return problems;
+}
+
+/** The real USDC per network a production deployment may take payments in (Circle's native USDC). */
+export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' };
+
+/**
+ * Fail closed in production: a process serving paid routes with NODE_ENV=production refuses the dev chain
+ * (it would advertise eip155:8453 while taking a test token on a chain inside its own process) and any
+ * network or asset that is not real USDC, unless PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true.
+ * Checked by core/main.ts before anything starts, and again when settlement starts.
+ */
+export function settlementSafetyProblems(
+  config: Pick<Config, 'NODE_ENV' | 'SETTLEMENT' | 'PAYMENT_NETWORK' | 'PAYMENT_ASSET' | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'>,
+): string[] {
+  if (config.NODE_ENV !== 'production' || config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION) return [];
+  const override = 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true runs it anyway (demos only)';
+  if (config.SETTLEMENT === 'devchain') {
+    return [
+      `SETTLEMENT=devchain is refused with NODE_ENV=production: it would advertise ${config.PAYMENT_NETWORK} while accepting a test token on a local chain, serving paid routes for free. ` +
+        `Configure real settlement: SETTLEMENT=remote with FACILITATOR_URL and PAYMENT_PAY_TO, or SETTLEMENT=self with PAYMENT_SETTLER_KEY, PAYMENT_RPC_URL and PAYMENT_PAY_TO; ${override}`,
+    ];
+  }
+  const real = REAL_USDC[config.PAYMENT_NETWORK];
+  if (!real) return [`PAYMENT_NETWORK=${config.PAYMENT_NETWORK} is refused with NODE_ENV=production: only ${Object.keys(REAL_USDC).join(', ')} (real USDC) is accepted; ${override}`];
+  if (config.PAYMENT_ASSET.toLowerCase() !== real.toLowerCase()) {
+    return [`PAYMENT_ASSET=${config.PAYMENT_ASSET} is refused with NODE_ENV=production: USDC on ${config.PAYMENT_NETWORK} is ${real}; ${override}`];
+  }
+  return [];
 }
 
 /** Rows for the README table: name, default, description. */

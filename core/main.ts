@@ -2,7 +2,7 @@
  * Entry point of `npm start`. With no configuration it runs every role in one
  * process on the embedded adapters: no server, no key, no internet.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, settlementSafetyProblems } from './config.js';
 import { createLogger } from './logger.js';
 import { errorMessage } from './errors.js';
 import { exitOnSignals, startProcess } from './process.js';
@@ -17,6 +17,12 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  // A process serving paid routes fails closed in production, before anything starts.
+  const unsafe = config.ROLE === 'all' || config.ROLE === 'api' ? settlementSafetyProblems(config) : [];
+  if (unsafe.length) {
+    console.error(`Refusing to start:\n${unsafe.map((p) => `  - ${p}`).join('\n')}`);
+    process.exit(2);
   }
   const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE }, { format: config.LOG_FORMAT });
   try {

@@ -11,9 +11,10 @@ import { isServedJobSku } from '../../jobs/registry.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES } from '../../jobs/code-denoise/languages.js';
 import { dexQueryRefusal } from '../../jobs/dex-price-summary/select.js';
 import { domainSyntaxRefusal, tldRefusal } from '../../jobs/domain-check/tld-gate.js';
-import { staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
+import { checkUrl, staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
+import { AppError } from '../../core/errors.js';
 import { jobHandler } from './job-handler.js';
-import { defineSku, type Sku } from './sku.js';
+import { defineSku, type Sku, type SkuCall } from './sku.js';
 
 const MAX_TEXT = 200_000;
 
@@ -23,9 +24,9 @@ const MAX_TEXT = 200_000;
  * fetcher's own synchronous policy (jobs/web-fetch/address-policy.ts `staticUrlRefusal`) refuses here, as a
  * 400 `invalid_parameter` naming the field before any 402 challenge, what no configuration would let the
  * worker fetch: credentials, bad ports, internal or metadata names, non-public IP literals in any spelling.
- * The schema has no config, so a plain dotted-quad loopback (`http://127.0.0.1:port/`) passes and the worker
- * judges it with FETCH_ALLOW_LOOPBACK (tests only; in production it refuses it without settling). Names need
- * DNS: the worker resolves and vets them.
+ * The schema has no config, so a plain dotted-quad loopback (`http://127.0.0.1:port/`) passes it, and the
+ * SKU's pre-flight (`loopbackOnlyInTests`) refuses it with the same 400 unless FETCH_ALLOW_LOOPBACK (test
+ * configuration only) allows it. Names need DNS: the worker resolves and vets them.
  */
 const httpUrl = (what: string) =>
   z
@@ -44,6 +45,22 @@ const httpUrl = (what: string) =>
       if (refusal && refusal.reason !== 'invalid_url' && refusal.reason !== 'scheme_not_allowed') ctx.addIssue({ code: 'custom', message: `must be a public http(s) URL: ${refusal.message} (${refusal.reason})`, params: { reason: refusal.reason } });
     })
     .describe(what);
+
+/**
+ * The configuration-dependent part of a URL input's rule, run before any challenge: a literal loopback
+ * address is a 400 like every other private address, unless FETCH_ALLOW_LOOPBACK (accepted only with
+ * NODE_ENV=test, for the tests' loopback servers) lets the worker fetch it.
+ */
+function loopbackOnlyInTests<I extends Record<string, unknown>>(field: keyof I & string) {
+  return async ({ input, runtime }: SkuCall<I>): Promise<undefined> => {
+    if (runtime.config.FETCH_ALLOW_LOOPBACK) return undefined;
+    const check = checkUrl(String(input[field]), { allowLoopback: false });
+    if (!check.ok && check.refusal.reason === 'loopback') {
+      throw new AppError('invalid_parameter', `${field}: must be a public http(s) URL: ${check.refusal.message} (loopback)`, 400, { field });
+    }
+    return undefined;
+  };
+}
 
 const reduction = {
   original_length: z.number().int().describe('Characters in'),
@@ -270,6 +287,7 @@ export function utilitySkus(): Sku[] {
       avgLatencyMs: 70,
       latencyTargetMs: 200,
       available: isServedJobSku('stealth-dom'),
+      preflight: loopbackOnlyInTests<StealthDomRequest>('url'),
       handler: jobHandler('stealth-dom', (input: StealthDomRequest) => (input.timeout ?? 5000) + 5000),
     }),
     defineSku({
@@ -451,6 +469,7 @@ export function utilitySkus(): Sku[] {
       avgLatencyMs: 480,
       latencyTargetMs: 1000,
       available: isServedJobSku('image-ocr-shrink'),
+      preflight: loopbackOnlyInTests<ImageOcrShrinkRequest>('imageUrl'),
       handler: jobHandler('image-ocr-shrink', 15_000),
     }),
   ];

@@ -18,9 +18,13 @@
  */
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { x402ResourceServer } from '@x402/core/server';
-import { decodePaymentRequiredHeader, encodePaymentRequiredHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
+import { base64Json } from './payload.js';
 import type { PaymentTerms } from './settlement.js';
+
+/** @x402/core's encodePaymentRequiredHeader, through Buffer (the same bytes). */
+const encodePaymentRequiredHeader = (paymentRequired: PaymentRequired): string => base64Json(paymentRequired);
 
 /** A priced resource behind the gate: an HTTP route (set by the router) or an MCP tool (set by the MCP door). */
 export interface PaidRoute {

@@ -5,7 +5,6 @@
  * `accepted`, an EIP-3009 or Permit2 authorization); what the fields are worth
  * is the binding checks' (binding.ts) and the facilitator's business.
  */
-import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 
 /** What the replay lock and the binding checks need from a payload. */
@@ -24,15 +23,27 @@ export interface PayloadFacts {
 
 export type ReadPayload = { ok: true; payload: PaymentPayload; facts: PayloadFacts } | { ok: false; reason: 'invalid_payment_header' | 'invalid_payment_payload' };
 
-/** Decodes a base64 header, then reads the payload; never throws. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Decodes a base64 header, then reads the payload; never throws. What @x402/core's
+ * decodePaymentSignatureHeader does (same alphabet check, UTF-8 JSON), through Node's Buffer: the library's
+ * portable atob-and-loop decoder was a tenth of a paid request's CPU.
+ */
 export function readPaymentHeader(header: string): ReadPayload {
   let decoded: unknown;
   try {
-    decoded = decodePaymentSignatureHeader(header);
+    if (!BASE64.test(header)) throw new Error('not base64');
+    decoded = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
   } catch {
     return { ok: false, reason: 'invalid_payment_header' };
   }
   return readPayload(decoded);
+}
+
+/** base64 of the JSON of `value`, as @x402/core's header encoders write it (standard alphabet, padded), through Node's Buffer. */
+export function base64Json(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 }
 
 /** Checks the shape of an already-parsed payload (e.g. the MCP `_meta` object); never throws. */

@@ -14,32 +14,37 @@
  *     await attempt.abandon(reason)     // the handler failed: nothing is settled
  *
  * `begin` = read the payload -> binding checks (binding.ts: resource identity,
- * accepted requirement) -> replay lock on payer + nonce (replay-guard.ts: a
+ * accepted requirement, validity window) -> replay lock on payer + nonce (replay-guard.ts: a
  * nonce in flight or already used is refused, the handler never runs twice
  * under one signature) -> verify with the facilitator. A facilitator that
  * cannot be reached is a 503 (`payment_unavailable`), nothing charged. Once
  * `settle` or `abandon` ran, the nonce stays refused until the authorization
  * has expired.
  *
+ * The settle step, and what the last settlements did for /health, are in
+ * settle.ts.
+ *
  * `call` (PaidCall) carries the priced resource (PaidRoute), the challenge's
  * `resource.url`, the resource identity the payload must be bound to, and the
  * transport context handed to x402's hooks and extensions.
  */
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
-import { FacilitatorResponseError, type Network, type PaymentPayload, type PaymentRequired, type PaymentRequirements, type SettleResponse } from '@x402/core/types';
+import { FacilitatorResponseError, type Network, type PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { checkBinding, type ResourceIdentity } from './binding.js';
 import { Challenges, readableUsdc, truncate, type PaidRoute } from './challenge.js';
-import { readPayload, readPaymentHeader, type PayloadFacts } from './payload.js';
+import { readPayload, readPaymentHeader } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
 import { FacilitatorUnavailableError, type PaymentTerms } from './settlement.js';
+import { SettlementRecorder, settleVerified, type SettleOutcome, type SettlementRecord } from './settle.js';
 
 export type { PaidRoute } from './challenge.js';
 export type { ResourceIdentity } from './binding.js';
+export type { SettleOutcome, SettlementRecord } from './settle.js';
 
 /** One paid call as a door sees it. */
 export interface PaidCall {
@@ -75,11 +80,6 @@ export interface Refusal {
   paymentRequired?: PaymentRequired;
 }
 
-export type SettleOutcome =
-  | { ok: true; response: SettleResponse }
-  /** Withhold the result. `response` is the failed settlement when the facilitator answered. */
-  | { ok: false; refusal: Refusal; response?: SettleResponse };
-
 export type PaymentAttempt =
   | { ok: false; refusal: Refusal }
   | {
@@ -101,6 +101,8 @@ export interface PaymentCoreOptions extends PaymentTerms {
 
 export interface PaymentCore {
   readonly terms: PaymentTerms;
+  /** What the last settlements did. */
+  settlementRecord(): SettlementRecord;
   readonly resourceServer: x402ResourceServer;
   readonly headerBudgetBytes: number;
   /** Fetches the facilitator's supported kinds once and checks `exact` on the network; throws when unusable. */
@@ -127,6 +129,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   const resourceServer = new x402ResourceServer(options.facilitator).register(network, new ExactEvmScheme());
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
+  const recorder = new SettlementRecorder();
 
   let initialized = false;
   let initializing: Promise<void> | undefined;
@@ -177,7 +180,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     }
     const { payload, facts } = read;
     const requirements = await challenges.requirements(route);
-    const bound = checkBinding(resourceServer, { payload, facts, identity: call.identity, requirements });
+    const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
     if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
     const echo = resourceServer.validateExtensions({ x402Version: 2, resource: payload.resource ?? { url: call.resourceUrl }, accepts: requirements, ...(extensions ? { extensions } : {}) }, payload);
@@ -251,7 +254,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       settle: async () => {
         await finish();
         try {
-          return await settle(payload, matched, extensions, transportContext, facts, verifySeconds, log);
+          return await settleVerified({ resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, ...(log ? { log } : {}) });
         } finally {
           await markUsed();
         }
@@ -259,64 +262,9 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     };
   };
 
-  const settle = async (
-    payload: PaymentPayload,
-    matched: PaymentRequirements,
-    extensions: Record<string, unknown> | undefined,
-    transportContext: unknown,
-    facts: PayloadFacts,
-    verifySeconds: number,
-    log: Logger | undefined,
-  ): Promise<SettleOutcome> => {
-    const t1 = performance.now();
-    let settled: SettleResponse;
-    try {
-      // No settlement overrides: a handler never changes what is charged.
-      settled = await resourceServer.settlePayment(payload, matched, extensions, transportContext, {});
-    } catch (err) {
-      paymentMetrics.settleSeconds.observe({ outcome: 'error' }, (performance.now() - t1) / 1000);
-      paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
-      log?.error({ err: errorMessage(err), payer: facts.payer }, 'x402: settlement failed at the facilitator; result withheld');
-      return {
-        ok: false,
-        refusal: {
-          status: err instanceof FacilitatorUnavailableError ? 503 : 502,
-          code: 'settlement_unavailable',
-          detail: `payment could not be settled: ${firstLine(err)}`,
-          challenge: false,
-          extra: { dependency: 'facilitator' },
-        },
-      };
-    }
-    const settleSeconds = (performance.now() - t1) / 1000;
-    if (!settled.success) {
-      paymentMetrics.settleSeconds.observe({ outcome: 'failed' }, settleSeconds);
-      paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
-      log?.warn({ reason: settled.errorReason, transaction: settled.transaction, payer: facts.payer }, 'x402: settlement failed; result withheld');
-      return {
-        ok: false,
-        response: settled,
-        refusal: {
-          status: 402,
-          code: 'settlement_failed',
-          detail: `payment could not be settled: ${settled.errorReason}`,
-          reason: settled.errorReason ?? 'settlement_failed',
-          challenge: false,
-          extra: { reason: settled.errorReason, ...(settled.transaction ? { transaction: settled.transaction } : {}) },
-        },
-      };
-    }
-    paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
-    paymentMetrics.outcomes.inc({ outcome: 'settled' });
-    log?.info(
-      { payer: settled.payer, transaction: settled.transaction, amount: matched.amount, verify_ms: ms(verifySeconds), settle_ms: ms(settleSeconds) },
-      'x402: payment settled',
-    );
-    return { ok: true, response: settled };
-  };
-
   return {
     terms,
+    settlementRecord: () => recorder.snapshot(),
     resourceServer,
     headerBudgetBytes: budget,
     ready,
@@ -330,5 +278,4 @@ export const paymentRequiredText = (route: PaidRoute) =>
   `this route costs ${route.priceAtomic} atomic USDC (${readableUsdc(route.priceAtomic)} USDC); pay with x402 (PAYMENT-SIGNATURE)`;
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Number.isFinite(v) ? v : lo));
-const ms = (s: number) => Math.round(s * 10000) / 10;
 const firstLine = (err: unknown) => truncate(errorMessage(err).split('\n')[0] ?? '', 200);

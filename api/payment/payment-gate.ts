@@ -24,10 +24,11 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import { withPrivateCacheControl, PAYMENT_REQUIRED_CACHE_CONTROL, type HTTPRequestContext } from '@x402/core/server';
-import { encodePaymentResponseHeader } from '@x402/core/http';
+import type { SettleResponse } from '@x402/core/types';
 import { problem } from '../middleware/problem-errors.js';
 import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from './challenge.js';
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
+import { base64Json } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { createPaymentCore, paymentRequiredText, type PaidCall, type PaymentCore, type PaymentCoreOptions, type Refusal, type VerifiedPayment } from './payment-core.js';
 
@@ -110,16 +111,22 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
     if (!outcome.ok) {
       withholdBody(ctx);
       if (outcome.response) {
-        ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(outcome.response));
+        ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
         ctx.set('Cache-Control', 'no-store');
       }
       return writeProblem(ctx, outcome.refusal.status, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extra);
     }
-    ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(outcome.response));
+    ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
     ctx.set('Cache-Control', withPrivateCacheControl(ctx.response.get('Cache-Control') || null));
   }) as PaymentGate;
 
   return Object.assign(gate, { ready: core.ready, core, resourceServer: core.resourceServer });
+}
+
+/** `PAYMENT-RESPONSE`: what @x402/core's encodePaymentResponseHeader writes (extension responses left out), encoded through Buffer. */
+function paymentResponseHeader(response: SettleResponse): string {
+  const { extensionResponses: _omitted, ...buyerFacing } = response as SettleResponse & { extensionResponses?: unknown };
+  return base64Json(buyerFacing);
 }
 
 /** The core's view of a Koa request to a paid route. */
