@@ -1,0 +1,164 @@
+/**
+ * Admin side of the Kafka bus (one kafkajs admin client per bus): topic
+ * creation with a wait for leaders, offset queries, rewinding a stopped
+ * group (replay: earliest, latest, an offset or a timestamp), reading a topic
+ * to its end offsets at the time of the call (operator tools), DLQ summaries
+ * and the health ping. Whether this bus still runs a consumer of the group is
+ * the bus's check (kafka-bus.ts); here the broker is asked whether members
+ * run elsewhere. Broker failures surface as DependencyError.
+ */
+import type { Admin, Kafka } from 'kafkajs';
+import { withTimeout } from '../backoff.js';
+import { DependencyError, errorMessage } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { dlqTopic, type BusMessage, type DeadLetterSummary, type DeadLetterSummaryOptions, type PartitionOffsets, type ReplayFrom } from './bus.js';
+import { KafkaBusMessage } from './kafka-bus-message.js';
+import type { KafkaDeadLetterIndex } from './kafka-dead-letter-index.js';
+import { kafkaCall, wrapKafkaError } from './kafka-errors.js';
+import { withGroupCoordinator } from './kafka-group-coordinator.js';
+import { KafkaTopicTail } from './kafka-topic-tail.js';
+
+export interface KafkaAdminSettings {
+  brokers: string[];
+  partitions: number;
+  connectTimeoutMs: number;
+}
+
+export class KafkaBusAdmin {
+  constructor(
+    private readonly settings: KafkaAdminSettings,
+    private readonly kafka: Kafka,
+    private readonly admin: Admin,
+    private readonly logger: Logger,
+    private readonly deadLetters: KafkaDeadLetterIndex,
+  ) {}
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    const names = [...new Set(topics.flatMap((t) => [t, dlqTopic(t)]))];
+    if (!names.length) return;
+    await kafkaCall('ensureTopics', async () => {
+      await this.admin.createTopics({
+        topics: names.map((topic) => ({ topic, numPartitions: this.settings.partitions })),
+        waitForLeaders: true,
+      });
+      // createTopics skips the leader wait when some topics already existed: wait here for all of them.
+      const until = Date.now() + 30000;
+      for (;;) {
+        const { topics: meta } = await this.admin.fetchTopicMetadata({ topics: names });
+        if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+        if (Date.now() > until) throw new Error(`topics ${names.join(', ')} have no leader after 30 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    });
+  }
+
+  /** Rewinds `groupId` on `topic`; the group must have no member running anywhere. */
+  async resetOffsets(groupId: string, topic: string, from: ReplayFrom): Promise<void> {
+    const partitions = await kafkaCall(`resetOffsets ${groupId}/${topic}`, async () => {
+      const bounds = await this.admin.fetchTopicOffsets(topic);
+      switch (from.kind) {
+        case 'earliest':
+          return bounds.map((b) => ({ partition: b.partition, offset: b.low }));
+        case 'latest':
+          return bounds.map((b) => ({ partition: b.partition, offset: b.high }));
+        case 'offset': {
+          if (!/^-?\d+$/.test(from.offset)) throw new Error(`bus resetOffsets: offset must be an integer string, got "${from.offset}"`);
+          const target = BigInt(from.offset);
+          const chosen = from.partition === undefined ? bounds : bounds.filter((b) => b.partition === from.partition);
+          if (!chosen.length) throw new Error(`bus resetOffsets: topic ${topic} has no partition ${from.partition}`);
+          return chosen.map((b) => ({ partition: b.partition, offset: clamp(target, BigInt(b.low), BigInt(b.high)).toString() }));
+        }
+        case 'timestamp': {
+          const byTime = await this.admin.fetchTopicOffsetsByTimestamp(topic, from.timestamp);
+          // kafkajs answers the high-water mark where no message is that recent.
+          return byTime.map((b) => ({ partition: b.partition, offset: b.offset }));
+        }
+      }
+    });
+    const { groups } = await kafkaCall(`resetOffsets ${groupId}/${topic}`, () => this.admin.describeGroups([groupId]));
+    const state = groups.find((g) => g.groupId === groupId)?.state ?? 'Dead';
+    if (state !== 'Empty' && state !== 'Dead') {
+      throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (The consumer group must have no running instances, current state: ${state})`);
+    }
+    try {
+      // An empty group's offsets are committed directly (generation -1), as Kafka's own tools do.
+      await withGroupCoordinator(this.kafka, groupId, (coordinator) =>
+        coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [{ topic, partitions }] }),
+      );
+    } catch (err) {
+      if (/rebalanc|generation|member/i.test(errorMessage(err))) {
+        throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (${errorMessage(err)})`);
+      }
+      throw wrapKafkaError(`resetOffsets ${groupId}/${topic}`, err);
+    }
+  }
+
+  async committedOffsets(groupId: string, topic: string): Promise<PartitionOffsets> {
+    const result = await kafkaCall('committedOffsets', () => this.admin.fetchOffsets({ groupId, topics: [topic] }));
+    const out: PartitionOffsets = {};
+    for (const t of result) {
+      if (t.topic !== topic) continue;
+      for (const p of t.partitions) if (Number(p.offset) >= 0) out[p.partition] = p.offset;
+    }
+    return out;
+  }
+
+  async endOffsets(topic: string): Promise<PartitionOffsets> {
+    const bounds = await kafkaCall('endOffsets', () => this.admin.fetchTopicOffsets(topic));
+    const out: PartitionOffsets = {};
+    for (const b of bounds) out[b.partition] = b.high;
+    return out;
+  }
+
+  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+    const byDlq = await kafkaCall('deadLetterSummary', () => this.deadLetters.summary(topics.map(dlqTopic), options.recentWindowMs ?? 300_000, options.waitMs ?? 1000));
+    return Object.fromEntries(topics.map((t) => [t, byDlq[dlqTopic(t)]!]));
+  }
+
+  /** Reads `topic` up to its end offsets at the time of the call; answers how many messages were read. */
+  async readTopic(topic: string, onMessage: (message: BusMessage) => void | Promise<void>): Promise<number> {
+    let read = 0;
+    let ends = new Map<number, bigint>();
+    const tail = new KafkaTopicTail({
+      kafka: this.kafka,
+      admin: this.admin,
+      topics: [topic],
+      logger: this.logger,
+      wrap: (t, partition, record) => new KafkaBusMessage(t, partition, record),
+      onMessage: async (m) => {
+        if (BigInt(m.offset) >= (ends.get(m.partition) ?? 0n)) return; // arrived after the call
+        read++;
+        await onMessage(m);
+      },
+    });
+    try {
+      const bounds = await kafkaCall(`readTopic ${topic}`, async () => {
+        // listTopics, not fetchTopicMetadata: that would create a missing topic (auto-creation).
+        if (!(await this.admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist`);
+        return tail.bounds();
+      });
+      ends = new Map(bounds.map((b) => [b.partition, BigInt(b.high)]));
+      if (!bounds.some((b) => BigInt(b.high) > BigInt(b.low))) return 0;
+      // A tool's read: as long as it takes, but not forever on a broker that stopped answering.
+      if (!(await tail.reached(bounds, 30 * 60_000))) throw new DependencyError('kafka', `reading ${topic} did not reach its end offsets`);
+      return read;
+    } finally {
+      await tail.stop();
+    }
+  }
+
+  async ping(): Promise<void> {
+    const ms = this.settings.connectTimeoutMs;
+    try {
+      await withTimeout(this.admin.describeCluster(), ms, () => new Error(`no answer within ${ms} ms`));
+    } catch (err) {
+      throw new DependencyError('kafka', `KAFKA_BROKERS=${this.settings.brokers.join(',')}: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  disconnect(): Promise<void> {
+    return this.admin.disconnect();
+  }
+}
+
+const clamp = (n: bigint, lo: bigint, hi: bigint) => (n < lo ? lo : n > hi ? hi : n);
