@@ -3,14 +3,12 @@
  * the caller and worker sides of the BullMQ adapter:
  *  - a job is an Envelope (the caller's data and deadline) on queue
  *    `jobs.<name>`; its result is Wrapped so that `undefined` survives JSON;
- *  - a coded error (JobError, or a non-retryable AppError) becomes an
- *    UnrecoverableError whose message is CODED_PREFIX + JSON {code,message,
+ *  - a coded error (job-rules.ts codedError) becomes an UnrecoverableError whose message is CODED_PREFIX + JSON {code,message,
  *    status,details}, so BullMQ does not retry it; the caller decodes it back
  *    into a JobError (job_timeout into JobTimeoutError). Any other failed
  *    reason reaches the caller as JobError `job_failed`.
  */
 import { UnrecoverableError } from 'bullmq';
-import { AppError, isRetryable } from '../errors.js';
 import { JobError, JobTimeoutError } from './queue.js';
 
 /** What a job carries in Redis: the caller's data and deadline. */
@@ -27,23 +25,11 @@ export interface Wrapped {
   v?: unknown;
 }
 
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** Marks a failedReason that carries a coded error as JSON. */
 const CODED_PREFIX = 'x402-job-error:';
 
 export function queueName(name: string): string {
   return `jobs.${name}`;
-}
-
-export function assertName(name: string): void {
-  if (typeof name !== 'string' || !NAME_RE.test(name)) throw new Error(`job name must match ${NAME_RE}, got ${JSON.stringify(name)}`);
-}
-
-/** A handler's deliberate failure (JobError, or a non-retryable AppError) as the caller sees it. */
-export function codedError(err: unknown): JobError | undefined {
-  if (err instanceof JobError) return err;
-  if (err instanceof AppError && !isRetryable(err)) return new JobError(err.code, err.message, err.status, err.details);
-  return undefined;
 }
 
 export function codedFailure(err: JobError): UnrecoverableError {

@@ -24,9 +24,10 @@ import { withTimeout } from '../backoff.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { BullMqCallers } from './bullmq-callers.js';
-import { assertName, type Envelope, type Wrapped } from './bullmq-job-format.js';
+import type { Envelope, Wrapped } from './bullmq-job-format.js';
 import { closeWorkerNow, createBullMqWorker, workerReady } from './bullmq-worker.js';
-import { JobError, type JobHandler, type JobQueue, type ProcessOptions, type RunOptions } from './queue.js';
+import { assertDeadline, assertName, closedError } from './job-rules.js';
+import type { JobHandler, JobQueue, ProcessOptions, RunOptions } from './queue.js';
 import { connectCallerRedis, describeError } from './redis-connection.js';
 
 export interface BullMqQueueOptions {
@@ -55,8 +56,6 @@ export interface BullMqQueueOptions {
 }
 
 const ADAPTER = 'bullmq';
-/** setTimeout's limit (about 24.8 days). */
-const MAX_DEADLINE_MS = 2_147_483_647;
 
 export async function createBullMqQueue(options: BullMqQueueOptions): Promise<JobQueue> {
   for (const key of ['concurrency', 'lockMs', 'maxAttempts', 'connectTimeoutMs'] as const) {
@@ -119,9 +118,7 @@ class BullMqQueue implements JobQueue {
     if (this.closing) throw closedError();
     assertName(name);
     const deadlineMs = options?.deadlineMs;
-    if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs) || deadlineMs <= 0 || deadlineMs > MAX_DEADLINE_MS) {
-      throw new Error(`deadlineMs must be a positive number of ms (at most 2^31-1), got ${String(deadlineMs)}`);
-    }
+    assertDeadline(deadlineMs);
     const startedAt = performance.now();
     return this.callers.run<O>(name, data, Date.now() + deadlineMs, deadlineMs, startedAt);
   }
@@ -149,8 +146,4 @@ class BullMqQueue implements JobQueue {
     await this.callers.close();
     await this.client.quit().catch(() => this.client.disconnect());
   }
-}
-
-function closedError(): JobError {
-  return new JobError('queue_closed', 'job queue is closed', 503);
 }

@@ -14,7 +14,8 @@ import { withTimeout } from '../backoff.js';
 import { DependencyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { codedError, codedFailure, queueName, type Envelope, type Wrapped } from './bullmq-job-format.js';
+import { codedFailure, queueName, type Envelope, type Wrapped } from './bullmq-job-format.js';
+import { codedError } from './job-rules.js';
 import { JobTimeoutError, type JobHandler } from './queue.js';
 import { describeError, throttledLog } from './redis-connection.js';
 
