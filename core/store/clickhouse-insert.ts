@@ -3,16 +3,18 @@
  * column's type (as the server reports it) and every value allows it (no
  * number formatted as text on either side), else as TabSeparated, else as
  * JSONEachRow (rows without one shared key set); every encoding refuses bad
- * values before anything is sent (clickhouse-formats.ts). beginInsert()
- * encodes rows as they are added; a row no binary writer takes goes to a
- * collecting batch inserted by insert(). Column types and writers are cached
- * per table until forget() (after a migration). Nothing sent refers to the
- * row objects, so a large batch's rows can be collected while in flight.
+ * values before anything is sent (clickhouse-rowbinary.ts and
+ * clickhouse-formats.ts). beginInsert() encodes rows as they are added; a row
+ * no binary writer takes goes to a collecting batch inserted by insert().
+ * Column types and writers are cached per table until forget() (after a
+ * migration). Nothing sent refers to the row objects, so a large batch's rows
+ * can be collected while in flight.
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { metrics } from '../metrics.js';
-import { encodeRowBinary, NotBinary, RowBinaryEncoder, toJsonRows, toTabSeparated, writerFor, type Writer } from './clickhouse-formats.js';
+import { toJsonRows, toTabSeparated } from './clickhouse-formats.js';
+import { encodeRowBinary, NotBinary, RowBinaryEncoder, writerFor, type Writer } from './clickhouse-rowbinary.js';
 import { collectingRowBatch } from './row-batch.js';
 import { ident, sql } from './sql.js';
 import type { Row, RowBatch } from './store.js';
