@@ -20,29 +20,20 @@
  *   UInt64 columns); read 64-bit integers with Number(...) in portable code.
  * - Dates are stored at second precision (the store contract): milliseconds
  *   are dropped on insert, as ClickHouse's DateTime does.
+ * Staging and appending in duckdb-staging.ts, value mapping both ways in
+ * duckdb-values.ts; this file opens the file, serializes writes, migrates.
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import {
-  DuckDBDataChunk,
-  dateValue,
-  DuckDBInstance,
-  DuckDBTypeId,
-  JSDuckDBValueConverter,
-  jsToDuckDBValue,
-  timestampValue,
-  type DuckDBAppender,
-  type DuckDBConnection,
-  type DuckDBType,
-  type DuckDBValue,
-  type DuckDBValueConverter,
-} from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { runMigrations, type MigrationExecutor } from './migrations.js';
 import { collectingRowBatch } from './row-batch.js';
-import { ident, toSqlDateTime, type Sql } from './sql.js';
+import { DuckDbStaging } from './duckdb-staging.js';
+import { readRows } from './duckdb-values.js';
+import { ident, type Sql } from './sql.js';
 import type { MigrationReport, Row, Store } from './store.js';
 
 export interface DuckDbStoreOptions {
@@ -52,8 +43,6 @@ export interface DuckDbStoreOptions {
 }
 
 const ADAPTER = 'duckdb';
-/** Rows per data chunk handed to the appender (DuckDB's vector size). */
-const CHUNK_ROWS = 2048;
 
 export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<Store> {
   const { path, logger } = options;
@@ -86,65 +75,7 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
     if (closed) throw new Error('duckdb store is closed');
   };
 
-  // TEMP staging tables (per writer connection), keyed by target table.
-  const stages = new Map<string, Stage>();
-  const dropStages = async () => {
-    for (const stage of stages.values()) await writer.run(`DROP TABLE IF EXISTS temp.main.${stage.name}`);
-    stages.clear();
-  };
-
-  const stageFor = async (table: string): Promise<Stage> => {
-    let stage = stages.get(table);
-    if (stage) return stage;
-    const name = `__stage_${table.replace('.', '__')}`;
-    await writer.run(`CREATE OR REPLACE TEMP TABLE ${name} AS SELECT * FROM ${table} LIMIT 0`);
-    const probe = await writer.runAndReadAll(`SELECT * FROM temp.main.${name} LIMIT 0`);
-    const columns = probe.columnNames();
-    const types = probe.columnTypes();
-    stage = { name, columns, types, index: new Map(columns.map((c, i) => [c, i])), encoders: types.map(encoderFor) };
-    stages.set(table, stage);
-    return stage;
-  };
-
-  const appendBatch = async (table: string, rows: Row[]) => {
-    const stage = await stageFor(table);
-    const given = providedColumns(rows);
-    for (const column of given) {
-      if (!stage.index.has(column)) throw new Error(`table ${table} has no column ${JSON.stringify(column)}`);
-    }
-    // Encode every value first: a bad value refuses the batch before anything is staged.
-    const chunks: DuckDBDataChunk[] = [];
-    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-      const slice = rows.slice(start, start + CHUNK_ROWS);
-      const chunk = DuckDBDataChunk.create(stage.types, slice.length);
-      chunk.setColumns(
-        stage.columns.map((column, c) => {
-          const encode = stage.encoders[c]!;
-          const values: DuckDBValue[] = new Array(slice.length);
-          for (let r = 0; r < slice.length; r++) {
-            const value = slice[r]![column];
-            values[r] = value === null || value === undefined ? null : encode(value, column);
-          }
-          return values;
-        }),
-      );
-      chunks.push(chunk);
-    }
-    const list = given.map((c) => ident(c).render('duckdb')).join(', ');
-    try {
-      const appender: DuckDBAppender = await writer.createAppender(stage.name, 'main', 'temp');
-      try {
-        for (const chunk of chunks) appender.appendDataChunk(chunk);
-        appender.flushSync();
-      } finally {
-        appender.closeSync();
-      }
-      await writer.run(`INSERT OR IGNORE INTO ${table} (${list}) SELECT ${list} FROM temp.main.${stage.name}`);
-    } finally {
-      // The staging table is empty between batches, whatever happened.
-      await writer.run(`DELETE FROM temp.main.${stage.name}`);
-    }
-  };
+  const staging = new DuckDbStaging(writer);
 
   const observe = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
     try {
@@ -181,7 +112,7 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
       observe('migrate', () =>
         serialized(async () => {
           ensureOpen();
-          await dropStages();
+          await staging.drop();
           const report = await runMigrations(executor, migrationsRoot);
           if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
           return report;
@@ -195,7 +126,7 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
         serialized(async () => {
           ensureOpen();
           const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
-          await appendBatch(name, rows);
+          await staging.append(name, rows);
           end();
           metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, rows.length);
         }),
@@ -223,7 +154,7 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
         serialized(async () => {
           ensureOpen();
           await writer.run(text);
-          await dropStages(); // the statement may have changed a table's columns
+          await staging.drop(); // the statement may have changed a table's columns
         }),
       );
     },
@@ -271,147 +202,4 @@ async function ensureDir(dir: string): Promise<void> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-}
-
-interface Stage {
-  name: string;
-  columns: string[];
-  types: DuckDBType[];
-  index: Map<string, number>;
-  encoders: Encoder[];
-}
-
-type Encoder = (value: unknown, column: string) => DuckDBValue;
-
-/** Union of the keys of all rows (a row may omit a column: it gets the table default). */
-function providedColumns(rows: Row[]): string[] {
-  const seen = new Set<string>();
-  for (const row of rows) for (const key in row) seen.add(key);
-  return [...seen];
-}
-
-const MS_PER_DAY = 86_400_000;
-
-/** `jsToDuckDBValue` for a type known only at run time. */
-const toDuckDb = jsToDuckDBValue as unknown as (value: unknown, type: DuckDBType) => DuckDBValue;
-
-function toEpochMs(value: unknown, column: string): number {
-  let ms: number;
-  if (value instanceof Date) ms = value.getTime();
-  else if (typeof value === 'number') ms = value;
-  else if (typeof value === 'string') ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
-  else throw new TypeError(`column ${column}: expected a Date, got ${typeof value}`);
-  if (!Number.isFinite(ms)) throw new TypeError(`column ${column}: invalid date ${String(value)}`);
-  return ms;
-}
-
-function toNumber(value: unknown, column: string): number {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError(`column ${column}: non-finite number ${value}`);
-    return value;
-  }
-  if (typeof value === 'bigint') return Number(value);
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  throw new TypeError(`column ${column}: expected a number, got ${typeof value}`);
-}
-
-function toBigInt(value: unknown, column: string): bigint {
-  if (typeof value === 'bigint') return value;
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value)) throw new TypeError(`column ${column}: expected an integer, got ${value}`);
-    return BigInt(value);
-  }
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
-  if (typeof value === 'boolean') return value ? 1n : 0n;
-  throw new TypeError(`column ${column}: expected an integer, got ${typeof value}`);
-}
-
-function encoderFor(type: DuckDBType): Encoder {
-  switch (type.typeId) {
-    case DuckDBTypeId.VARCHAR:
-      return (v, column) => {
-        if (typeof v === 'string') {
-          if (v.includes('\0')) throw new TypeError(`column ${column}: NUL byte cannot be stored in DuckDB VARCHAR`);
-          return v;
-        }
-        if (v instanceof Date) return toSqlDateTime(v);
-        if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
-        throw new TypeError(`column ${column}: expected a string, got ${typeof v}`);
-      };
-    case DuckDBTypeId.DOUBLE:
-    case DuckDBTypeId.FLOAT:
-    case DuckDBTypeId.TINYINT:
-    case DuckDBTypeId.SMALLINT:
-    case DuckDBTypeId.INTEGER:
-    case DuckDBTypeId.UTINYINT:
-    case DuckDBTypeId.USMALLINT:
-    case DuckDBTypeId.UINTEGER:
-      return toNumber;
-    case DuckDBTypeId.BIGINT:
-    case DuckDBTypeId.UBIGINT:
-    case DuckDBTypeId.HUGEINT:
-    case DuckDBTypeId.UHUGEINT:
-      return toBigInt;
-    case DuckDBTypeId.BOOLEAN:
-      return (v, column) => {
-        if (typeof v === 'boolean') return v;
-        if (v === 0 || v === 1) return v === 1;
-        throw new TypeError(`column ${column}: expected a boolean, got ${String(v)}`);
-      };
-    case DuckDBTypeId.TIMESTAMP:
-      // Second precision, like ClickHouse DateTime.
-      return (v, column) => timestampValue(BigInt(Math.floor(toEpochMs(v, column) / 1000)) * 1_000_000n);
-    case DuckDBTypeId.DATE:
-      return (v, column) => dateValue(Math.floor(toEpochMs(v, column) / MS_PER_DAY));
-    default:
-      return (v, column) => {
-        try {
-          return toDuckDb(v, type);
-        } catch (err) {
-          throw new TypeError(`column ${column} (${type.toString()}): ${errorMessage(err)}`);
-        }
-      };
-  }
-}
-
-// ---------------------------------------------------------------- results
-
-const bigintOut = (value: bigint): number | string =>
-  value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
-
-/** DuckDB values -> the plain shapes ClickHouse's JSONEachRow returns. */
-export const plainValueConverter: DuckDBValueConverter<unknown> = (value, type, converter) => {
-  if (value === null || value === undefined) return null;
-  switch (type.typeId) {
-    case DuckDBTypeId.BIGINT:
-    case DuckDBTypeId.UBIGINT:
-    case DuckDBTypeId.HUGEINT:
-    case DuckDBTypeId.UHUGEINT:
-    case DuckDBTypeId.BIGNUM:
-      return typeof value === 'bigint' ? bigintOut(value) : String(value);
-    case DuckDBTypeId.BOOLEAN:
-      return value === true ? 1 : 0;
-    case DuckDBTypeId.TIMESTAMP:
-    case DuckDBTypeId.TIMESTAMP_S:
-    case DuckDBTypeId.TIMESTAMP_MS:
-    case DuckDBTypeId.TIMESTAMP_NS:
-    case DuckDBTypeId.TIMESTAMP_TZ: {
-      let date: unknown;
-      try {
-        date = JSDuckDBValueConverter(value, type, JSDuckDBValueConverter);
-      } catch {
-        return String(value); // outside the JS Date range (infinity and the like)
-      }
-      return date instanceof Date ? toSqlDateTime(date) : String(value);
-    }
-    case DuckDBTypeId.DATE:
-      return String(value);
-    default:
-      return JSDuckDBValueConverter(value, type, converter as unknown as typeof JSDuckDBValueConverter);
-  }
-};
-
-async function readRows(connection: DuckDBConnection, text: string): Promise<Row[]> {
-  const reader = await connection.runAndReadAll(text);
-  return reader.convertRowObjects(plainValueConverter) as Row[];
 }
