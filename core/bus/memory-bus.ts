@@ -9,21 +9,19 @@
  * Nothing is persisted: the logs live as long as the bus object. Messages
  * handed to handlers are the stored objects themselves (no copy per fetch);
  * handlers must treat them as read-only, as the port's contract implies.
+ * Topics, groups, publishing and offsets are here; the consumer loop is in
+ * memory-bus-consumer.ts.
  */
-import { setImmediate as nextTick } from 'node:timers/promises';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
-import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { BatchRunner } from './batch-runner.js';
-import { equalChunkSize } from './equal-chunks.js';
 import { DeadLetterLedger, parseDeadLetter } from './dead-letters.js';
+import { committedFor, MemConsumer, type MemConsumerSettings, type MemGroup, type MemTopic } from './memory-bus-consumer.js';
 import {
   dlqTopic,
   type Bus,
   type BusMessage,
   type Consumer,
   type ConsumerOptions,
-  type ConsumerStatus,
   type DeadLetterSummary,
   type DeadLetterSummaryOptions,
   type OutgoingMessage,
@@ -31,32 +29,11 @@ import {
   type ReplayFrom,
 } from './bus.js';
 
-export interface MemoryBusOptions {
+export interface MemoryBusOptions extends MemConsumerSettings {
   partitions: number;
-  batchSize: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
-  /** Cap of one retry delay (default 30 s). */
-  retryMaxBackoffMs?: number;
-  logger: Logger;
 }
 
 const ADAPTER = 'memory';
-
-interface MemTopic {
-  name: string;
-  /** One ordered log per partition; a message's offset is its index. */
-  logs: BusMessage[][];
-  /** Consumers to wake when something is published. */
-  subscribers: Set<MemConsumer>;
-  publishedMetric: { inc(n?: number): void };
-}
-
-interface MemGroup {
-  running?: MemConsumer;
-  /** topic -> committed offset (next offset to read) per partition. */
-  committed: Map<string, (number | undefined)[]>;
-}
 
 export async function createMemoryBus(options: MemoryBusOptions): Promise<Bus> {
   return new MemoryBus(options);
@@ -271,152 +248,6 @@ class MemoryBus implements Bus {
   private assertOpen(): void {
     if (this.closed) throw new Error('memory bus is closed');
   }
-}
-
-/** One subscribed topic-partition of a running consumer. */
-interface Slot {
-  topic: string;
-  partition: number;
-  log: BusMessage[];
-  /** Next offset to hand out (= committed offset: a batch is committed before the next one is fetched). */
-  position: number;
-  committed: (number | undefined)[];
-  consumed: { inc(n?: number): void };
-  seconds: { observe(v: number): void };
-}
-
-class MemConsumer implements Consumer {
-  readonly status: ConsumerStatus;
-  private readonly abort = new AbortController();
-  private readonly slots: Slot[] = [];
-  private readonly batchSize: number;
-  private readonly runner: BatchRunner;
-  private readonly logger: Logger;
-  private woken = false;
-  private waiting: (() => void) | undefined;
-  private loop: Promise<void> = Promise.resolve();
-  private stopping = false;
-
-  constructor(
-    private readonly bus: MemoryBus,
-    private readonly options: ConsumerOptions,
-    private readonly group: MemGroup,
-  ) {
-    const { groupId, topics } = options;
-    this.status = { groupId, topics: [...topics], running: false };
-    this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
-    this.logger = bus.options.logger.child({ component: 'bus', adapter: ADAPTER, group: groupId });
-    this.runner = new BatchRunner({
-      adapter: ADAPTER,
-      groupId,
-      handleBatch: options.handleBatch,
-      maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
-      retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
-      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
-      status: this.status,
-      signal: this.abort.signal,
-      logger: this.logger,
-      publish: (topic, messages) => bus.publish(topic, messages),
-      alreadyDeadLettered: async (message) => bus.ledger(dlqTopic(message.topic)).has(groupId, message.topic, message.partition, message.offset),
-    });
-    const fromBeginning = options.fromBeginning ?? true;
-    for (const name of new Set(topics)) {
-      const t = bus.topic(name);
-      const committed = committedFor(group, name, t.logs.length);
-      t.logs.forEach((log, partition) => {
-        this.slots.push({
-          topic: name,
-          partition,
-          log,
-          position: committed[partition] ?? (fromBeginning ? 0 : log.length),
-          committed,
-          consumed: metrics.busConsumed.labels(ADAPTER, name, groupId),
-          seconds: metrics.busBatchSeconds.labels(ADAPTER, name, groupId),
-        });
-      });
-    }
-  }
-
-  start(): void {
-    this.status.running = true;
-    for (const name of this.status.topics) this.bus.topic(name).subscribers.add(this);
-    this.loop = this.run();
-  }
-
-  wake(): void {
-    this.woken = true;
-    const w = this.waiting;
-    if (w) {
-      this.waiting = undefined;
-      w();
-    }
-  }
-
-  async stop(): Promise<void> {
-    if (!this.stopping) {
-      this.stopping = true;
-      this.abort.abort();
-      this.wake();
-    }
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    const { slots, batchSize } = this;
-    try {
-      while (!this.stopping) {
-        this.woken = false;
-        let worked = false;
-        for (let s = 0; s < slots.length && !this.stopping; s++) {
-          const slot = slots[s]!;
-          const { log } = slot;
-          if (slot.position >= log.length) continue;
-          worked = true;
-          const start = slot.position;
-          const batch = log.slice(start, start + equalChunkSize(log.length - start, batchSize));
-          const t0 = performance.now();
-          let done: number;
-          try {
-            done = await this.runner.run(batch);
-          } catch (err) {
-            // Only a failed dead-letter publish on a closing bus gets here; keep the offsets uncommitted.
-            this.logger.error({ err, topic: slot.topic, partition: slot.partition }, 'bus: batch failed unexpectedly');
-            done = 0;
-          }
-          if (done > 0) {
-            slot.position = start + done;
-            slot.committed[slot.partition] = slot.position;
-            slot.consumed.inc(done);
-            slot.seconds.observe((performance.now() - t0) / 1000);
-            this.status.lastBatchAt = Date.now();
-          }
-          if (done < batch.length) break; // stopping
-        }
-        if (this.stopping) break;
-        if (worked) {
-          // Let publishers, timers and I/O run between rounds.
-          await nextTick();
-        } else if (!this.woken) {
-          await new Promise<void>((resolve) => {
-            this.waiting = resolve;
-          });
-        }
-      }
-    } finally {
-      for (const name of this.status.topics) this.bus.topic(name).subscribers.delete(this);
-      this.status.running = false;
-      if (this.group.running === this) delete this.group.running;
-    }
-  }
-}
-
-function committedFor(group: MemGroup, topic: string, partitions: number): (number | undefined)[] {
-  let c = group.committed.get(topic);
-  if (!c) {
-    c = new Array<number | undefined>(partitions).fill(undefined);
-    group.committed.set(topic, c);
-  }
-  return c;
 }
 
 function parseOffset(offset: string): number {
