@@ -3,48 +3,26 @@
  * CSS, HTML, Go, Rust, Java, C, C++, SQL dialects): the parser's syntax tree
  * says what is a comment and what is a literal; normalize.ts rebuilds the
  * text. Lezer parsers recover from errors, so invalid code is still read
- * (its error nodes are counted and reported).
+ * (its error nodes are counted and reported). The grammar table is here;
+ * the tree walk is lezer-walk.ts, SQL lezer-sql.ts, HTML lezer-html.ts.
  */
-import { MSSQL, MariaSQL, MySQL, PLSQL, PostgreSQL, SQLDialect, SQLite } from '@codemirror/lang-sql';
 import type { SyntaxNode, Tree } from '@lezer/common';
 import { parser as cppParser } from '@lezer/cpp';
 import { parser as cssParser } from '@lezer/css';
 import { parser as goParser } from '@lezer/go';
-import { parser as htmlParser } from '@lezer/html';
 import { parser as javaParser } from '@lezer/java';
 import { parser as jsParser } from '@lezer/javascript';
 import { parser as pythonParser } from '@lezer/python';
 import { parser as rustParser } from '@lezer/rust';
-import type { LRParser } from '@lezer/lr';
 import { blankRanges, htmlLikeComments } from './html-like-comments.js';
-import { denoiseJsonc } from './jsonc.js';
 import type { Language } from './languages.js';
+import { denoiseHtml } from './lezer-html.js';
+import { denoiseSql } from './lezer-sql.js';
+import { bestTree, collect, cSpace, lineSensitive, set, type DenoiseResult, type Grammar } from './lezer-walk.js';
 import { normalize, type Edit } from './normalize.js';
 
-export interface DenoiseResult {
-  code: string;
-  commentsRemoved: number;
-  syntaxErrors: number;
-}
+export type { DenoiseResult } from './lezer-walk.js';
 
-interface Grammar {
-  /** Parsers to try in order; the first with no error node wins, else the one with the fewest. */
-  parsers: LRParser[];
-  comments: ReadonlySet<string>;
-  /** Tokens kept byte for byte. */
-  literals: ReadonlySet<string>;
-  /** What a removed block comment leaves: a newline when it spanned lines (JS, Go), else a space; `''` for HTML. */
-  blockSeparator: (comment: string, before: string, after: string) => string;
-  /** Comments that are not noise (directives a compiler or tool reads). */
-  keep?: (comment: string, node: SyntaxNode, source: string) => boolean;
-  keepIndent?: boolean;
-  /** Reads a node itself (pushing its edits) and returns the comments it removed, or undefined to let the walk read it. */
-  special?: (node: SyntaxNode, source: string, edits: Edit[]) => number | undefined;
-}
-
-const set = (...names: string[]) => new Set(names);
-const cSpace = () => ' ';
-const lineSensitive = (comment: string) => (comment.includes('\n') ? '\n' : ' ');
 const isWord = (c: string) => /[\w$\u0080-\uFFFF-]/.test(c);
 
 const JS_KEEP = /^(?:\/\/\/\s*<(?:reference|amd-module|amd-dependency)\b|\/[/*]\s*@ts-(?:ignore|expect-error|nocheck|check)\b|\/\*\*?\s*@jsx(?:ImportSource|Runtime|Frag)?\b)/;
@@ -171,71 +149,6 @@ function isCgoPreamble(node: SyntaxNode, source: string): boolean {
   return /^import\s*"C"/.test(source.slice(next.from, next.to));
 }
 
-function countErrors(tree: Tree): number {
-  let errors = 0;
-  tree.iterate({
-    enter: (n) => {
-      if (n.type.isError) errors++;
-    },
-  });
-  return errors;
-}
-
-function bestTree(parsers: LRParser[], source: string): { tree: Tree; errors: number } {
-  let best: { tree: Tree; errors: number } | undefined;
-  for (const p of parsers) {
-    const tree = p.parse(source);
-    const errors = countErrors(tree);
-    if (!best || errors < best.errors) best = { tree, errors };
-    if (errors === 0) break;
-  }
-  return best!;
-}
-
-/** Comments and literals of a grammar-read source as edits; `nested` denoises embedded code (HTML scripts and styles). */
-function collect(grammar: Grammar, tree: Tree, source: string, edits: Edit[]): number {
-  let removed = 0;
-  const visit = (node: SyntaxNode): void => {
-    const name = node.name;
-    const handled = grammar.special?.(node, source, edits);
-    if (handled !== undefined) {
-      removed += handled;
-      return;
-    }
-    if (grammar.comments.has(name)) {
-      const text = source.slice(node.from, node.to);
-      if (grammar.keep?.(text, node, source)) {
-        edits.push({ from: node.from, to: node.to, kind: 'keep' });
-        return;
-      }
-      const block = !/^(?:\/\/|#|--)/.test(text);
-      const sep = block ? grammar.blockSeparator(text, source[node.from - 1] ?? '\n', source[node.to] ?? '\n') : '';
-      edits.push({ from: node.from, to: node.to, kind: 'remove', sep });
-      removed++;
-      return;
-    }
-    if (grammar.literals.has(name)) {
-      if (name === 'TemplateString') {
-        // The template's text is kept; the code in its ${...} is read like any other code.
-        let at = node.from;
-        for (let c = node.firstChild; c; c = c.nextSibling) {
-          if (c.name !== 'Interpolation') continue;
-          edits.push({ from: at, to: c.from, kind: 'keep' });
-          visit(c);
-          at = c.to;
-        }
-        edits.push({ from: at, to: node.to, kind: 'keep' });
-        return;
-      }
-      edits.push({ from: node.from, to: node.to, kind: 'keep' });
-      return;
-    }
-    for (let c = node.firstChild; c; c = c.nextSibling) visit(c);
-  };
-  visit(tree.topNode);
-  return removed;
-}
-
 /** Module, class and function docstrings (PEP 257): removed, and `pass` where the body would be empty. */
 function pythonDocstrings(tree: Tree, source: string, edits: Edit[]): number {
   let removed = 0;
@@ -260,140 +173,9 @@ function pythonDocstrings(tree: Tree, source: string, edits: Edit[]): number {
   return removed;
 }
 
-/** MySQL and MariaDB read a backslash in a string as an escape ('It\\'s'); lang-sql's dialects leave it out. */
-const MYSQL = SQLDialect.define({ ...MySQL.spec, backslashEscapes: true });
-const MARIADB = SQLDialect.define({ ...MariaSQL.spec, backslashEscapes: true });
-
-function sqlDialect(alias: string): SQLDialect {
-  switch (alias) {
-    case 'mysql':
-      return MYSQL;
-    case 'mariadb':
-      return MARIADB;
-    case 'sqlite':
-    case 'sqlite3':
-      return SQLite;
-    case 'tsql':
-    case 't-sql':
-    case 'mssql':
-    case 'sqlserver':
-      return MSSQL;
-    case 'plsql':
-    case 'oracle':
-      return PLSQL;
-    default:
-      return PostgreSQL;
-  }
-}
-
-/** MySQL runs `/*! ... *\/` (versioned code) and reads `/*+ ... *\/` (optimizer hints): code, not comments. */
-const SQL_KEEP = /^\/\*[!+]/;
-
-function denoiseSql(source: string, alias: string): DenoiseResult {
-  let dialect = sqlDialect(alias);
-  let tree = dialect.language.parser.parse(source);
-  if (alias === 'sql') {
-    // Generic "sql": PostgreSQL (the standard's quoting), unless backtick identifiers say MySQL.
-    let backtick = false;
-    tree.iterate({
-      enter: (n) => {
-        if (n.name === 'Operator' && source.slice(n.from, n.to) === '`') backtick = true;
-      },
-    });
-    if (backtick) {
-      dialect = MYSQL;
-      tree = dialect.language.parser.parse(source);
-    }
-  }
-  const grammar: Grammar = {
-    parsers: [],
-    comments: set('LineComment', 'BlockComment'),
-    literals: set('String', 'QuotedIdentifier', 'Bits', 'Bytes', 'SpecialVar'),
-    blockSeparator: cSpace,
-    keep: (comment) => SQL_KEEP.test(comment),
-  };
-  const edits: Edit[] = [];
-  const commentsRemoved = collect(grammar, tree, source, edits);
-  return { code: normalize(source, edits, { keepIndent: false }), commentsRemoved, syntaxErrors: countErrors(tree) };
-}
-
-const SCRIPT_JS_TYPES = /^(?:|module|text\/javascript|application\/javascript|text\/ecmascript|application\/ecmascript|text\/babel|text\/jsx)$/i;
-const SCRIPT_JSON_TYPES = /^(?:application\/(?:ld\+)?json|importmap|speculationrules|application\/manifest\+json)$/i;
-const PRESERVED_ELEMENTS = /^(?:pre|textarea|listing|xmp|plaintext)$/i;
-
-function denoiseHtml(source: string): DenoiseResult {
-  const tree = htmlParser.parse(source);
-  const edits: Edit[] = [];
-  let commentsRemoved = 0;
-  let syntaxErrors = countErrors(tree);
-  const tagName = (element: SyntaxNode) => {
-    const open = element.getChild('OpenTag');
-    const name = open?.getChild('TagName');
-    return name ? source.slice(name.from, name.to).toLowerCase() : '';
-  };
-  const attribute = (element: SyntaxNode, wanted: string): string | undefined => {
-    const open = element.getChild('OpenTag');
-    for (const attr of open?.getChildren('Attribute') ?? []) {
-      const n = attr.getChild('AttributeName');
-      if (!n || source.slice(n.from, n.to).toLowerCase() !== wanted) continue;
-      const v = attr.getChild('AttributeValue') ?? attr.getChild('UnquotedAttributeValue');
-      return v ? source.slice(v.from, v.to).replace(/^["']|["']$/g, '').trim() : '';
-    }
-    return undefined;
-  };
-  const embedded = (node: SyntaxNode, language: Language | 'json' | undefined) => {
-    const text = source.slice(node.from, node.to);
-    if (!language || /^\s*$/.test(text)) {
-      edits.push({ from: node.from, to: node.to, kind: 'keep' });
-      return;
-    }
-    const inner = language === 'json' ? denoiseJsonc(text) : denoiseWithGrammar(language, text);
-    commentsRemoved += inner.commentsRemoved;
-    syntaxErrors += inner.syntaxErrors;
-    edits.push({ from: node.from, to: node.to, kind: 'replace', text: inner.code });
-  };
-  const visit = (node: SyntaxNode): void => {
-    switch (node.name) {
-      case 'Comment':
-        edits.push({ from: node.from, to: node.to, kind: 'remove', sep: '' });
-        commentsRemoved++;
-        return;
-      case 'AttributeValue':
-      case 'UnquotedAttributeValue':
-      case 'TextareaText':
-        edits.push({ from: node.from, to: node.to, kind: 'keep' });
-        return;
-      case 'ScriptText': {
-        const type = node.parent ? (attribute(node.parent, 'type') ?? '') : '';
-        embedded(node, SCRIPT_JS_TYPES.test(type) ? 'javascript' : SCRIPT_JSON_TYPES.test(type) ? 'json' : undefined);
-        return;
-      }
-      case 'StyleText':
-        embedded(node, 'css');
-        return;
-      case 'Element': {
-        if (PRESERVED_ELEMENTS.test(tagName(node))) {
-          const open = node.getChild('OpenTag');
-          const close = node.getChild('CloseTag');
-          if (open) for (let c = open.firstChild; c; c = c.nextSibling) visit(c);
-          const from = open?.to ?? node.from;
-          const to = close?.from ?? node.to;
-          if (to > from) edits.push({ from, to, kind: 'keep' });
-          if (close) for (let c = close.firstChild; c; c = c.nextSibling) visit(c);
-          return;
-        }
-        break;
-      }
-    }
-    for (let c = node.firstChild; c; c = c.nextSibling) visit(c);
-  };
-  visit(tree.topNode);
-  return { code: normalize(source, edits, { keepIndent: false }), commentsRemoved, syntaxErrors };
-}
-
 export function denoiseWithGrammar(language: Language, source: string, alias: string = language): DenoiseResult {
   if (language === 'sql' || language === 'mysql') return denoiseSql(source, alias);
-  if (language === 'html') return denoiseHtml(source);
+  if (language === 'html') return denoiseHtml(source, (embedded, text) => denoiseWithGrammar(embedded, text));
   const grammar = GRAMMARS[language];
   if (!grammar) throw new Error(`no grammar for ${language}`);
   let { tree, errors } = bestTree(grammar.parsers, source);
