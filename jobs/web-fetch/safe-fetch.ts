@@ -21,7 +21,7 @@
  * cap), content types (per caller, checked from the headers before the body
  * is read).
  *
- * Errors are JobErrors: 400 `url_not_allowed` (details.field, details.reason,
+ * Errors are JobErrors (fetch-errors.ts; the body is read by fetch-body.ts): 400 `url_not_allowed` (details.field, details.reason,
  * details.hop: 0 for the request's URL, n for the n-th redirect), 413
  * `upstream_too_large`, 415 `unsupported_content_type`, 502 `upstream_error`
  * (details.reason: dns_not_found, ECONNREFUSED, too_many_redirects, ...),
@@ -30,11 +30,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream';
-import zlib from 'node:zlib';
 import { JobError } from '../../core/queue/queue.js';
 import type { Config } from '../../core/config.js';
-import { checkAddress, checkUrl, type CheckedUrl, type Refusal } from './address-policy.js';
+import { checkAddress, checkUrl, type CheckedUrl } from './address-policy.js';
+import { parseContentType, readBody } from './fetch-body.js';
+import { notAllowed, UpstreamError } from './fetch-errors.js';
 import { dnsServerResolver, ResolveError, systemResolver, type HostResolver, type ResolvedAddress } from './resolver.js';
 
 export interface FetcherSettings {
@@ -107,45 +107,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ECONNRESET']);
 const MAX_ADDRESSES_TRIED = 4;
 
-class UpstreamError extends JobError {
-  constructor(reason: string, message: string, extra: Record<string, unknown> = {}) {
-    super('upstream_error', message, 502, { reason, ...extra });
-  }
-}
-
-function notAllowed(field: string, hop: number, refusal: Refusal, url?: string): JobError {
-  const where = hop === 0 ? field : `redirect ${hop}`;
-  return new JobError('url_not_allowed', `${where} refused: ${refusal.message}`, 400, {
-    field,
-    reason: refusal.reason,
-    hop,
-    ...(url !== undefined ? { url } : {}),
-    ...(refusal.address !== undefined ? { address: refusal.address } : {}),
-    ...(refusal.embedded !== undefined ? { embedded: refusal.embedded } : {}),
-  });
-}
-
-function parseContentType(header: string | undefined): { mediaType: string | null; charset: string | null } {
-  if (!header) return { mediaType: null, charset: null };
-  const [type, ...params] = header.split(';');
-  const mediaType = type!.trim().toLowerCase() || null;
-  let charset: string | null = null;
-  for (const param of params) {
-    const m = /^\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(param);
-    if (m) charset = m[1]!.toLowerCase();
-  }
-  return { mediaType, charset };
-}
-
-function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.BrotliDecompress | zlib.Inflate | null | 'unsupported' {
-  const e = (encoding ?? '').trim().toLowerCase();
-  if (e === '' || e === 'identity') return null;
-  if (e === 'gzip' || e === 'x-gzip') return zlib.createGunzip();
-  if (e === 'br') return zlib.createBrotliDecompress();
-  if (e === 'deflate') return zlib.createInflate();
-  return 'unsupported';
-}
-
 export function createSafeFetch(settings: FetcherSettings): SafeFetch {
   const policy = { allowLoopback: settings.allowLoopback };
 
@@ -206,44 +167,6 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
       req.on('error', reject);
       req.end();
     });
-  }
-
-  async function readBody(res: http.IncomingMessage, request: FetchRequest, url: string): Promise<Buffer> {
-    const declared = Number(res.headers['content-length']);
-    const tooLarge = (seen: string) =>
-      new JobError('upstream_too_large', `the response is larger than ${request.maxBytes} bytes (${seen})`, 413, {
-        field: request.field,
-        limit_bytes: request.maxBytes,
-        url,
-      });
-    if (Number.isFinite(declared) && declared > request.maxBytes && !res.headers['content-encoding']) {
-      res.destroy();
-      throw tooLarge(`Content-Length ${declared}`);
-    }
-    const decoder = decoderFor(res.headers['content-encoding']);
-    if (decoder === 'unsupported') {
-      res.destroy();
-      throw new UpstreamError('unsupported_content_encoding', `unsupported Content-Encoding ${String(res.headers['content-encoding'])}`, { url });
-    }
-    const stream = decoder ? pipeline(res, decoder, () => {}) : res;
-    const chunks: Buffer[] = [];
-    let total = 0;
-    try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        total += chunk.length;
-        if (total > request.maxBytes) {
-          res.destroy();
-          throw tooLarge(decoder ? 'after decompression' : 'streamed');
-        }
-        chunks.push(chunk);
-      }
-    } catch (err) {
-      if (err instanceof JobError) throw err;
-      const code = (err as { code?: string }).code;
-      if (decoder && code?.startsWith('Z_')) throw new UpstreamError('bad_content_encoding', 'the compressed body is corrupt', { url });
-      throw err;
-    }
-    return Buffer.concat(chunks, total);
   }
 
   return async function safeFetch(request: FetchRequest): Promise<FetchedResource> {
