@@ -30,13 +30,14 @@ import {
   type PaymentPayload,
   type PaymentRequirements,
 } from '@x402/core/types';
-import { erc20Abi, getAddress, type Address, type Hex } from 'viem';
+import { getAddress, type Address, type Hex } from 'viem';
 import { settlementSafetyProblems, type Config } from '../../core/config.js';
 import type { ProbeResult } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { removeDevChainInfo, startDevChain, writeDevChainInfo, type DevChain } from './dev-chain.js';
 import { chainIdOf, startLocalFacilitator, type LocalFacilitator } from './local-facilitator.js';
+import { probeFacilitator, probeLocal } from './settlement-probes.js';
 
 export { chainIdOf } from './local-facilitator.js';
 
@@ -263,50 +264,5 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
     await facilitator?.stop();
     await devChain.stop();
     throw err;
-  }
-}
-
-/** ok when `/supported` lists `exact` on the network for x402 v2. */
-export async function probeFacilitator(facilitator: FacilitatorClient, network: string, facts: Record<string, unknown>): Promise<ProbeResult> {
-  try {
-    const supported = await facilitator.getSupported();
-    const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'exact' && k.network === network);
-    if (!kind) return { status: 'down', ...facts, network, reason: `facilitator does not support exact on ${network} (x402 v2)` };
-    return { status: 'ok', ...facts, network };
-  } catch (err) {
-    return { status: 'down', ...facts, network, reason: errorMessage(err) };
-  }
-}
-
-/**
- * The in-process facilitator: down when the chain cannot be read or the asset has no code; degraded when
- * the head is older than `staleMs` (the chain stopped, or the RPC serves an old block) or the settler holds
- * no gas. Also shows the settlement queue's figures.
- */
-export async function probeLocal(facilitator: LocalFacilitator, asset: Address, adapter: SettlementMode, staleMs: number): Promise<ProbeResult> {
-  const view = facilitator.chain.status();
-  const { stats } = facilitator.queue;
-  const facts = {
-    adapter,
-    settler: facilitator.settler,
-    asset,
-    nonce_store: facilitator.lease.kind,
-    ...(view.head ? { head: view.head } : {}),
-    settlements: { settled: stats.settled, failed: stats.failed, transactions: stats.transactions, batched_transactions: stats.batches, backlog: facilitator.queue.backlog },
-  };
-  try {
-    const [code, gas, balanceOk] = await Promise.all([
-      facilitator.publicClient.getCode({ address: asset }),
-      facilitator.publicClient.getBalance({ address: facilitator.settler }),
-      facilitator.publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }).then(() => true, () => false),
-    ]);
-    if (!code || code === '0x' || !balanceOk) return { status: 'down', ...facts, reason: `no ERC-20 contract at asset ${asset}` };
-    if (!view.head) return { status: 'down', ...facts, reason: `chain head not read: ${view.error?.message ?? 'no answer yet'}` };
-    if (view.head.age_ms > staleMs) return { status: 'degraded', ...facts, reason: `chain head ${view.head.number} is ${Math.round(view.head.age_ms / 1000)} s old (stale after ${Math.round(staleMs / 1000)} s)` };
-    if (view.error) return { status: 'degraded', ...facts, reason: `chain head not read since ${view.error.at}: ${view.error.message}` };
-    if (gas === 0n) return { status: 'degraded', ...facts, reason: 'settler wallet holds no gas' };
-    return { status: 'ok', ...facts };
-  } catch (err) {
-    return { status: 'down', ...facts, reason: errorMessage(err).split('\n')[0] };
   }
 }
