@@ -24,7 +24,7 @@ import { backoffDelay, sleep } from '../backoff.js';
 import { DependencyError, errorMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { DLQ_HEADERS, dlqTopic, type BatchContext, type BusMessage, type ConsumerStatus, type OutgoingMessage } from './bus.js';
+import { DLQ_HEADERS, dlqTopic, type BatchContext, type BusMessage, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
 
 export interface BatchRunnerOptions {
   adapter: 'memory' | 'kafka';
@@ -47,6 +47,30 @@ export interface BatchRunnerOptions {
   alreadyDeadLettered?(message: BusMessage): Promise<boolean>;
   /** Told after each dead letter is published. */
   deadLetterSent?(message: BusMessage, dead: OutgoingMessage): void;
+}
+
+/** A bus's retry settings, which a consumer's own options override. */
+export interface BusRetryDefaults {
+  maxAttempts: number;
+  retryBackoffMs: number;
+  /** Cap of one retry delay (default 30 s). */
+  retryMaxBackoffMs?: number;
+}
+
+/** The runner options both adapters derive the same way from a consumer's options and its bus's defaults. */
+export function consumerRunnerOptions(
+  adapter: BatchRunnerOptions['adapter'],
+  options: ConsumerOptions,
+  defaults: BusRetryDefaults,
+): Pick<BatchRunnerOptions, 'adapter' | 'groupId' | 'handleBatch' | 'maxAttempts' | 'retryBackoffMs' | 'retryCapMs'> {
+  return {
+    adapter,
+    groupId: options.groupId,
+    handleBatch: options.handleBatch,
+    maxAttempts: options.maxAttempts ?? defaults.maxAttempts,
+    retryBackoffMs: options.retryBackoffMs ?? defaults.retryBackoffMs,
+    ...(defaults.retryMaxBackoffMs ? { retryCapMs: defaults.retryMaxBackoffMs } : {}),
+  };
 }
 
 type Outcome = { ok: true } | { ok: false; stopped: true } | { ok: false; stopped: false; error: unknown; invocations: number };

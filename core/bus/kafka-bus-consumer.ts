@@ -16,7 +16,7 @@ import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka } from '
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { BatchRunner } from './batch-runner.js';
+import { BatchRunner, consumerRunnerOptions, type BusRetryDefaults } from './batch-runner.js';
 import { dlqTopic, type BusMessage, type Consumer, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
 import { parseDeadLetter } from './dead-letters.js';
 import { equalChunkSize } from './equal-chunks.js';
@@ -32,12 +32,8 @@ const DEFAULT_SESSION_TIMEOUT_MS = 10000;
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
 
 /** The bus options a consumer reads (a subset of KafkaBusOptions). */
-export interface KafkaConsumerSettings {
+export interface KafkaConsumerSettings extends BusRetryDefaults {
   batchSize: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
-  /** Cap of one retry delay (default 30 s). */
-  retryMaxBackoffMs?: number;
   /** Fetch tuning (PostHog-style batch consumers): bigger fetches make bigger store batches. */
   fetchMaxWaitMs?: number;
   fetchMinBytes?: number;
@@ -102,12 +98,7 @@ export class KafkaBusConsumer implements Consumer {
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
     });
     this.runner = new BatchRunner({
-      adapter: ADAPTER,
-      groupId,
-      handleBatch: options.handleBatch,
-      maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
-      retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
-      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
+      ...consumerRunnerOptions(ADAPTER, options, bus.options),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,

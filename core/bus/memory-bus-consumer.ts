@@ -10,7 +10,7 @@
 import { setImmediate as nextTick } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { BatchRunner } from './batch-runner.js';
+import { BatchRunner, consumerRunnerOptions, type BusRetryDefaults } from './batch-runner.js';
 import { dlqTopic, type BusMessage, type Consumer, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
 import type { DeadLetterLedger } from './dead-letters.js';
 import { equalChunkSize } from './equal-chunks.js';
@@ -33,12 +33,8 @@ export interface MemGroup {
 }
 
 /** The bus options a consumer reads (a subset of MemoryBusOptions). */
-export interface MemConsumerSettings {
+export interface MemConsumerSettings extends BusRetryDefaults {
   batchSize: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
-  /** Cap of one retry delay (default 30 s). */
-  retryMaxBackoffMs?: number;
   logger: Logger;
 }
 
@@ -85,12 +81,7 @@ export class MemConsumer implements Consumer {
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.options.logger.child({ component: 'bus', adapter: ADAPTER, group: groupId });
     this.runner = new BatchRunner({
-      adapter: ADAPTER,
-      groupId,
-      handleBatch: options.handleBatch,
-      maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
-      retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
-      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
+      ...consumerRunnerOptions(ADAPTER, options, bus.options),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,

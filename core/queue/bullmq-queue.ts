@@ -22,27 +22,15 @@ import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withTimeout } from '../backoff.js';
 import { DependencyError, errorMessage } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { BullMqCallers } from './bullmq-callers.js';
 import type { Envelope, Wrapped } from './bullmq-job-format.js';
-import { closeWorkerNow, createBullMqWorker, workerReady } from './bullmq-worker.js';
+import { closeWorkerNow, createBullMqWorker, workerReady, type BullMqWorkerOptions } from './bullmq-worker.js';
 import { assertDeadline, assertName, closedError } from './job-rules.js';
 import type { JobHandler, JobQueue, ProcessOptions, RunOptions } from './queue.js';
 import { connectCallerRedis, describeError } from './redis-connection.js';
 
-export interface BullMqQueueOptions {
-  redisUrl: string;
-  /** Redis key prefix (QUEUE_PREFIX). */
-  prefix: string;
-  /** Default worker concurrency per job name (JOB_CONCURRENCY). */
-  concurrency: number;
-  /** Job lock (JOB_LOCK_MS): a dead worker's job is retried after it expires. */
-  lockMs: number;
-  /** Attempts for a job whose handler crashed or whose worker died (JOB_MAX_ATTEMPTS). */
-  maxAttempts: number;
-  /** How long start-up (and ping) waits for Redis to answer. */
-  connectTimeoutMs: number;
-  logger: Logger;
+/** Connection, worker and retry settings (bullmq-worker.ts says each), plus the caller side's. */
+export interface BullMqQueueOptions extends Omit<BullMqWorkerOptions, 'where'> {
   /**
    * Approximate cap of each events stream (BullMQ default 10 000). Results do
    * not depend on it for deletion (they are XDEL'd once read); it bounds the

@@ -23,10 +23,15 @@ const ADAPTER = 'bullmq';
 
 export interface BullMqWorkerOptions {
   redisUrl: string;
+  /** Redis key prefix (QUEUE_PREFIX). */
   prefix: string;
+  /** Worker concurrency per job name (default JOB_CONCURRENCY; process() may set its own). */
   concurrency: number;
+  /** Job lock (JOB_LOCK_MS): a dead worker's job is retried after it expires. */
   lockMs: number;
+  /** Attempts for a job whose handler crashed or whose worker died (JOB_MAX_ATTEMPTS). */
   maxAttempts: number;
+  /** How long start-up (and ping) waits for Redis to answer. */
   connectTimeoutMs: number;
   logger: Logger;
   /** The redacted Redis URL, for messages. */
