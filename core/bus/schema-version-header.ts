@@ -7,22 +7,11 @@
  * headers object per topic (a batch is thousands of messages).
  */
 import type { Bus, OutgoingMessage } from './bus.js';
+import { forwardingBus } from './forwarding-bus.js';
 
 export function withSchemaVersions(bus: Bus, header: string, versionOf: (topic: string) => string | undefined): Bus {
   const shared = new Map<string, Readonly<Record<string, string>>>();
-  return {
-    get adapter() {
-      return bus.adapter;
-    },
-    ensureTopics: (topics) => bus.ensureTopics(topics),
-    consume: (options) => bus.consume(options),
-    resetOffsets: (groupId, topic, from) => bus.resetOffsets(groupId, topic, from),
-    committedOffsets: (groupId, topic) => bus.committedOffsets(groupId, topic),
-    endOffsets: (topic) => bus.endOffsets(topic),
-    deadLetterSummary: (topics, options) => bus.deadLetterSummary(topics, options),
-    readTopic: (topic, onMessage) => bus.readTopic(topic, onMessage),
-    ping: () => bus.ping(),
-    close: () => bus.close(),
+  return forwardingBus(bus, {
     publish: (topic: string, messages: OutgoingMessage[]) => {
       const version = versionOf(topic);
       if (version === undefined) return bus.publish(topic, messages);
@@ -35,5 +24,5 @@ export function withSchemaVersions(bus: Bus, header: string, versionOf: (topic: 
       }
       return bus.publish(topic, out);
     },
-  };
+  });
 }
