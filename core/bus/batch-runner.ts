@@ -57,12 +57,18 @@ export interface BusRetryDefaults {
   retryMaxBackoffMs?: number;
 }
 
-/** The runner options both adapters derive the same way from a consumer's options and its bus's defaults. */
+/**
+ * The runner options both adapters derive the same way: the consumer's own
+ * retry settings over its bus's defaults, and the bus's publish for dead
+ * letters; `own` is the consumer's status, stop signal and logger.
+ */
 export function consumerRunnerOptions(
   adapter: BatchRunnerOptions['adapter'],
   options: ConsumerOptions,
-  defaults: BusRetryDefaults,
-): Pick<BatchRunnerOptions, 'adapter' | 'groupId' | 'handleBatch' | 'maxAttempts' | 'retryBackoffMs' | 'retryCapMs'> {
+  bus: { readonly options: BusRetryDefaults; publish(topic: string, messages: OutgoingMessage[]): Promise<void> },
+  own: Pick<BatchRunnerOptions, 'status' | 'signal' | 'logger'>,
+): Omit<BatchRunnerOptions, 'heartbeat' | 'alreadyDeadLettered' | 'deadLetterSent'> {
+  const defaults = bus.options;
   return {
     adapter,
     groupId: options.groupId,
@@ -70,6 +76,8 @@ export function consumerRunnerOptions(
     maxAttempts: options.maxAttempts ?? defaults.maxAttempts,
     retryBackoffMs: options.retryBackoffMs ?? defaults.retryBackoffMs,
     ...(defaults.retryMaxBackoffMs ? { retryCapMs: defaults.retryMaxBackoffMs } : {}),
+    ...own,
+    publish: (topic, messages) => bus.publish(topic, messages),
   };
 }
 

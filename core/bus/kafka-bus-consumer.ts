@@ -98,11 +98,7 @@ export class KafkaBusConsumer implements Consumer {
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
     });
     this.runner = new BatchRunner({
-      ...consumerRunnerOptions(ADAPTER, options, bus.options),
-      status: this.status,
-      signal: this.abort.signal,
-      logger: this.logger,
-      publish: (topic, messages) => bus.publish(topic, messages),
+      ...consumerRunnerOptions(ADAPTER, options, bus, { status: this.status, signal: this.abort.signal, logger: this.logger }),
       heartbeat: () => (this.beforeBackoff ? this.beforeBackoff() : Promise.resolve()),
       alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
       deadLetterSent: (message, dead) => {

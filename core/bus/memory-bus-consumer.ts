@@ -81,11 +81,7 @@ export class MemConsumer implements Consumer {
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.options.logger.child({ component: 'bus', adapter: ADAPTER, group: groupId });
     this.runner = new BatchRunner({
-      ...consumerRunnerOptions(ADAPTER, options, bus.options),
-      status: this.status,
-      signal: this.abort.signal,
-      logger: this.logger,
-      publish: (topic, messages) => bus.publish(topic, messages),
+      ...consumerRunnerOptions(ADAPTER, options, bus, { status: this.status, signal: this.abort.signal, logger: this.logger }),
       alreadyDeadLettered: async (message) => bus.ledger(dlqTopic(message.topic)).has(groupId, message.topic, message.partition, message.offset),
     });
     const fromBeginning = options.fromBeginning ?? true;
