@@ -93,6 +93,22 @@ export const configSpec = {
       .default([1000, 10000, 50000, 100000]),
     'Order sizes (USD, comma-separated) quoted in both directions on every block.',
   ],
+  DEPTH_IMPACT_BPS: [
+    z.coerce.number().positive().max(5000).default(100),
+    'Impact bound of the measured depth (bps): per side, the largest notional whose average price (fee excluded) stays within it of the venue mid (DEX: quoter search; CEX: book walk).',
+  ],
+  DEX_DEPTH_MAX_USD: [
+    z.coerce.number().positive().default(50_000_000),
+    'Hard maximum of the DEX depth search (USD): a depth that reaches it is reported as capped (at least this much), never silently.',
+  ],
+  DISLOCATION_MIN_NET_BPS: [
+    z.coerce.number().default(0),
+    'A dislocation opens while its best net spread (after fees, gas and slippage, at a ladder size) is above this (bps); raw-only crossings stay spread samples.',
+  ],
+  SIM_BACKFILL_MINUTES: [
+    z.coerce.number().int().min(0).max(1440).default(0),
+    'Simulated market only: start this many minutes in the past and publish that history at once (demos and tests on an empty store; a restart would publish another history over the same minutes).',
+  ],
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
   AGGREGATE_PAPER_EXECUTOR: [

@@ -43,7 +43,8 @@ import type { ProbeResult } from '../../core/health.js';
 import { TOPICS } from '../../core/topics.js';
 import { backoffDelay, sleep, withTimeout } from '../../core/backoff.js';
 import { errorMessage } from '../../core/errors.js';
-import { bestBidAsk, copyLevels, isCrossed, ladder } from './book-math.js';
+import { bestBidAsk, copyLevels, isCrossed, ladder, measuredBookDepth } from './book-math.js';
+import { contentEventId } from '../../core/events/event-id.js';
 
 /** A public endpoint of the exchange's REST API, named the way ccxt's implicit API names it. */
 export interface ProbeEndpoint {
@@ -137,6 +138,8 @@ export interface CexIngestorOptions {
   reconnectMaxMs?: number;
   /** Endpoint timed by the latency probe; default PROBE_ENDPOINTS[exchange.id]; null disables the probe. */
   probe?: ProbeEndpoint | null;
+  /** Impact bound of the measured depth (DEPTH_IMPACT_BPS), walked through each published book. Default 100. */
+  depthImpactBps?: number;
 }
 
 /** A deep copy of the top of a ccxt book at one instant. */
@@ -588,22 +591,24 @@ export class CexIngestor {
     st.bookProblem = undefined;
     const now = Date.now();
     const steps: LadderStep[] = ladder(snap, this.options.ladderUsd);
+    const depth = measuredBookDepth(snap, this.options.depthImpactBps ?? 100);
+    // Identity: venue, pair, event time and the book's sequence; the content digest makes the id unique even when
+    // a sequence restarts with a new connection or two replicas see one timestamp (core/events/event-id.ts).
     const idSuffix = snap.sequence !== null ? `${snap.via}:${snap.timestamp}:${snap.sequence}` : `${snap.via}:${snap.timestamp}`;
     const withBook = now - st.lastBookEventAt >= this.bookIntervalMs;
     const quotes: OutgoingMessage[] = [];
     const books: OutgoingMessage[] = [];
     for (const pair of st.pairs) {
       const envelope = {
-        event_id: `cex:${this.venue}:${pair}:${idSuffix}`,
         pair,
         venue: this.venue,
         event_time_ms: snap.timestamp,
         ingest_time_ms: now,
         source: this.options.source,
       };
-      const quote = QuoteEvent.safeParse({
+      const quoteContent = {
         ...envelope,
-        venue_kind: 'cex',
+        venue_kind: 'cex' as const,
         bid: bid[0],
         ask: ask[0],
         bid_size: bid[1],
@@ -614,11 +619,14 @@ export class CexIngestor {
         gas_usd: null,
         gas_price_gwei: null,
         sequence: snap.sequence,
-      } satisfies QuoteEvent);
+        ...(depth ? { depth } : {}),
+      };
+      const quote = QuoteEvent.safeParse({ event_id: contentEventId(`cex:${this.venue}:${pair}:${idSuffix}`, quoteContent), ...quoteContent } satisfies QuoteEvent);
       if (quote.success) quotes.push({ key: pair, value: JSON.stringify(quote.data), timestamp: snap.timestamp });
       else this.invalid(st, 'QuoteEvent', quote.error.message);
       if (withBook) {
-        const event = BookEvent.safeParse({ ...envelope, bids: snap.bids, asks: snap.asks, sequence: snap.sequence } satisfies BookEvent);
+        const bookContent = { ...envelope, bids: snap.bids, asks: snap.asks, sequence: snap.sequence };
+        const event = BookEvent.safeParse({ event_id: contentEventId(`cex:${this.venue}:book:${pair}:${idSuffix}`, bookContent), ...bookContent } satisfies BookEvent);
         if (event.success) books.push({ key: pair, value: JSON.stringify(event.data), timestamp: snap.timestamp });
         else this.invalid(st, 'BookEvent', event.error.message);
       }
@@ -685,18 +693,18 @@ export class CexIngestor {
     this.probeCount++;
     this.lastProbe = { rtt_ms: round3(rtt), ok, at, ...(error ? { error } : {}) };
     if (error) this.logger.debug({ err: error }, 'cex: latency probe failed');
-    const event = LatencyEvent.safeParse({
-      event_id: `cex:${this.venue}:rest_rtt:${at}`,
+    const content = {
       venue: this.venue,
-      venue_kind: 'cex',
-      kind: 'cex_rest',
+      venue_kind: 'cex' as const,
+      kind: 'cex_rest' as const,
       endpoint: `${method} ${pathOf(url) || endpoint.path}`.slice(0, 200),
       rtt_ms: round3(rtt),
       ok,
       event_time_ms: at,
       ingest_time_ms: at,
       source: this.options.source,
-    } satisfies LatencyEvent);
+    };
+    const event = LatencyEvent.safeParse({ event_id: contentEventId(`cex:${this.venue}:rest_rtt:${at}`, content), ...content } satisfies LatencyEvent);
     if (!event.success) {
       this.logger.error({ err: event.error.message }, 'cex: LatencyEvent failed validation, not published');
       return;

@@ -13,6 +13,12 @@
  *     timestamp and, if needed, a WETH/USDC pool for gas pricing.
  *  3. One batch: sell quotes (base in: `size / mid` base, sized exactly from
  *     this block's pool price).
+ *  4. The depth search (depth-search.ts): a few more batches of quoter calls
+ *     per block, bracketing per pool and side the size where the price impact
+ *     reaches DEPTH_IMPACT_BPS (up to the hard maximum DEX_DEPTH_MAX_USD,
+ *     reported as capped when reached) and, against the CEX book this process
+ *     holds, where the arbitrage's net spread reaches zero. Published as the
+ *     quote's `depth`; calls and time per block and pool are in health.
  * A batch is one or a few Multicall3 `aggregate3` eth_calls where the chain
  * has Multicall3, otherwise parallel calls (QuoterV2 through
  * `simulateContract`: it is not a view function, it reverts internally).
@@ -57,6 +63,9 @@ import type { ChainSpec, PoolSpec } from '../../core/markets/pairs.js';
 import { TOPICS } from '../../core/topics.js';
 import { aerodromeFactoryAbi, aerodromePoolAbi, erc20MetadataAbi, quoterV2Abi, uniswapV3FactoryAbi, uniswapV3PoolAbi } from './abis.js';
 import { quoteToBaseAtPrice, reservesMidRatio } from './aerodrome-pricing.js';
+import { searchDepths, type ProbeRequest, type ReferenceBook } from './depth-search.js';
+import { contentEventId } from '../../core/events/event-id.js';
+import type { QuoteDepth } from '../../core/events/market.js';
 import {
   MAX_SQRT_RATIO,
   MIN_SQRT_RATIO,
@@ -102,6 +111,26 @@ export interface DexIngestorOptions {
   multicall?: Address | false;
   /** Multicall calldata bytes per aggregate3 call (viem's batchSize). Default 8192. */
   multicallBatchBytes?: number;
+  /** Impact bound of the measured depth (DEPTH_IMPACT_BPS). Default 100. */
+  depthImpactBps?: number;
+  /** Hard maximum of the depth search (DEX_DEPTH_MAX_USD): a side still within the bound there is reported capped. Default 50,000,000. */
+  depthMaxUsd?: number;
+  /** The CEX as this process last saw it, per pair: the depth search also looks for the size where the arbitrage's net spread reaches zero. */
+  reference?: (pair: string) => ReferenceBook | undefined;
+}
+
+/** Quoter calls and time of the depth search (health and bench:pipeline). */
+export interface DepthSearchStats {
+  blocks: number;
+  /** Quoter calls of the ladders (2 per size per pool) and of the searches, over all blocks. */
+  ladderCalls: number;
+  searchCalls: number;
+  searchRounds: number;
+  searchMs: number;
+  /** Pools quoted, summed over blocks (the per-pool denominator). */
+  poolBlocks: number;
+  lastBlockSearchCalls: number;
+  lastBlockSearchMs: number;
 }
 
 type PoolStatus = 'pending' | 'ready' | 'disabled';
@@ -198,6 +227,7 @@ export class DexIngestor {
   private publishError: string | undefined;
   private quotesPublished = 0;
   private latencyPublished = 0;
+  private readonly search: DepthSearchStats = { blocks: 0, ladderCalls: 0, searchCalls: 0, searchRounds: 0, searchMs: 0, poolBlocks: 0, lastBlockSearchCalls: 0, lastBlockSearchMs: 0 };
 
   constructor(private readonly options: DexIngestorOptions) {
     this.client = options.client;
@@ -292,6 +322,13 @@ export class DexIngestor {
       last_rtt_ms: this.lastRttMs ?? null,
       quotes_published: this.quotesPublished,
       latency_published: this.latencyPublished,
+      depth_search: {
+        quoter_calls_per_block_per_pool: this.search.poolBlocks ? round1((this.search.ladderCalls + this.search.searchCalls) / this.search.poolBlocks) : null,
+        search_calls_per_block_per_pool: this.search.poolBlocks ? round1(this.search.searchCalls / this.search.poolBlocks) : null,
+        avg_search_ms: this.search.blocks ? round1(this.search.searchMs / this.search.blocks) : null,
+        last_block_search_calls: this.search.lastBlockSearchCalls,
+        last_block_search_ms: round1(this.search.lastBlockSearchMs),
+      },
       gas_pricing_pool: this.ethPoolDescription(),
       pools: this.pools.map((p) => ({
         pair: p.pair,
@@ -368,12 +405,13 @@ export class DexIngestor {
       const ready = this.pools.filter((p) => p.status === 'ready');
       const { snapshots, timestampMs, ethUsd } = await this.readPhase1(ready, blockNumber);
       const sells = await this.readSells(snapshots, blockNumber);
+      const depths = await this.measureDepths(snapshots, sells, blockNumber, gasPrice, ethUsd);
 
       const ingestTime = Date.now();
       const eventTime = timestampMs ?? ingestStart;
       const quotes: OutgoingMessage[] = [];
       snapshots.forEach((snap, i) => {
-        const event = this.buildQuote(snap, sells[i] ?? [], blockNumber, eventTime, ingestTime, gasPrice, ethUsd);
+        const event = this.buildQuote(snap, sells[i] ?? [], blockNumber, eventTime, ingestTime, gasPrice, ethUsd, depths[i]);
         const parsed = QuoteEvent.safeParse(event);
         if (!parsed.success) {
           this.poolFailed(snap.pool, `invalid QuoteEvent: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
@@ -383,11 +421,10 @@ export class DexIngestor {
         snap.pool.lastBlock = blockNumber;
       });
 
-      const latency: LatencyEvent = {
-        event_id: `dex_rpc:${this.chain.chain_id}:${blockNumber}`,
+      const latencyContent = {
         venue: this.latencyVenue,
-        venue_kind: 'dex',
-        kind: 'dex_rpc',
+        venue_kind: 'dex' as const,
+        kind: 'dex_rpc' as const,
         endpoint: 'eth_gasPrice',
         rtt_ms: rttMs,
         ok: rttOk,
@@ -395,6 +432,9 @@ export class DexIngestor {
         ingest_time_ms: ingestTime,
         source: this.source,
       };
+      // Identity (chain, block) plus a content digest: a block read again after a restart, or by a replica, with
+      // another round trip is another sample, never one id for two (core/events/event-id.ts).
+      const latency: LatencyEvent = { event_id: contentEventId(`dex_rpc:${this.chain.chain_id}:${blockNumber}`, latencyContent), ...latencyContent };
       const latencyParsed = LatencyEvent.safeParse(latency);
 
       try {
@@ -563,10 +603,10 @@ export class DexIngestor {
     return { amountIn, amountOut: out && out > 0n ? out : null, gasEstimate: AERODROME_SWAP_GAS_ESTIMATE };
   }
 
-  private buildQuote(snap: PoolSnapshot, sells: Quote[], blockNumber: bigint, eventTime: number, ingestTime: number, gasPrice: bigint | null, ethUsd: number | null): QuoteEvent {
-    const { pool } = snap;
-    const { base_token: base, quote_token: quote } = pool.spec;
-    const ladder: LadderStep[] = this.ladder.map((size, i) => {
+  /** The executable ladder of a snapshot from its buy and sell quotes. */
+  private ladderOf(snap: PoolSnapshot, sells: Quote[]): LadderStep[] {
+    const { base_token: base, quote_token: quote } = snap.pool.spec;
+    return this.ladder.map((size, i) => {
       const buy = snap.buys[i];
       const sell = sells[i];
       return {
@@ -575,15 +615,96 @@ export class DexIngestor {
         sell_price: sell?.amountOut ? executionPrice(sell.amountOut, sell.amountIn, quote.decimals, base.decimals) : null,
       };
     });
+  }
+
+  /** One swap's gas in USD: the quoter's estimate for the smallest size x gas price x ETH/USD (null when a factor is unknown). */
+  private gasUsdOf(snap: PoolSnapshot, sells: Quote[], gasPrice: bigint | null, ethUsd: number | null): number | null {
+    const gasUnits = snap.buys[0]?.gasEstimate ?? sells[0]?.gasEstimate ?? null;
+    return gasUnits !== null && gasPrice !== null && ethUsd !== null ? ratioToNumber(gasUnits * gasPrice, 10n ** 18n) * ethUsd : null;
+  }
+
+  /**
+   * Measured depth of every snapshot's pool (ingest/dex/depth-search.ts): rounds of quoter calls, each round one
+   * batch (Multicall3) for all pools, pinned to the block. Never throws: a failed search leaves the quote without
+   * depth (the aggregate then counts the ladder's largest size as a lower bound).
+   */
+  private async measureDepths(snapshots: PoolSnapshot[], sells: Quote[][], blockNumber: bigint, gasPrice: bigint | null, ethUsd: number | null): Promise<(QuoteDepth | undefined)[]> {
+    if (!snapshots.length) return [];
+    const t0 = performance.now();
+    const inputs = snapshots.map((snap, i) => ({
+      mid: ratioToNumber(snap.mid.num, snap.mid.den),
+      feeBps: snap.pool.feeBps,
+      gasUsd: this.gasUsdOf(snap, sells[i] ?? [], gasPrice, ethUsd),
+      ladder: this.ladderOf(snap, sells[i] ?? []),
+      reference: this.options.reference?.(snap.pool.pair),
+    }));
+    const read = async (requests: ProbeRequest[]): Promise<(number | null)[]> => {
+      const plan = requests.map((r) => {
+        const snap = snapshots[r.pool]!;
+        const { base_token: base, quote_token: quote } = snap.pool.spec;
+        const sizeRaw = toRawAmount(Number(r.sizeUsd.toPrecision(15)), quote.decimals);
+        const amountIn =
+          r.side === 'buy'
+            ? sizeRaw
+            : snap.sqrtPriceX96 !== undefined
+              ? quoteToBaseAmount(sizeRaw, snap.sqrtPriceX96, snap.pool.baseIsToken0 ?? true)
+              : quoteToBaseAtPrice(sizeRaw, snap.mid, quote.decimals, base.decimals);
+        return { snap, side: r.side, amountIn, call: amountIn > 0n ? this.quoteCall(snap.pool, r.side, amountIn) : undefined };
+      });
+      const calls = plan.flatMap((p) => (p.call ? [p.call] : []));
+      const results = await this.readMany(calls, blockNumber);
+      let k = 0;
+      return plan.map(({ snap, side, amountIn, call }) => {
+        if (!call) return null;
+        const q = this.parseProbe(snap.pool, results[k++], amountIn);
+        if (!q.amountOut) return null;
+        const { base_token: base, quote_token: quote } = snap.pool.spec;
+        return side === 'buy' ? executionPrice(q.amountIn, q.amountOut, quote.decimals, base.decimals) : executionPrice(q.amountOut, q.amountIn, quote.decimals, base.decimals);
+      });
+    };
+    try {
+      const result = await searchDepths(inputs, read, { impactBps: this.options.depthImpactBps ?? 100, maxUsd: this.options.depthMaxUsd ?? 50_000_000 });
+      const ms = performance.now() - t0;
+      this.search.blocks += 1;
+      this.search.poolBlocks += snapshots.length;
+      this.search.ladderCalls += snapshots.length * this.ladder.length * 2;
+      this.search.searchCalls += result.probes;
+      this.search.searchRounds += result.rounds;
+      this.search.searchMs += ms;
+      this.search.lastBlockSearchCalls = result.probes;
+      this.search.lastBlockSearchMs = ms;
+      return result.depths;
+    } catch (err) {
+      this.logger.warn({ err: shortError(err), block: Number(blockNumber) }, 'dex: depth search failed; quotes published without depth');
+      return snapshots.map(() => undefined);
+    }
+  }
+
+  /** A probe's result: like parseQuote, but a failed probe (past the pool's liquidity, say) is not a pool failure. */
+  private parseProbe(pool: PoolState, result: CallResult | undefined, amountIn: bigint): Quote {
+    const failures = pool.quoteFailures;
+    const lastError = pool.lastQuoteError;
+    const q = this.parseQuote(pool, result, amountIn);
+    pool.quoteFailures = failures;
+    pool.lastQuoteError = lastError;
+    return q;
+  }
+
+  /** Quoter calls and time of the depth search so far. */
+  depthSearchStats(): DepthSearchStats {
+    return { ...this.search };
+  }
+
+  private buildQuote(snap: PoolSnapshot, sells: Quote[], blockNumber: bigint, eventTime: number, ingestTime: number, gasPrice: bigint | null, ethUsd: number | null, depth?: QuoteDepth): QuoteEvent {
+    const { pool } = snap;
+    const ladder = this.ladderOf(snap, sells);
     const mid = ratioToNumber(snap.mid.num, snap.mid.den);
     const feeFraction = pool.feeBps / 10_000;
-    const gasUnits = snap.buys[0]?.gasEstimate ?? sells[0]?.gasEstimate ?? null;
-    const gasUsd = gasUnits !== null && gasPrice !== null && ethUsd !== null ? ratioToNumber(gasUnits * gasPrice, 10n ** 18n) * ethUsd : null;
+    const gasUsd = this.gasUsdOf(snap, sells, gasPrice, ethUsd);
     const failed = ladder.every((s) => s.buy_price === null && s.sell_price === null);
     if (failed) this.poolFailed(pool, `no quote succeeded at block ${blockNumber}${pool.lastQuoteError ? ` (${pool.lastQuoteError})` : ''}`);
     else pool.lastError = undefined;
-    return {
-      event_id: `dex:${this.chain.chain_id}:${(pool.address as string).toLowerCase()}:${blockNumber}`,
+    const content: Omit<QuoteEvent, 'event_id'> = {
       pair: pool.pair,
       venue: pool.spec.venue,
       venue_kind: 'dex',
@@ -600,7 +721,11 @@ export class DexIngestor {
       gas_usd: gasUsd,
       gas_price_gwei: gasPrice === null ? null : ratioToNumber(gasPrice, 10n ** 9n),
       sequence: Number(blockNumber),
+      ...(depth ? { depth } : {}),
     };
+    // Identity (chain, pool, block) plus a content digest: the gas price and the depth search's reference are read
+    // at the time, so a replica (or a restart re-reading the block) may publish another measurement of it.
+    return { event_id: contentEventId(`dex:${this.chain.chain_id}:${(pool.address as string).toLowerCase()}:${blockNumber}`, content), ...content };
   }
 
   /** Batched through Multicall3 when available, else parallel calls; never throws, one result per call. */

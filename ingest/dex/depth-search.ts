@@ -1,0 +1,224 @@
+/**
+ * DEX depth search: measures, per pool and side, the size at which the
+ * pool's price impact reaches a bound, by asking the quoter (QuoterV2 on
+ * Uniswap v3, getAmountOut on Aerodrome) at chosen sizes. Pure: the caller
+ * lends a `read` that prices a batch of (pool, side, size) requests (one
+ * Multicall3 round trip per round in dex-ingestor.ts).
+ *
+ * Per pool and side, starting from the ladder's quotes:
+ *  - impact(s) = how far the average execution price at s, fee excluded,
+ *    lies from the pool mid: buy (p (1 - f) / mid - 1) x 1e4,
+ *    sell (1 - p / ((1 - f) mid)) x 1e4, bps; an unfillable size is beyond
+ *    any bound;
+ *  - bracket: lo = the largest size measured within the bound, hi = the
+ *    smallest measured beyond it. Without a hi, the search extends past the
+ *    largest rung by factors of 4 (several probes per round) up to
+ *    `maxUsd`, the documented hard maximum; a side still within the bound at
+ *    `maxUsd` is reported as `maxUsd` and capped (at least that much);
+ *  - each round probes `probesPerRound` sizes spaced geometrically inside
+ *    [lo, hi] (k-section: bisection generalised to several probes per round
+ *    trip), until hi / lo <= 1 + tolerance or `maxRounds` rounds;
+ *  - the depth is the crossing of the bound interpolated linearly in impact
+ *    between the final lo and hi (impact is close to linear in size inside a
+ *    liquidity range: exact for a constant-product pool).
+ * With a reference (the CEX's book as this ingest process last saw it), a
+ * second search per side looks for the size at which the net spread of the
+ * arbitrage against it (after the CEX fee, the pool fee and gas) reaches
+ * zero, when some measured size is profitable; it only adds measured points.
+ * Every probe's price is published in the quote's depth points, so the
+ * aggregate's capacity (aggregate/spread-math.ts) is computed on measured
+ * prices around the crossing.
+ */
+import type { LadderStep, QuoteDepth } from '../../core/events/market.js';
+
+export type Side = 'buy' | 'sell';
+
+/** The CEX as the DEX ingestor last saw it: executable prices per USD size (null: the book is too thin), taker fee. */
+export interface ReferenceBook {
+  feeBps: number;
+  buyPrice(sizeUsd: number): number | null;
+  sellPrice(sizeUsd: number): number | null;
+}
+
+export interface PoolSearchInput {
+  /** Pool mid, USD per base unit. */
+  mid: number;
+  feeBps: number;
+  /** Gas of one swap in USD (net search only). */
+  gasUsd: number | null;
+  ladder: readonly LadderStep[];
+  reference?: ReferenceBook | undefined;
+}
+
+export interface ProbeRequest {
+  pool: number;
+  side: Side;
+  sizeUsd: number;
+}
+
+/** A measured executable price (fee included, like the ladder) at a size, or null (quote failed or not fillable). */
+export interface Probe {
+  sizeUsd: number;
+  price: number | null;
+}
+
+export interface DepthSearchOptions {
+  impactBps: number;
+  maxUsd: number;
+  /** Relative bracket width at which a search stops. Default 0.02. */
+  tolerance?: number;
+  maxRounds?: number;
+  probesPerRound?: number;
+}
+
+export interface DepthSearchResult {
+  depths: QuoteDepth[];
+  /** Quoter calls the searches made (the ladder's own calls not included). */
+  probes: number;
+  rounds: number;
+}
+
+/** Bisection-style search on a metric that grows with size; `ok` while metric <= limit. */
+class BracketSearch {
+  private lo: { size: number; metric: number } | undefined;
+  private hi: { size: number; metric: number | null } | undefined;
+  private rounds = 0;
+  done = false;
+
+  constructor(
+    private readonly metric: (p: Probe) => number | null,
+    private readonly limit: number,
+    private readonly maxUsd: number,
+    private readonly options: Required<Omit<DepthSearchOptions, 'impactBps' | 'maxUsd'>>,
+    known: readonly Probe[],
+  ) {
+    this.add(known);
+    this.rounds = 0;
+  }
+
+  add(probes: readonly Probe[]): void {
+    for (const p of probes) {
+      const m = this.metric(p);
+      if (m !== null && m <= this.limit) {
+        if (!this.lo || p.sizeUsd > this.lo.size) this.lo = { size: p.sizeUsd, metric: m };
+      } else if (!this.hi || p.sizeUsd < this.hi.size) this.hi = { size: p.sizeUsd, metric: m };
+    }
+    // A noisy non-monotone quote can put an ok size above a failing one: the bracket is the failing one's.
+    if (this.lo && this.hi && this.lo.size >= this.hi.size) this.lo = undefined;
+    this.rounds += 1;
+  }
+
+  /** Sizes to probe next ([] when the search is over). */
+  next(): number[] {
+    if (this.done) return [];
+    const k = this.options.probesPerRound;
+    const lo = this.lo?.size ?? 0;
+    if (this.rounds > this.options.maxRounds) return this.stop();
+    if (!this.hi) {
+      if (lo >= this.maxUsd) return this.stop();
+      const sizes: number[] = [];
+      for (let i = 1, s = lo; i <= k && s < this.maxUsd; i++) sizes.push((s = Math.min(this.maxUsd, Math.max(s, 1) * 4)));
+      return sizes;
+    }
+    const hi = this.hi.size;
+    if (lo > 0 && hi / lo <= 1 + this.options.tolerance) return this.stop();
+    if (lo === 0 && hi <= 1) return this.stop();
+    return Array.from({ length: k }, (_, i) => (lo > 0 ? lo * Math.pow(hi / lo, (i + 1) / (k + 1)) : (hi * (i + 1)) / (k + 1)));
+  }
+
+  /** The crossing of the limit, interpolated in the final bracket; capped at the hard maximum. */
+  result(): { usd: number; capped: boolean; found: boolean } {
+    if (!this.hi) return this.lo ? { usd: this.lo.size, capped: this.lo.size >= this.maxUsd, found: true } : { usd: 0, capped: false, found: false };
+    const lo = this.lo ?? { size: 0, metric: Number.NEGATIVE_INFINITY };
+    if (this.hi.metric === null || !Number.isFinite(lo.metric) || this.hi.metric === lo.metric) return { usd: lo.size, capped: false, found: this.lo !== undefined };
+    const t = (this.limit - lo.metric) / (this.hi.metric - lo.metric);
+    return { usd: lo.size + (this.hi.size - lo.size) * Math.min(1, Math.max(0, t)), capped: false, found: this.lo !== undefined };
+  }
+
+  private stop(): number[] {
+    this.done = true;
+    return [];
+  }
+}
+
+const impactOf = (side: Side, mid: number, feeBps: number) => (p: Probe): number | null => {
+  if (p.price === null) return null;
+  const f = feeBps / 1e4;
+  return side === 'buy' ? ((p.price * (1 - f)) / mid - 1) * 1e4 : (1 - p.price / ((1 - f) * mid)) * 1e4;
+};
+
+/** Minus the net spread (bps) of the arbitrage that trades this side of the pool against the reference (ok while net >= 0). */
+const negNetOf = (side: Side, input: PoolSearchInput, ref: ReferenceBook) => (p: Probe): number | null => {
+  if (p.price === null) return null;
+  const gasBps = ((input.gasUsd ?? 0) / p.sizeUsd) * 1e4;
+  if (side === 'buy') {
+    const sell = ref.sellPrice(p.sizeUsd);
+    return sell === null ? null : -(((sell - p.price) / p.price) * 1e4 - ref.feeBps - gasBps);
+  }
+  const buy = ref.buyPrice(p.sizeUsd);
+  return buy === null ? null : -(((p.price - buy) / buy) * 1e4 - ref.feeBps - gasBps);
+};
+
+const ladderProbes = (ladder: readonly LadderStep[], side: Side): Probe[] =>
+  ladder.map((s) => ({ sizeUsd: s.size_usd, price: side === 'buy' ? s.buy_price : s.sell_price }));
+
+/** Runs every pool's searches together, one `read` per round. */
+export async function searchDepths(pools: readonly PoolSearchInput[], read: (requests: ProbeRequest[]) => Promise<(number | null)[]>, options: DepthSearchOptions): Promise<DepthSearchResult> {
+  const opts = { tolerance: options.tolerance ?? 0.02, maxRounds: options.maxRounds ?? 6, probesPerRound: options.probesPerRound ?? 3 };
+  interface Task {
+    pool: number;
+    side: Side;
+    search: BracketSearch;
+    impact: boolean;
+  }
+  const tasks: Task[] = [];
+  const measured: Probe[][][] = pools.map(() => [[], []]);
+  pools.forEach((input, pool) => {
+    for (const side of ['buy', 'sell'] as const) {
+      const known = ladderProbes(input.ladder, side);
+      tasks.push({ pool, side, impact: true, search: new BracketSearch(impactOf(side, input.mid, input.feeBps), options.impactBps, options.maxUsd, opts, known) });
+      const ref = input.reference;
+      if (!ref) continue;
+      const negNet = negNetOf(side, input, ref);
+      // Only an arbitrage that pays at some measured size has a crossing to look for.
+      if (known.some((p) => (negNet(p) ?? 1) < 0)) tasks.push({ pool, side, impact: false, search: new BracketSearch(negNet, 0, options.maxUsd, opts, known) });
+    }
+  });
+  let probes = 0;
+  let rounds = 0;
+  for (;;) {
+    const requests: ProbeRequest[] = [];
+    const owners: Task[] = [];
+    for (const task of tasks) {
+      for (const sizeUsd of task.search.next()) {
+        requests.push({ pool: task.pool, side: task.side, sizeUsd });
+        owners.push(task);
+      }
+    }
+    if (!requests.length) break;
+    rounds += 1;
+    probes += requests.length;
+    const prices = await read(requests);
+    const byTask = new Map<Task, Probe[]>();
+    requests.forEach((r, i) => {
+      const probe = { sizeUsd: r.sizeUsd, price: prices[i] ?? null };
+      const list = byTask.get(owners[i]!) ?? [];
+      list.push(probe);
+      byTask.set(owners[i]!, list);
+      if (probe.price !== null) measured[r.pool]![r.side === 'buy' ? 0 : 1]!.push(probe);
+    });
+    for (const task of tasks) task.search.add(byTask.get(task) ?? []);
+  }
+  const depths = pools.map((_, pool): QuoteDepth => {
+    const side = (s: Side) => tasks.find((t) => t.pool === pool && t.side === s && t.impact)!.search.result();
+    const points = (i: 0 | 1): [number, number][] =>
+      measured[pool]![i]!.sort((a, b) => a.sizeUsd - b.sizeUsd)
+        .filter((p, j, all) => j === 0 || all[j - 1]!.sizeUsd !== p.sizeUsd)
+        .slice(-32)
+        .map((p) => [p.sizeUsd, p.price!]);
+    const buy = side('buy');
+    const sell = side('sell');
+    return { impact_bps: options.impactBps, buy_usd: buy.usd, sell_usd: sell.usd, buy_capped: buy.capped, sell_capped: sell.capped, buy_points: points(0), sell_points: points(1) };
+  });
+  return { depths, probes, rounds };
+}
