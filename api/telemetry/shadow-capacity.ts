@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/dislocations.js';
+import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/shadow-capacity.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
