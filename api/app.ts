@@ -10,6 +10,7 @@ import { mountMetrics } from './routes/metrics.js';
 import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
 import type { PaymentInfo } from './discovery/context.js';
+import { liveExampleSource } from './discovery/live-examples.js';
 import type { SkuRuntime } from './catalogue/sku.js';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
@@ -38,7 +39,7 @@ export function createApp(deps: AppDeps): Koa {
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
     mountSkuRoutes(router, { runtime, gate });
-    mountDiscovery(router, { catalogue: runtime.catalogue, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource(runtime.store, runtime.catalogue), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
   }
   app.use(requestContext(deps.logger));
   app.use(problemErrors());

@@ -219,3 +219,9 @@ export async function spreadSamplesInRange(store: Store, pairs: readonly string[
     source: String(r.source) as SpreadSample['source'],
   }));
 }
+
+/** First and last sample time per pair (min/max need no FINAL), newest last first. */
+export async function pairSpans(store: Store): Promise<{ pair: string; earliestMs: number; latestMs: number }[]> {
+  const rows = await store.query(sql`SELECT pair, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples GROUP BY pair`);
+  return rows.map((r) => ({ pair: String(r.pair), earliestMs: num(r.lo), latestMs: num(r.hi) })).sort((a, b) => b.latestMs - a.latestMs || (a.pair < b.pair ? -1 : 1));
+}
