@@ -15,9 +15,13 @@
  *    largest rung by factors of 4 (several probes per round) up to
  *    `maxUsd`, the documented hard maximum; a side still within the bound at
  *    `maxUsd` is reported as `maxUsd` and capped (at least that much);
- *  - each round probes `probesPerRound` sizes spaced geometrically inside
- *    [lo, hi] (k-section: bisection generalised to several probes per round
- *    trip), until hi / lo <= 1 + tolerance or `maxRounds` rounds;
+ *  - each round probes a few sizes inside [lo, hi]: two around the crossing
+ *    estimated by interpolating the impact between lo and hi (impact is close
+ *    to linear in size inside a liquidity range), plus probes of a geometric
+ *    k-section as a safeguard (bisection generalised to several probes per
+ *    round trip), until hi / lo <= 1 + tolerance or `maxRounds` rounds; past
+ *    the largest rung the first estimate is extrapolated from the rungs, with
+ *    a factor-4 step as the safeguard;
  *  - the depth is the crossing of the bound interpolated linearly in impact
  *    between the final lo and hi (impact is close to linear in size inside a
  *    liquidity range: exact for a constant-product pool).
@@ -81,8 +85,12 @@ export interface DepthSearchResult {
 /** Bisection-style search on a metric that grows with size; `ok` while metric <= limit. */
 class BracketSearch {
   private lo: { size: number; metric: number } | undefined;
+  /** The largest size within the limit below `lo` (for extrapolating past it). */
+  private belowLo: { size: number; metric: number } | undefined;
   private hi: { size: number; metric: number | null } | undefined;
   private rounds = 0;
+  /** Rounds spent inside a bracket (more than one: an interpolation estimate missed). */
+  private bracketRounds = 0;
   done = false;
 
   constructor(
@@ -100,7 +108,10 @@ class BracketSearch {
     for (const p of probes) {
       const m = this.metric(p);
       if (m !== null && m <= this.limit) {
-        if (!this.lo || p.sizeUsd > this.lo.size) this.lo = { size: p.sizeUsd, metric: m };
+        if (!this.lo || p.sizeUsd > this.lo.size) {
+          if (this.lo) this.belowLo = this.lo;
+          this.lo = { size: p.sizeUsd, metric: m };
+        } else if (p.sizeUsd < this.lo.size && (!this.belowLo || p.sizeUsd > this.belowLo.size)) this.belowLo = { size: p.sizeUsd, metric: m };
       } else if (!this.hi || p.sizeUsd < this.hi.size) this.hi = { size: p.sizeUsd, metric: m };
     }
     // A noisy non-monotone quote can put an ok size above a failing one: the bracket is the failing one's.
@@ -108,37 +119,66 @@ class BracketSearch {
     this.rounds += 1;
   }
 
-  /** Sizes to probe next ([] when the search is over). */
+  /**
+   * Sizes to probe next ([] when the search is over). Safeguarded
+   * interpolation: impact grows about linearly with size inside a liquidity
+   * range, so the crossing estimated from the bracket's two measured ends
+   * (or, with no end above the limit yet, extrapolated linearly from the two
+   * largest sizes within it) is probed with a size just below and one just
+   * above it, which usually closes the bracket in one round. Safeguards keep
+   * the bracket shrinking when the estimate misses (a kink where the pool's
+   * liquidity changes): a factor-4 step beyond the bracket, the middle probe
+   * of a geometric k-section inside a narrow one, the whole k-section inside
+   * a wide one or after a miss.
+   */
   next(): number[] {
     if (this.done) return [];
-    const k = this.options.probesPerRound;
     const lo = this.lo?.size ?? 0;
     if (this.rounds > this.options.maxRounds) return this.stop();
+    if (lo >= this.maxUsd) return this.stop();
+    const half = this.options.tolerance / 2;
     if (!this.hi) {
-      if (lo >= this.maxUsd) return this.stop();
-      const sizes: number[] = [];
-      for (let i = 1, s = lo; i <= k && s < this.maxUsd; i++) sizes.push((s = Math.min(this.maxUsd, Math.max(s, 1) * 4)));
-      return sizes;
+      const fallback = Math.min(this.maxUsd, Math.max(lo, 1) * 4);
+      // Linear through the two largest sizes within the limit (or through the origin for a metric that is 0 at size 0).
+      const a = this.belowLo;
+      const b = this.lo;
+      const slope = a && b && b.metric > a.metric ? (b.metric - a.metric) / (b.size - a.size) : b && b.metric > 0 ? b.metric / b.size : 0;
+      const estimate = b && slope > 0 ? Math.min(this.maxUsd, Math.max(lo * 1.5, b.size + (this.limit - b.metric) / slope)) : fallback;
+      return uniqueSizes([estimate * (1 - half), Math.min(this.maxUsd, estimate * (1 + half)), Math.min(this.maxUsd, Math.max(estimate, lo) * 4)], lo, Infinity);
     }
     const hi = this.hi.size;
     if (lo > 0 && hi / lo <= 1 + this.options.tolerance) return this.stop();
     if (lo === 0 && hi <= 1) return this.stop();
-    return Array.from({ length: k }, (_, i) => (lo > 0 ? lo * Math.pow(hi / lo, (i + 1) / (k + 1)) : (hi * (i + 1)) / (k + 1)));
+    const k = this.options.probesPerRound;
+    const section = Array.from({ length: k }, (_, i) => (lo > 0 ? lo * Math.pow(hi / lo, (i + 1) / (k + 1)) : (hi * (i + 1)) / (k + 1)));
+    const mLo = this.lo?.metric;
+    const mHi = this.hi.metric;
+    if (mLo === undefined || mHi === null || !(mHi > mLo)) return uniqueSizes(section, lo, hi);
+    const estimate = lo + ((hi - lo) * (this.limit - mLo)) / (mHi - mLo);
+    this.bracketRounds += 1;
+    const guard = this.bracketRounds === 1 && lo > 0 && hi / lo <= 4 ? [section[Math.floor(k / 2)]!] : section;
+    return uniqueSizes([estimate * (1 - half), estimate * (1 + half), ...guard], lo, hi);
   }
 
-  /** The crossing of the limit, interpolated in the final bracket; capped at the hard maximum. */
+  /** The crossing of the limit, interpolated in the final bracket; at or beyond the hard maximum: the maximum, capped. */
   result(): { usd: number; capped: boolean; found: boolean } {
-    if (!this.hi) return this.lo ? { usd: this.lo.size, capped: this.lo.size >= this.maxUsd, found: true } : { usd: 0, capped: false, found: false };
+    const capped = (usd: number) => (usd >= this.maxUsd ? { usd: this.maxUsd, capped: true, found: true } : { usd, capped: false, found: this.lo !== undefined });
+    if (!this.hi) return this.lo ? capped(this.lo.size) : { usd: 0, capped: false, found: false };
     const lo = this.lo ?? { size: 0, metric: Number.NEGATIVE_INFINITY };
-    if (this.hi.metric === null || !Number.isFinite(lo.metric) || this.hi.metric === lo.metric) return { usd: lo.size, capped: false, found: this.lo !== undefined };
+    if (this.hi.metric === null || !Number.isFinite(lo.metric) || this.hi.metric === lo.metric) return capped(lo.size);
     const t = (this.limit - lo.metric) / (this.hi.metric - lo.metric);
-    return { usd: lo.size + (this.hi.size - lo.size) * Math.min(1, Math.max(0, t)), capped: false, found: this.lo !== undefined };
+    return capped(lo.size + (this.hi.size - lo.size) * Math.min(1, Math.max(0, t)));
   }
 
   private stop(): number[] {
     this.done = true;
     return [];
   }
+}
+
+/** Sizes strictly inside (lo, hi), each once, ascending. */
+function uniqueSizes(sizes: number[], lo: number, hi: number): number[] {
+  return [...new Set(sizes.filter((x) => x > lo && x < hi && Number.isFinite(x)))].sort((a, b) => a - b);
 }
 
 const impactOf = (side: Side, mid: number, feeBps: number) => (p: Probe): number | null => {
