@@ -39,7 +39,7 @@ export function createApp(deps: AppDeps): Koa {
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
     mountSkuRoutes(router, { runtime, gate });
-    mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource(runtime.store, runtime.catalogue), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource({ ...runtime, log: deps.logger }), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
   }
   app.use(requestContext(deps.logger));
   app.use(problemErrors());
