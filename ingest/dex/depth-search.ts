@@ -25,6 +25,9 @@
  *  - the depth is the crossing of the bound interpolated linearly in impact
  *    between the final lo and hi (impact is close to linear in size inside a
  *    liquidity range: exact for a constant-product pool).
+ * A warm start: given the previous block's depths, the first round probes
+ * just below and above them, which closes the bracket in one round trip
+ * while the pool has not moved much.
  * With a reference (the CEX's book as this ingest process last saw it), a
  * second search per side looks for the size at which the net spread of the
  * arbitrage against it (after the CEX fee, the pool fee and gas) reaches
@@ -52,6 +55,16 @@ export interface PoolSearchInput {
   gasUsd: number | null;
   ladder: readonly LadderStep[];
   reference?: ReferenceBook | undefined;
+  /** The depths measured at the previous block: the first round probes just around them (a warm start). */
+  hint?: SearchHint | undefined;
+}
+
+/** Where the previous block's searches ended, per side: the depth, and the net-zero crossing when there was one. */
+export interface SearchHint {
+  buy?: number;
+  sell?: number;
+  netBuy?: number;
+  netSell?: number;
 }
 
 export interface ProbeRequest {
@@ -77,6 +90,8 @@ export interface DepthSearchOptions {
 
 export interface DepthSearchResult {
   depths: QuoteDepth[];
+  /** Per pool, where each search ended (the next block's warm start). */
+  hints: SearchHint[];
   /** Quoter calls the searches made (the ladder's own calls not included). */
   probes: number;
   rounds: number;
@@ -99,6 +114,7 @@ class BracketSearch {
     private readonly maxUsd: number,
     private readonly options: Required<Omit<DepthSearchOptions, 'impactBps' | 'maxUsd'>>,
     known: readonly Probe[],
+    private hint?: number,
   ) {
     this.add(known);
     this.rounds = 0;
@@ -136,7 +152,15 @@ class BracketSearch {
     const lo = this.lo?.size ?? 0;
     if (this.rounds > this.options.maxRounds) return this.stop();
     if (lo >= this.maxUsd) return this.stop();
-    const half = this.options.tolerance / 2;
+    // Probes this far either side of an estimate leave a bracket just inside the tolerance when they straddle it.
+    const half = this.options.tolerance * 0.45;
+    // Warm start: the pool rarely moves much in one block, so two probes around the previous depth usually
+    // close the bracket at once; if they do not, the search goes on from the bracket they leave.
+    const hint = this.hint;
+    this.hint = undefined;
+    if (hint !== undefined && hint > lo && (!this.hi || hint < this.hi.size) && hint < this.maxUsd) {
+      return uniqueSizes([hint * (1 - half), Math.min(this.maxUsd, hint * (1 + half))], lo, this.hi?.size ?? Infinity);
+    }
     if (!this.hi) {
       const fallback = Math.min(this.maxUsd, Math.max(lo, 1) * 4);
       // Linear through the two largest sizes within the limit (or through the origin for a metric that is 0 at size 0).
@@ -216,12 +240,14 @@ export async function searchDepths(pools: readonly PoolSearchInput[], read: (req
   pools.forEach((input, pool) => {
     for (const side of ['buy', 'sell'] as const) {
       const known = ladderProbes(input.ladder, side);
-      tasks.push({ pool, side, impact: true, search: new BracketSearch(impactOf(side, input.mid, input.feeBps), options.impactBps, options.maxUsd, opts, known) });
+      const hint = side === 'buy' ? input.hint?.buy : input.hint?.sell;
+      tasks.push({ pool, side, impact: true, search: new BracketSearch(impactOf(side, input.mid, input.feeBps), options.impactBps, options.maxUsd, opts, known, hint) });
       const ref = input.reference;
       if (!ref) continue;
       const negNet = negNetOf(side, input, ref);
       // Only an arbitrage that pays at some measured size has a crossing to look for.
-      if (known.some((p) => (negNet(p) ?? 1) < 0)) tasks.push({ pool, side, impact: false, search: new BracketSearch(negNet, 0, options.maxUsd, opts, known) });
+      const netHint = side === 'buy' ? input.hint?.netBuy : input.hint?.netSell;
+      if (known.some((p) => (negNet(p) ?? 1) < 0)) tasks.push({ pool, side, impact: false, search: new BracketSearch(negNet, 0, options.maxUsd, opts, known, netHint) });
     }
   });
   let probes = 0;
@@ -260,5 +286,15 @@ export async function searchDepths(pools: readonly PoolSearchInput[], read: (req
     const sell = side('sell');
     return { impact_bps: options.impactBps, buy_usd: buy.usd, sell_usd: sell.usd, buy_capped: buy.capped, sell_capped: sell.capped, buy_points: points(0), sell_points: points(1) };
   });
-  return { depths, probes, rounds };
+  const hints = pools.map((_, pool): SearchHint => {
+    const hint: SearchHint = {};
+    for (const t of tasks.filter((x) => x.pool === pool)) {
+      const r = t.search.result();
+      if (!r.found || r.capped) continue;
+      if (t.impact) hint[t.side] = r.usd;
+      else hint[t.side === 'buy' ? 'netBuy' : 'netSell'] = r.usd;
+    }
+    return hint;
+  });
+  return { depths, hints, probes, rounds };
 }

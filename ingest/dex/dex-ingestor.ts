@@ -63,7 +63,7 @@ import type { ChainSpec, PoolSpec } from '../../core/markets/pairs.js';
 import { TOPICS } from '../../core/topics.js';
 import { aerodromeFactoryAbi, aerodromePoolAbi, erc20MetadataAbi, quoterV2Abi, uniswapV3FactoryAbi, uniswapV3PoolAbi } from './abis.js';
 import { quoteToBaseAtPrice, reservesMidRatio } from './aerodrome-pricing.js';
-import { searchDepths, type ProbeRequest, type ReferenceBook } from './depth-search.js';
+import { searchDepths, type ProbeRequest, type ReferenceBook, type SearchHint } from './depth-search.js';
 import { contentEventId } from '../../core/events/event-id.js';
 import type { QuoteDepth } from '../../core/events/market.js';
 import {
@@ -151,6 +151,8 @@ interface PoolState {
   quoteFailures: number;
   lastBlock?: bigint;
   lastMid?: number;
+  /** Where the last block's depth searches ended: the next ones start around it. */
+  lastDepth?: SearchHint;
   published: number;
 }
 
@@ -637,6 +639,7 @@ export class DexIngestor {
       gasUsd: this.gasUsdOf(snap, sells[i] ?? [], gasPrice, ethUsd),
       ladder: this.ladderOf(snap, sells[i] ?? []),
       reference: this.options.reference?.(snap.pool.pair),
+      hint: snap.pool.lastDepth,
     }));
     const read = async (requests: ProbeRequest[]): Promise<(number | null)[]> => {
       const plan = requests.map((r) => {
@@ -673,6 +676,7 @@ export class DexIngestor {
       this.search.searchMs += ms;
       this.search.lastBlockSearchCalls = result.probes;
       this.search.lastBlockSearchMs = ms;
+      result.hints.forEach((hint, i) => (snapshots[i]!.pool.lastDepth = hint));
       return result.depths;
     } catch (err) {
       this.logger.warn({ err: shortError(err), block: Number(blockNumber) }, 'dex: depth search failed; quotes published without depth');
