@@ -15,12 +15,12 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 /** The OpenAPI component name of a SKU's 200 body (openapi.ts: `<PascalId>Response`). */
 const schemaName = (sku: PricedSku) => `${sku.id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase())}Response`;
 
-/** `| METHOD | path | atomic | USDC | available | title |` rows: the same routes and prices as the catalogue (descriptions in the sections). */
+/** `| METHOD | path | atomic | USDC | available | title | target | schema |` rows: the same routes and prices as the catalogue (descriptions in the sections). */
 export function routeTable(skus: readonly PricedSku[]): string[] {
   return [
-    '| Method | Path | Price (atomic USDC) | Price | Available | Route |',
-    '|---|---|---|---|---|---|',
-    ...skus.map((s) => `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.title)} |`),
+    '| Method | Path | Price (atomic USDC) | Price | Available | Route | Latency target | Response schema |',
+    '|---|---|---|---|---|---|---|---|',
+    ...skus.map((s) => `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.title)} | < ${s.latencyTargetMs} ms | \`${schemaName(s)}\` |`),
   ];
 }
 
@@ -48,9 +48,8 @@ function section(sku: PricedSku, ctx: DiscoveryContext, common: Map<string, Para
     '',
     `${sku.description}`,
     '',
-    `${methods.join(' or ')}${methods.length > 1 ? ' (query parameters or the same fields as a JSON body)' : ''}; latency target < ${sku.latencyTargetMs} ms; response schema \`${schemaName(sku)}\`.`,
-    '',
   ];
+  if (methods.length > 1) lines.push(`${methods.join(' or ')}: query parameters, or the same fields as a JSON body.`, '');
   if (params.length) {
     lines.push('| Parameter | Type | Required | Description |', '|---|---|---|---|');
     for (const [name, p] of params) {
@@ -70,7 +69,7 @@ function section(sku: PricedSku, ctx: DiscoveryContext, common: Map<string, Para
     'Example 200 body:',
     '',
     '```json',
-    readableJson(sku.example),
+    readableJson(sku.example, 0, groupOf(sku) === 'Crypto telemetry' ? Number.POSITIVE_INFINITY : MAX_TOP_FIELDS),
     '```',
     '',
   );
@@ -83,6 +82,9 @@ const MAX_ARRAY_SHOWN = 8;
 /** Strings longer than this are cut in the guide (page contents, OCR text). */
 const MAX_STRING_SHOWN = 60;
 
+/** Top-level fields of a utility or AI example body shown in the guide (telemetry bodies are shown whole: they are the data). */
+const MAX_TOP_FIELDS = 10;
+
 /**
  * JSON for the guide: one top-level field per line and, inside arrays, one
  * element per line; anything deeper on one line. Long number arrays are cut
@@ -91,12 +93,15 @@ const MAX_STRING_SHOWN = 60;
  * agent reads (~20 KB), not a data dump. The full bodies are in
  * /api/v1/discovery (`examples`).
  */
-export function readableJson(value: unknown, depth = 0): string {
+export function readableJson(value: unknown, depth = 0, maxTopFields = Number.POSITIVE_INFINITY): string {
   const v = shortened(value);
   const pad = '  '.repeat(depth + 1);
   const end = '  '.repeat(depth);
   if (depth === 0 && v && typeof v === 'object' && !Array.isArray(v)) {
-    const entries = Object.entries(v).map(([k, x]) => `${pad}${JSON.stringify(k)}: ${Array.isArray(x) && x.some((e) => e && typeof e === 'object') ? readableJson(x, depth + 1) : inline(x)}`);
+    const all = Object.entries(v);
+    const shown = all.length > maxTopFields + 1 ? all.slice(0, maxTopFields) : all;
+    if (shown.length < all.length) shown.push(['...', `${all.length - shown.length} more fields not shown here`]);
+    const entries = shown.map(([k, x]) => `${pad}${JSON.stringify(k)}: ${Array.isArray(x) && x.some((e) => e && typeof e === 'object') ? readableJson(x, depth + 1) : inline(x)}`);
     return `{\n${entries.join(',\n')}\n}`;
   }
   if (depth === 1 && Array.isArray(v)) return v.length ? `[\n${v.map((x) => `${pad}${inline(x)}`).join(',\n')}\n${end}]` : '[]';
@@ -111,7 +116,7 @@ function inline(value: unknown): string {
 }
 
 /** Nested objects with more fields than this show their first ones and a note. */
-const MAX_NESTED_FIELDS = 5;
+const MAX_NESTED_FIELDS = 3;
 
 /** The value with long number arrays, long strings, long arrays of objects and wide nested objects cut (a note says what was left out). */
 function shortened(value: unknown, nested = false): unknown {
