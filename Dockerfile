@@ -14,6 +14,9 @@ COPY . .
 RUN npm run typecheck && npm run lint
 
 FROM node:24-bookworm-slim AS runtime
+# NODE_ENV=production: a process serving paid routes (ROLE=all or api) refuses to start on the dev chain or
+# on anything but USDC on Base; give it SETTLEMENT=remote (FACILITATOR_URL) or self (PAYMENT_SETTLER_KEY,
+# PAYMENT_RPC_URL), and PAYMENT_PAY_TO, from the environment.
 ENV NODE_ENV=production \
     HTTP_HOST=0.0.0.0 \
     HTTP_PORT=4020 \

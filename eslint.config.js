@@ -16,4 +16,6 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // Scripts the browser runs as they are (the dashboard's and the paywall's, no build step).
+  { files: ['api/*/static/**/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
 );

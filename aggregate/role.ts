@@ -5,6 +5,7 @@ import type { Consumer } from '../core/bus/bus.js';
 import { TOPICS } from '../core/topics.js';
 import { CONSUMER_GROUPS } from './consumer-groups.js';
 import { PaperExecutor } from './paper-execution.js';
+import { deadLetterProbe } from './dead-letter-health.js';
 
 /** How often paper executions are attempted (they wait for their inputs in the store). */
 const PAPER_EXECUTION_INTERVAL_MS = 1000;
@@ -32,6 +33,7 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
       return { status: 'ok', topics: s.topics, last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null };
     });
   }
+  ctx.health.register('dead_letters', deadLetterProbe(bus, [...new Set(CONSUMER_GROUPS.flatMap((g) => g.topics))]));
   // One paper executor per deployment (AGGREGATE_PAPER_EXECUTOR): it works on the stored rows, not on a partition.
   const paper = ctx.config.AGGREGATE_PAPER_EXECUTOR ? new PaperExecutor(store, logger) : undefined;
   if (paper) {

@@ -9,6 +9,11 @@ import { mountHealth } from './routes/health.js';
 import { mountMetrics } from './routes/metrics.js';
 import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
+import { mountDashboard } from './dashboard/mount.js';
+import { withBrowserPaywall } from './paywall/browser-paywall.js';
+import { mountMcp } from './mcp/mount.js';
+import { MCP_PATH } from './mcp/tools.js';
+import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
 import { liveExampleSource } from './discovery/live-examples.js';
 import type { SkuRuntime } from './catalogue/sku.js';
@@ -20,6 +25,8 @@ export interface GatewayDeps {
   gate: Middleware;
   /** Payment terms advertised by the documents (the gate's own). */
   payment: PaymentInfo;
+  /** The transport-neutral payment core behind `gate`; with it, the MCP door is served at MCP_PATH. */
+  paymentCore?: PaymentCore;
   publicBaseUrl?: string;
 }
 
@@ -37,13 +44,25 @@ export function createApp(deps: AppDeps): Koa {
   mountHealth(router, deps.health);
   mountMetrics(router);
   if (deps.gateway) {
-    const { runtime, gate, payment, publicBaseUrl } = deps.gateway;
-    mountSkuRoutes(router, { runtime, gate });
+    const { runtime, gate, payment, publicBaseUrl, paymentCore } = deps.gateway;
+    mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }) });
     mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource({ ...runtime, log: deps.logger }), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    if (paymentCore) mountMcp(router, { path: MCP_PATH, runtime, core: paymentCore, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountDashboard(router, {
+      store: runtime.store,
+      health: deps.health,
+      catalogue: runtime.catalogue,
+      pairs: runtime.pairs,
+      payment,
+      config: runtime.config,
+      mcpPath: MCP_PATH,
+      ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    });
   }
   app.use(requestContext(deps.logger));
   app.use(problemErrors());
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  // Not thrown: a method the route does not answer (TRACE, DELETE, ...) gets 405 and `Allow` (problemErrors renders it).
+  app.use(router.allowedMethods());
   return app;
 }

@@ -49,6 +49,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
     const gateway = {
       runtime: { store, config, pairs, catalogue, queue, now: () => Date.now() },
       gate: payments.gate,
+      paymentCore: payments.core,
       payment: paymentInfoOf({ ...payments.settlement, mode: payments.settlement.mode }),
     };
     http = await listen(createApp({ logger: ctx.logger, health: ctx.health, gateway }), config);
@@ -56,6 +57,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
     await payments.stop();
     throw err;
   }
+  await payments.listening(http.url);
   ctx.logger.info({ url: http.url, routes: catalogue.skus.length, available: catalogue.skus.filter((s) => s.available).length }, 'api listening');
   return {
     name: 'api',
@@ -71,10 +73,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
 
 /**
  * Processes without the api role still serve `/health` and `/metrics` on
- * HTTP_PORT, so an orchestrator can probe and scrape every role.
+ * HTTP_PORT, so an orchestrator can probe and scrape every role: their
+ * server is api/ops-server.ts, light to load.
  */
-export async function startOpsServer(ctx: RoleContext): Promise<HttpServer> {
-  const http = await listen(createApp({ logger: ctx.logger, health: ctx.health }), ctx.config);
-  ctx.logger.info({ url: http.url }, 'ops endpoints listening (/health, /metrics)');
-  return http;
-}
+export { startOpsServer } from './ops-server.js';

@@ -10,6 +10,10 @@
  *   x402 gate            -> 402 challenge, verify; settles only a 200 (5xx never settles)
  *   handler              -> 200 JSON; in non-production the body is checked against the output schema (mismatch logged loudly)
  *
+ * Pre-flight and handler of a windowed SKU are wrapped by the closed-slice
+ * cache (api/telemetry/closed-slice-cache.ts): a window named by its date that
+ * can no longer change is answered from memory.
+ *
  * Telemetry routes answer their spec method (GET, query parameters) and POST
  * with a JSON body (the original service's published clients send POST);
  * the other SKUs are POST only, as the spec lists them.
@@ -22,6 +26,7 @@ import { AppError } from '../core/errors.js';
 import { problem } from './middleware/problem-errors.js';
 import type { PaidRoute } from './payment/payment-gate.js';
 import { inputJsonSchema } from './catalogue/json-schema.js';
+import { withClosedSliceCache } from './telemetry/closed-slice-cache.js';
 import { ZERO_CHARGE_TEXT } from './catalogue/schemas.js';
 import type { HttpMethod, PricedSku, SkuCall, SkuRuntime } from './catalogue/sku.js';
 
@@ -52,7 +57,10 @@ export const DEFAULT_BODY_LIMIT = '4mb';
 export function mountSkuRoutes(router: Router, options: SkuRoutesOptions): void {
   const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';
   const body = jsonBody(options.bodyLimit ?? DEFAULT_BODY_LIMIT);
-  for (const sku of options.runtime.catalogue.skus) {
+  const { config } = options.runtime;
+  const cache = { maxBytes: config.TELEMETRY_CACHE_MAX_MB * 1024 * 1024, closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS, now: () => options.runtime.now() };
+  for (const declared of options.runtime.catalogue.skus) {
+    const sku = withClosedSliceCache(declared, cache);
     const methods: HttpMethod[] = sku.alsoPost && sku.method !== 'POST' ? [sku.method, 'POST'] : [sku.method];
     for (const method of methods) {
       const chain: Middleware[] = [
@@ -77,6 +85,7 @@ export function paidRouteOf(sku: PricedSku, method: HttpMethod): PaidRoute {
     priceAtomic: sku.priceAtomic,
     mimeType: 'application/json',
     inputSchemaJson: inputJsonSchema(sku),
+    inputExample: sku.exampleInput,
     outputExample: sku.example,
   };
 }
@@ -191,6 +200,9 @@ export function validationError(error: z.ZodError, raw: Record<string, unknown>)
     return new AppError('unknown_parameter', `unknown parameter ${field}`, 400, { field });
   }
   const field = issue.path.map(String).join('.');
+  // A refinement may name its own stable code (and details): `params: { code: 'unsupported_language', details: {...} }`.
+  const params = issue.code === 'custom' ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined) : undefined;
+  if (typeof params?.code === 'string') return new AppError(params.code, `${field ? `${field}: ` : ''}${issue.message}`, 400, { ...(params.details ?? {}), ...(field ? { field } : {}) });
   const missing = issue.code === 'invalid_type' && issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
   return new AppError(missing ? 'missing_parameter' : 'invalid_parameter', `${field ? `${field}: ` : ''}${missing ? 'required' : issue.message}`, 400, field ? { field } : {});
 }

@@ -38,6 +38,7 @@ export const configSpec = {
     'Which role(s) this process runs: `all` (single process) or one role of a scaled deployment.',
   ],
   LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level.'],
+  LOG_FORMAT: [z.enum(['auto', 'json', 'pretty']).default('auto'), 'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.'],
   HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
@@ -52,8 +53,11 @@ export const configSpec = {
   KAFKA_FETCH_MAX_WAIT_MS: [positiveInt.default(500), 'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).'],
   KAFKA_FETCH_MIN_BYTES: [positiveInt.default(1048576), 'Bytes a Kafka fetch waits for before returning (at most KAFKA_FETCH_MAX_WAIT_MS): larger batches under load, so fewer ClickHouse inserts and merges.'],
   KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [positiveInt.default(33554432), 'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).'],
+  KAFKA_SESSION_TIMEOUT_MS: [z.coerce.number().int().min(1000).max(300000).default(10000), 'Consumer group session timeout: a member without a heartbeat for this long loses its partitions. A process restarted on the same machine takes its dead predecessor\'s partitions at once (it removes the dead member); a member of another machine that dies holds them this long. Needs the broker\'s group.min.session.timeout.ms (6 s by default) or less.'],
+  KAFKA_HEARTBEAT_INTERVAL_MS: [positiveInt.default(1000), 'Consumer heartbeat interval, kept during long batches too (at most a third of KAFKA_SESSION_TIMEOUT_MS); members also learn of a rebalance (a replica joining) this fast.'],
   BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
-  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at 30 s.'],
+  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at BUS_RETRY_MAX_BACKOFF_MS.'],
+  BUS_RETRY_MAX_BACKOFF_MS: [positiveInt.default(5000), 'Longest retry delay of a failing batch (a store that is down is retried at least this often): after an outage, consumers and /health recover within about this long.'],
 
   BUS_NAMESPACE: [
     z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore').default(''),
@@ -143,10 +147,28 @@ export const configSpec = {
   ],
   PAYMENT_MAX_TIMEOUT_SECONDS: [positiveInt.default(300), 'Payment authorization window advertised as `maxTimeoutSeconds`.'],
   PAYMENT_SETTLE_TIMEOUT_MS: [positiveInt.default(30000), 'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.'],
+  PAYMENT_SETTLE_BATCH_MAX: [
+    z.coerce.number().int().min(1).max(500).default(100),
+    'Most authorizations settled in one transaction (Multicall3 aggregate3, per-call failure allowed) by the in-process settler; 1 sends one transferWithAuthorization per transaction.',
+  ],
+  PAYMENT_SETTLE_IN_FLIGHT: [
+    z.coerce.number().int().min(1).max(64).default(8),
+    'Settlement transactions one API process keeps in flight at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); on Base about batch x in-flight / 2 s settle per second.',
+  ],
+  PAYMENT_HEAD_STALE_MS: [positiveInt.default(30000), 'Chain head age after which /health reports settlement degraded (self, devchain).'],
+  PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [
+    z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    'Demos only: lets NODE_ENV=production start with the devchain or an asset/network other than real USDC on Base, i.e. serve paid routes for test money.',
+  ],
   PAYMENT_REPLAY_STORE: [
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  TELEMETRY_CACHE_MAX_MB: [
+    z.coerce.number().int().min(0).max(4096).default(64),
+    'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), LRU; 0 disables the cache.',
+  ],
+  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
   SKUS_DISABLED: [
     z
       .string()
@@ -178,6 +200,12 @@ export const configSpec = {
       .default({}),
     'JSON object: route id -> price in atomic USDC (6 decimals), e.g. `{"spread-candles":"20000"}`; each 2..200000 (0.0000015-0.2 USD); free routes stay free. Default: the spec\'s prices.',
   ],
+
+  // --- the public dashboard at / (free, coarser and later than the paid routes)
+  DASHBOARD_DELAY_SECONDS: [z.coerce.number().int().min(0).max(86400).default(60), 'The dashboard shows data this many seconds old at the newest (the paid routes serve the newest sample).'],
+  DASHBOARD_WINDOW_HOURS: [positiveInt.max(72).default(6), 'Hours of history the dashboard charts show.'],
+  DASHBOARD_REFRESH_SECONDS: [positiveInt.max(3600).default(10), 'How often the dashboard page polls its data endpoints (they answer from a snapshot shared by every viewer for half that time).'],
+  DASHBOARD_RATE_LIMIT_PER_MINUTE: [positiveInt.default(120), 'Requests per minute and client address to the dashboard data endpoints; past it 429 `rate_limited`.'],
 
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
   FETCH_ALLOW_LOOPBACK: [
@@ -292,6 +320,34 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
   if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test') problems.push('FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)');
   return problems;
+}
+
+/** The real USDC per network a production deployment may take payments in (Circle's native USDC). */
+export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' };
+
+/**
+ * Fail closed in production: a process serving paid routes with NODE_ENV=production refuses the dev chain
+ * (it would advertise eip155:8453 while taking a test token on a chain inside its own process) and any
+ * network or asset that is not real USDC, unless PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true.
+ * Checked by core/main.ts before anything starts, and again when settlement starts.
+ */
+export function settlementSafetyProblems(
+  config: Pick<Config, 'NODE_ENV' | 'SETTLEMENT' | 'PAYMENT_NETWORK' | 'PAYMENT_ASSET' | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'>,
+): string[] {
+  if (config.NODE_ENV !== 'production' || config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION) return [];
+  const override = 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true runs it anyway (demos only)';
+  if (config.SETTLEMENT === 'devchain') {
+    return [
+      `SETTLEMENT=devchain is refused with NODE_ENV=production: it would advertise ${config.PAYMENT_NETWORK} while accepting a test token on a local chain, serving paid routes for free. ` +
+        `Configure real settlement: SETTLEMENT=remote with FACILITATOR_URL and PAYMENT_PAY_TO, or SETTLEMENT=self with PAYMENT_SETTLER_KEY, PAYMENT_RPC_URL and PAYMENT_PAY_TO; ${override}`,
+    ];
+  }
+  const real = REAL_USDC[config.PAYMENT_NETWORK];
+  if (!real) return [`PAYMENT_NETWORK=${config.PAYMENT_NETWORK} is refused with NODE_ENV=production: only ${Object.keys(REAL_USDC).join(', ')} (real USDC) is accepted; ${override}`];
+  if (config.PAYMENT_ASSET.toLowerCase() !== real.toLowerCase()) {
+    return [`PAYMENT_ASSET=${config.PAYMENT_ASSET} is refused with NODE_ENV=production: USDC on ${config.PAYMENT_NETWORK} is ${real}; ${override}`];
+  }
+  return [];
 }
 
 /** Rows for the README table: name, default, description. */

@@ -2,7 +2,7 @@
  * Entry point of `npm start`. With no configuration it runs every role in one
  * process on the embedded adapters: no server, no key, no internet.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, settlementSafetyProblems } from './config.js';
 import { createLogger } from './logger.js';
 import { errorMessage } from './errors.js';
 import { exitOnSignals, startProcess } from './process.js';
@@ -18,7 +18,13 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE });
+  // A process serving paid routes fails closed in production, before anything starts.
+  const unsafe = config.ROLE === 'all' || config.ROLE === 'api' ? settlementSafetyProblems(config) : [];
+  if (unsafe.length) {
+    console.error(`Refusing to start:\n${unsafe.map((p) => `  - ${p}`).join('\n')}`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE }, { format: config.LOG_FORMAT });
   try {
     const proc = await startProcess(config, logger);
     exitOnSignals(proc, config, logger);

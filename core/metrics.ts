@@ -36,6 +36,12 @@ export const metrics = {
     labelNames: ['adapter', 'topic', 'group'] as const,
     registers: [registry],
   }),
+  busDeadLettersAlreadyRecorded: new client.Counter({
+    name: 'bus_dead_letters_already_recorded_total',
+    help: 'Failing messages not dead-lettered again because their dead letter is already in the DLQ (replays)',
+    labelNames: ['adapter', 'topic', 'group'] as const,
+    registers: [registry],
+  }),
   busHandlerRetries: new client.Counter({
     name: 'bus_handler_retries_total',
     help: 'Batch handler failures that were retried',

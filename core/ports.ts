@@ -8,6 +8,8 @@ import type { Bus } from './bus/bus.js';
 import type { Store } from './store/store.js';
 import type { JobQueue } from './queue/queue.js';
 import { namespaced } from './bus/namespaced-bus.js';
+import { withSchemaVersions } from './bus/schema-version-header.js';
+import { SCHEMA_VERSION_HEADER, schemaVersionOf } from './events/contracts.js';
 
 export async function createBus(config: Config, logger: Logger): Promise<Bus> {
   const common = {
@@ -15,6 +17,7 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
     batchSize: config.BUS_BATCH_SIZE,
     maxAttempts: config.BUS_MAX_ATTEMPTS,
     retryBackoffMs: config.BUS_RETRY_BACKOFF_MS,
+    retryMaxBackoffMs: config.BUS_RETRY_MAX_BACKOFF_MS,
     logger: logger.child({ port: 'bus' }),
   };
   if (config.BUS === 'kafka') {
@@ -27,11 +30,13 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
       fetchMaxBytesPerPartition: config.KAFKA_FETCH_MAX_BYTES_PER_PARTITION,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     });
-    return namespaced(kafka, config.BUS_NAMESPACE);
+    return withSchemaVersions(namespaced(kafka, config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
   }
   const { createMemoryBus } = await import('./bus/memory-bus.js');
-  return namespaced(await createMemoryBus(common), config.BUS_NAMESPACE);
+  return withSchemaVersions(namespaced(await createMemoryBus(common), config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
 }
 
 export async function createStore(config: Config, logger: Logger): Promise<Store> {

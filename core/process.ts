@@ -10,6 +10,9 @@ import { HealthRegistry } from './health.js';
 import { createBus, createQueue, createStore } from './ports.js';
 import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from './role.js';
 import { errorMessage } from './errors.js';
+import { OperationHealth } from './operation-health.js';
+import { observedBus } from './bus/observed-bus.js';
+import { observedStore } from './store/observed-store.js';
 import { withTimeout } from './backoff.js';
 import type { RunningApi } from '../api/role.js';
 import type { HttpServer } from '../api/http-server.js';
@@ -40,14 +43,17 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
     needed.has('store') ? createStore(config, logger) : undefined,
     needed.has('queue') ? createQueue(config, logger) : undefined,
   ]);
-  ctx.bus = bus;
-  ctx.store = store;
+  // bus and store report what their operations do, not only whether they answer a ping (core/operation-health.ts).
+  const busOps = new OperationHealth();
+  const storeOps = new OperationHealth();
+  ctx.bus = bus && observedBus(bus, busOps);
+  ctx.store = store && observedStore(store, storeOps);
   ctx.queue = queue;
-  if (bus) health.registerPing('bus', bus.adapter, () => bus.ping());
+  if (bus) health.registerPing('bus', bus.adapter, () => bus.ping(), () => busOps.report());
   if (store) {
-    const report = await store.migrate();
+    const report = await ctx.store!.migrate();
     logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
-    health.registerPing('store', store.adapter, () => store.ping());
+    health.registerPing('store', store.adapter, () => store.ping(), () => storeOps.report());
   }
   if (queue) health.registerPing('queue', queue.adapter, () => queue.ping());
 
@@ -63,7 +69,7 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
     running.push(role);
     logger.info({ role: name }, 'role started');
   }
-  const ops = api ? undefined : await (await import('../api/role.js')).startOpsServer(ctx);
+  const ops = api ? undefined : await (await import('../api/ops-server.js')).startOpsServer(ctx);
   const http = api?.http ?? (ops as HttpServer);
 
   let stopping: Promise<void> | undefined;

@@ -136,12 +136,13 @@ show_log() { # title file...
   printf -- '----- end of %s log -----\n' "$1" >&2
 }
 
-stop_pid() { # name pid timeout_s
-  local name=$1 pid=$2 limit=$3 t0 i
+stop_pid() { # name pid timeout_s [nudge_after_s nudge_cmd]: SIGTERM, once nudge_cmd after nudge_after_s, SIGKILL at timeout_s
+  local name=$1 pid=$2 limit=$3 nudge_after=${4:-0} nudge=${5:-} t0 i
   t0=$(now_us)
   kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < limit * 10; i++)); do
     kill -0 "$pid" 2>/dev/null || { log "$name: stopped pid $pid ($(since "$t0"))"; return 0; }
+    if [ -n "$nudge" ] && [ "$i" -eq $((nudge_after * 10)) ]; then "$nudge" || true; fi
     sleep 0.1
   done
   log "$name: still running after ${limit}s, sending SIGKILL to $pid"
@@ -231,6 +232,8 @@ cmd_install() {
   if [ "$ENGINES_INSTALL_COMPOSE" = 1 ] && ! compose_available; then pkgs+=(docker-compose); fi
   # The OCR tests and bench render their table images with a TrueType font Debian ships.
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || pkgs+=(fonts-dejavu-core)
+  # The dashboard and paywall tests drive Debian's Chromium through playwright-core (no browser download).
+  [ -x /usr/bin/chromium ] || pkgs+=(chromium)
   if [ ${#pkgs[@]} -gt 0 ]; then apt_install "${pkgs[@]}"; fi
   if selected clickhouse; then ch_server_cmd >/dev/null || die "clickhouse: no server binary after install"; fi
   if selected kafka; then ensure_kafka_libs; fi
@@ -293,6 +296,23 @@ kafka_launch() {
 ch_pid() { find_pid "$CH_DIR/clickhouse.pid" clickhouse "--config-file=$CH_DIR/config.xml"; }
 ch_probe() {
   [ "$(curl -s --max-time 3 "http://127.0.0.1:$CLICKHOUSE_HTTP_PORT/?query=SELECT%201" 2>/dev/null)" = 1 ]
+}
+# ClickHouse 18.16 keeps serving requests on open keep-alive connections after SIGTERM and waits for
+# them before shutting its tables down: a client inserting without pause held a stop for 15-30 s. Once
+# its own wait (shutdown_wait_unfinished, 3 s) is over, the connections still open on its ports are
+# closed (ss -K: the kernel destroys the sockets); clients see a reset and retry elsewhere or later,
+# the server shuts its tables down normally (no SIGKILL, nothing acknowledged is lost).
+ch_close_client_connections() {
+  local filter n
+  command -v ss >/dev/null 2>&1 || return 0
+  filter="( sport = :$CLICKHOUSE_HTTP_PORT or sport = :$CLICKHOUSE_TCP_PORT )"
+  n=$(ss -Htn state established "$filter" 2>/dev/null | wc -l)
+  [ "$n" -gt 0 ] || return 0
+  if as_root ss -K -Htn state established "$filter" >/dev/null 2>&1; then
+    log "clickhouse: closed $n client connection(s) still open after SIGTERM"
+  else
+    log "clickhouse: could not close $n client connection(s) still open (ss -K); waiting for them"
+  fi
 }
 ch_launch() {
   local cmd
@@ -426,7 +446,8 @@ cmd_down() {
   for e in kafka clickhouse redis; do
     selected "$e" || continue
     if pid=$(engine_pid "$e"); then
-      stop_pid "$e" "$pid" "$(engine_stop_timeout "$e")"
+      if [ "$e" = clickhouse ]; then stop_pid "$e" "$pid" "$(engine_stop_timeout "$e")" 3 ch_close_client_connections
+      else stop_pid "$e" "$pid" "$(engine_stop_timeout "$e")"; fi
     else
       log "$e: not running"
     fi

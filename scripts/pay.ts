@@ -5,7 +5,9 @@
  *   npm run pay -- GET /api/v1/crypto/spread-candles?pair=ETH/USD
  *   npm run pay -- POST /api/v1/crypto/impact-simulation '{"pair":"ETH/USD","side":"buy","size_usd":1000}'
  *
- * Server: PAY_SERVER_URL (default http://127.0.0.1:4020). Payer: PAYER_KEY, else
+ * Server: PAY_SERVER_URL, else http://127.0.0.1:$HTTP_PORT (the variable the server listens on), else the
+ * URL the dev chain's server wrote into `$DATA_DIR/devchain.json`, else http://127.0.0.1:4020; the
+ * first line printed says which and how to change it. Payer: PAYER_KEY, else
  * the dev chain's demo payer from `$DATA_DIR/devchain.json` (written by the
  * server at start-up in SETTLEMENT=devchain), whose test USDC is then the
  * allowed asset. PAY_ASSET allows one more non-default asset. The per-payment
@@ -36,7 +38,6 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  const server = (process.env.PAY_SERVER_URL ?? 'http://127.0.0.1:4020').replace(/\/+$/, '');
   const dataDir = process.env.DATA_DIR ?? './data';
 
   let devchain: DevChainInfo | undefined;
@@ -45,6 +46,14 @@ async function main(): Promise<number> {
   } catch {
     // no dev chain running from this folder
   }
+  const [server, from] = process.env.PAY_SERVER_URL
+    ? [process.env.PAY_SERVER_URL, 'PAY_SERVER_URL']
+    : process.env.HTTP_PORT
+      ? [`http://127.0.0.1:${process.env.HTTP_PORT}`, 'HTTP_PORT']
+      : devchain?.api_url
+        ? [devchain.api_url, `${dataDir}/devchain.json`]
+        : ['http://127.0.0.1:4020', 'the default port'];
+  console.log(`server ${server} (from ${from}; set PAY_SERVER_URL or HTTP_PORT to pay another)`);
   const key = (process.env.PAYER_KEY || devchain?.payer_key) as Hex | undefined;
   if (!key) {
     console.error(`no payer: set PAYER_KEY, or start the server with SETTLEMENT=devchain so ${dataDir}/devchain.json exists`);
@@ -62,13 +71,18 @@ async function main(): Promise<number> {
   client.setSpendControls({ maxAmountPerPayment: `$${Number(maxAtomic) / 1e6}`, ...(allowedAssets.length ? { allowedAssets } : {}) });
   const payFetch = wrapFetchWithPayment(fetch, client);
 
-  const url = `${server}${path.startsWith('/') ? path : `/${path}`}`;
+  const url = `${server.replace(/\/+$/, '')}${path.startsWith('/') ? path : `/${path}`}`;
   console.log(`${method} ${url}  (payer ${account.address}${devchain && !process.env.PAYER_KEY ? ', dev chain demo payer' : ''})`);
   const t0 = performance.now();
-  const res = await payFetch(url, {
-    method,
-    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
-  });
+  let res: Response;
+  try {
+    res = await payFetch(url, {
+      method,
+      ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
+    });
+  } catch (err) {
+    throw new Error(`${url}: ${err instanceof Error ? err.message : String(err)} (is the server running there? set PAY_SERVER_URL or HTTP_PORT)`);
+  }
   const elapsed = Math.round(performance.now() - t0);
   const text = await res.text();
   console.log(`\nstatus: ${res.status} ${res.statusText}  (${elapsed} ms)`);

@@ -10,7 +10,9 @@
  * The group must be stopped (stop the aggregate role first): the command
  * rewinds it, then runs the group's own consumer in this process until it has
  * caught up with the end offsets seen at the start, and stops. Sinks are
- * idempotent (deterministic event ids), so a replay changes no query result.
+ * idempotent (deterministic event ids), so a replay changes no query result,
+ * and a message that fails again is not dead-lettered a second time (its
+ * dead letter is already in the DLQ).
  * `--reset-only` only rewinds; the next aggregate start replays.
  * Uses the configured BUS and STORE (e.g. BUS=kafka STORE=clickhouse).
  */
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
       // The bus labels its metrics with the namespaced group id (BUS_NAMESPACE prefix).
       const metricGroup = `${config.BUS_NAMESPACE}${group.groupId}`;
       const dlqBefore = await deadLettered(metricGroup);
+      const repeatsBefore = await alreadyDeadLettered(metricGroup);
       const t0 = Date.now();
       const bar = new cliProgress.SingleBar({ format: `${group.groupId} [{bar}] {percentage}% | {value}/{total} msgs | {rate} msg/s | ETA {eta}s`, hideCursor: true }, cliProgress.Presets.shades_classic);
       bar.start(Math.max(total, 0), 0, { rate: 0 });
@@ -113,7 +116,10 @@ async function main(): Promise<void> {
       bar.stop();
       const seconds = (Date.now() - t0) / 1000;
       const dlq = (await deadLettered(metricGroup)) - dlqBefore;
-      summaries.push(`replayed ${line} in ${seconds.toFixed(1)} s (${Math.round(done / Math.max(seconds, 0.001))} msg/s), ${dlq} dead-lettered`);
+      const repeats = (await alreadyDeadLettered(metricGroup)) - repeatsBefore;
+      summaries.push(
+        `replayed ${line} in ${seconds.toFixed(1)} s (${Math.round(done / Math.max(seconds, 0.001))} msg/s), ${dlq} dead-lettered, ${repeats} already in the DLQ (not repeated)`,
+      );
     }
   } finally {
     await bus.close();
@@ -126,6 +132,12 @@ async function main(): Promise<void> {
 
 async function deadLettered(groupId: string): Promise<number> {
   const m = await metrics.busDeadLettered.get();
+  return m.values.filter((v) => v.labels.group === groupId).reduce((acc, v) => acc + v.value, 0);
+}
+
+/** Failing messages whose dead letter was already in the DLQ (from the run that first met them). */
+async function alreadyDeadLettered(groupId: string): Promise<number> {
+  const m = await metrics.busDeadLettersAlreadyRecorded.get();
   return m.values.filter((v) => v.labels.group === groupId).reduce((acc, v) => acc + v.value, 0);
 }
 

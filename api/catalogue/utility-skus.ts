@@ -8,9 +8,13 @@
  */
 import { z } from 'zod';
 import { isServedJobSku } from '../../jobs/registry.js';
-import { staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
+import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES } from '../../jobs/code-denoise/languages.js';
+import { dexQueryRefusal } from '../../jobs/dex-price-summary/select.js';
+import { domainSyntaxRefusal, tldRefusal } from '../../jobs/domain-check/tld-gate.js';
+import { checkUrl, staticUrlRefusal } from '../../jobs/web-fetch/address-policy.js';
+import { AppError } from '../../core/errors.js';
 import { jobHandler } from './job-handler.js';
-import { defineSku, type Sku } from './sku.js';
+import { defineSku, type Sku, type SkuCall } from './sku.js';
 
 const MAX_TEXT = 200_000;
 
@@ -20,9 +24,9 @@ const MAX_TEXT = 200_000;
  * fetcher's own synchronous policy (jobs/web-fetch/address-policy.ts `staticUrlRefusal`) refuses here, as a
  * 400 `invalid_parameter` naming the field before any 402 challenge, what no configuration would let the
  * worker fetch: credentials, bad ports, internal or metadata names, non-public IP literals in any spelling.
- * The schema has no config, so a plain dotted-quad loopback (`http://127.0.0.1:port/`) passes and the worker
- * judges it with FETCH_ALLOW_LOOPBACK (tests only; in production it refuses it without settling). Names need
- * DNS: the worker resolves and vets them.
+ * The schema has no config, so a plain dotted-quad loopback (`http://127.0.0.1:port/`) passes it, and the
+ * SKU's pre-flight (`loopbackOnlyInTests`) refuses it with the same 400 unless FETCH_ALLOW_LOOPBACK (test
+ * configuration only) allows it. Names need DNS: the worker resolves and vets them.
  */
 const httpUrl = (what: string) =>
   z
@@ -41,6 +45,22 @@ const httpUrl = (what: string) =>
       if (refusal && refusal.reason !== 'invalid_url' && refusal.reason !== 'scheme_not_allowed') ctx.addIssue({ code: 'custom', message: `must be a public http(s) URL: ${refusal.message} (${refusal.reason})`, params: { reason: refusal.reason } });
     })
     .describe(what);
+
+/**
+ * The configuration-dependent part of a URL input's rule, run before any challenge: a literal loopback
+ * address is a 400 like every other private address, unless FETCH_ALLOW_LOOPBACK (accepted only with
+ * NODE_ENV=test, for the tests' loopback servers) lets the worker fetch it.
+ */
+function loopbackOnlyInTests<I extends Record<string, unknown>>(field: keyof I & string) {
+  return async ({ input, runtime }: SkuCall<I>): Promise<undefined> => {
+    if (runtime.config.FETCH_ALLOW_LOOPBACK) return undefined;
+    const check = checkUrl(String(input[field]), { allowLoopback: false });
+    if (!check.ok && check.refusal.reason === 'loopback') {
+      throw new AppError('invalid_parameter', `${field}: must be a public http(s) URL: ${check.refusal.message} (loopback)`, 400, { field });
+    }
+    return undefined;
+  };
+}
 
 const reduction = {
   original_length: z.number().int().describe('Characters in'),
@@ -191,7 +211,20 @@ export type RagShrinkRequest = z.infer<typeof RagShrinkInput>;
 
 export const CodeDenoiseInput = z.strictObject({
   code: z.string().min(1).max(MAX_TEXT * 5).describe('Source code'),
-  language: z.string().max(40).optional().describe('Language; default `javascript`'),
+  language: z
+    .string()
+    .max(40)
+    .superRefine((v, ctx) => {
+      if (!resolveLanguage(v)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(v.slice(0, 40))} is not a supported language; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
+          params: { code: 'unsupported_language', details: { supported: SUPPORTED_LANGUAGES, aliases: LANGUAGES } },
+        });
+      }
+    })
+    .optional()
+    .describe(`Language, case-insensitive; default \`javascript\`. One of ${SUPPORTED_LANGUAGES.join(', ')}, or an alias: ${Object.values(LANGUAGES).flat().filter((a) => !(SUPPORTED_LANGUAGES as string[]).includes(a)).join(', ')}`),
 });
 export type CodeDenoiseRequest = z.infer<typeof CodeDenoiseInput>;
 
@@ -200,13 +233,28 @@ export const DomainCheckInput = z.strictObject({
     .string()
     .min(1)
     .max(253)
-    // Letters of any script (IDNs), digits, hyphens and dots; the processor normalises to punycode and checks the DNS rules.
-    .regex(/^[\p{L}\p{M}\p{N}\-.\u3002\uFF0E\uFF61]+$/u, 'must be a domain name such as example.com')
+    // Letters of any script (IDNs, normalised to punycode), digits, hyphens and dots; the DNS rules, a registrable
+    // name and not a bare public suffix, all before any challenge as `invalid_domain` (the worker checks them again).
+    .superRefine((v, ctx) => {
+      const refusal = domainSyntaxRefusal(v);
+      if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, params: { code: refusal.code } });
+    })
     .describe('Domain name, e.g. example.com; IDNs such as bücher.de are normalised to punycode'),
 });
 export type DomainCheckRequest = z.infer<typeof DomainCheckInput>;
 
-export const DexPriceSummaryInput = z.strictObject({ query: z.string().min(1).max(200).describe('Token symbol or contract address') });
+export const DexPriceSummaryInput = z.strictObject({
+  query: z
+    .string()
+    .min(1)
+    .max(200)
+    // The query grammar (jobs/dex-price-summary/select.ts): an EVM or Solana address, or a symbol/name; anything else is refused before the challenge.
+    .superRefine((v, ctx) => {
+      const refusal = dexQueryRefusal(v);
+      if (refusal) ctx.addIssue({ code: 'custom', message: refusal, params: { code: 'invalid_query' } });
+    })
+    .describe('Token symbol or name (e.g. AERO, $WIF), an EVM contract address (0x + 40 hex digits) or a Solana mint address'),
+});
 export type DexPriceSummaryRequest = z.infer<typeof DexPriceSummaryInput>;
 
 export const ImageOcrShrinkInput = z.strictObject({ imageUrl: httpUrl('Public image URL') });
@@ -239,6 +287,7 @@ export function utilitySkus(): Sku[] {
       avgLatencyMs: 70,
       latencyTargetMs: 200,
       available: isServedJobSku('stealth-dom'),
+      preflight: loopbackOnlyInTests<StealthDomRequest>('url'),
       handler: jobHandler('stealth-dom', (input: StealthDomRequest) => (input.timeout ?? 5000) + 5000),
     }),
     defineSku({
@@ -278,13 +327,13 @@ export function utilitySkus(): Sku[] {
       exampleInput: { html: '<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>' },
       example: {
         success: true,
-        content: '# Intro\n\nHello',
+        content: '## Intro\n\nHello',
         title: 'Doc',
         headings: ['Intro'],
         links: [],
         original_length: 103,
-        shrunk_length: 14,
-        reduction_pct: 86.41,
+        shrunk_length: 15,
+        reduction_pct: 85.44,
         tokens_saved_estimate: 22,
         source: 'rag-shrink',
       },
@@ -353,6 +402,11 @@ export function utilitySkus(): Sku[] {
       avgLatencyMs: 540,
       latencyTargetMs: 1000,
       available: isServedJobSku('domain-check'),
+      // A TLD without an RDAP service in the bootstrap registry (or no TLD at all: `example.notatld`): 400 before the challenge.
+      preflight: async ({ input, runtime }) => {
+        const refusal = tldRefusal(input.domain, runtime.config, runtime.log);
+        if (refusal) throw refusal;
+      },
       handler: jobHandler('domain-check', 10_000),
     }),
     defineSku({
@@ -415,6 +469,7 @@ export function utilitySkus(): Sku[] {
       avgLatencyMs: 480,
       latencyTargetMs: 1000,
       available: isServedJobSku('image-ocr-shrink'),
+      preflight: loopbackOnlyInTests<ImageOcrShrinkRequest>('imageUrl'),
       handler: jobHandler('image-ocr-shrink', 15_000),
     }),
   ];

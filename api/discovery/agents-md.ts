@@ -8,6 +8,8 @@
 import { paramsOf, type ParamDoc } from '../catalogue/json-schema.js';
 import { priceText } from '../catalogue/schemas.js';
 import type { PricedSku } from '../catalogue/sku.js';
+import { MCP_PATH } from '../mcp/tools.js';
+import { toolNameOf } from '../mcp/tool-name.js';
 import { DOCUMENTS, GROUPS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, exampleRequestText, groupOf, methodsOf, paymentNetwork, paymentSteps, type DiscoveryContext } from './context.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -139,6 +141,17 @@ function shortened(value: unknown, nested = false): unknown {
   return value;
 }
 
+/** The MCP door: where it answers, how tools are named, and how x402 rides in `_meta`. */
+function mcpSection(ctx: DiscoveryContext): string[] {
+  return [
+    `The same routes are MCP tools at \`${ctx.baseUrl}${MCP_PATH}\` (Streamable HTTP, stateless; server card: ${ctx.baseUrl}${DOCUMENTS.mcp}). A tool is named after its route (\`spread-candles\` -> \`${toolNameOf({ id: 'spread-candles' })}\`), with the same input schema, output schema and price; \`coverage\` and \`discovery\` are free, and these documents are MCP resources.`,
+    '',
+    '1. `tools/call` a paid tool without payment: the result has `isError: true`, the x402 `PaymentRequired` in `structuredContent` and, as `{"x402/error": {"code": 402, "message", "data"}}`, in `content[0].text`.',
+    '2. Sign it with an x402 v2 client (the same EIP-3009 authorization as over HTTP) and call the tool again with `params._meta["x402/payment"]` = the PaymentPayload.',
+    '3. The result carries the output in `structuredContent` and the settlement in `_meta["x402/payment-response"]`. Invalid arguments and windows outside coverage are refused before any payment (the same problem `code` and `field` as over HTTP); a failed call is not settled.',
+  ];
+}
+
 export function buildAgentsMd(ctx: DiscoveryContext): string {
   const net = paymentNetwork(ctx.payment);
   const available = ctx.catalogue.skus.filter((s) => s.available);
@@ -154,6 +167,10 @@ export function buildAgentsMd(ctx: DiscoveryContext): string {
     ...paymentSteps(ctx).map((s, i) => `${i + 1}. ${s}`),
     '',
     'Errors are `application/problem+json` with a stable `code` and, for input errors, the offending `field`. Pre-flight rejections carry `charged: "0 USDC (pre-flight rejection, no charge)"`.',
+    '',
+    '## MCP',
+    '',
+    ...mcpSection(ctx),
     '',
     '## Routes',
     '',

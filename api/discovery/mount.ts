@@ -25,9 +25,9 @@ export interface DiscoveryOptions {
   examples?: LiveExampleSource;
 }
 
-type Build = (ctx: DiscoveryContext) => unknown;
+export type Build = (ctx: DiscoveryContext) => unknown;
 
-const JSON_DOCS: [string, Build][] = [
+export const JSON_DOCS: [string, Build][] = [
   [DOCUMENTS.discovery, buildDiscovery],
   [DOCUMENTS.openapi, buildOpenApi],
   [DOCUMENTS.mcp, buildMcpJson],
@@ -35,7 +35,7 @@ const JSON_DOCS: [string, Build][] = [
   [DOCUMENTS.agentCard, buildAgentCard],
   [DOCUMENTS.agentsJson, buildAgentsJson],
 ];
-const TEXT_DOCS: [string, Build, string][] = [
+export const TEXT_DOCS: [string, Build, string][] = [
   [DOCUMENTS.agentsMd, buildAgentsMd, 'text/markdown; charset=utf-8'],
   [DOCUMENTS.skillMd, buildSkillMd, 'text/markdown; charset=utf-8'],
   [DOCUMENTS.llmsTxt, buildLlmsTxt, 'text/plain; charset=utf-8'],

@@ -10,6 +10,7 @@
 import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
 import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../catalogue/schemas.js';
 import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
+import { DEFAULT_BODY_LIMIT } from '../router.js';
 import { DOCUMENTS, MAX_PRICE_USD, MIN_PRICE_USD, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf } from './context.js';
 
 const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
@@ -83,6 +84,9 @@ function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: 
     },
     '400': { description: 'Invalid input (code invalid_parameter, missing_parameter, unknown_parameter, invalid_json; `field` names the parameter). Answered before any challenge: never charged.', content: problemContent() },
   };
+  if (method === 'POST') {
+    responses['413'] = { description: `The JSON body is larger than ${DEFAULT_BODY_LIMIT} (code payload_too_large). Answered before any challenge: never charged.`, content: problemContent() };
+  }
   if (!sku.free) {
     responses['402'] = {
       description: `Payment required: ${priceText(sku.priceAtomic)} on ${chainName}; or the payment was refused`,
@@ -90,7 +94,7 @@ function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: 
       content: problemContent(),
     };
   }
-  if (sku.preflight) {
+  if (sku.preflight && sku.path.startsWith('/api/v1/crypto/')) {
     responses['404'] = {
       description: 'Pre-flight rejection (the window is outside the available data, or holds no data): answered before any challenge, never charged',
       content: problemContent({ type: 'https://docs.x402-gateway.dev/errors/outside_coverage', title: 'outside coverage', status: 404, code: 'outside_coverage', detail: 'the window lies outside the available data', field: 'date', charged: ZERO_CHARGE_TEXT }),

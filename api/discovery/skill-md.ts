@@ -3,6 +3,7 @@
  * with name and description, then instructions), generated from the catalogue.
  */
 import { priceText } from '../catalogue/schemas.js';
+import { MCP_PATH } from '../mcp/tools.js';
 import { DOCUMENTS, GROUPS, SERVICE_ID, SERVICE_NAME, SERVICE_VERSION, exampleRequestText, groupOf, methodsOf, paymentSteps, type DiscoveryContext } from './context.js';
 
 export function buildSkillMd(ctx: DiscoveryContext): string {
@@ -26,6 +27,8 @@ export function buildSkillMd(ctx: DiscoveryContext): string {
     '',
     ...paymentSteps(ctx).map((s, i) => `${i + 1}. ${s}`),
     '',
+    `Over MCP: connect to \`${ctx.baseUrl}${MCP_PATH}\` (Streamable HTTP). Each route is a tool (\`-\` becomes \`_\`); a paid tool answers an error result carrying the x402 PaymentRequired; call it again with \`_meta["x402/payment"]\` = the signed PaymentPayload; the settlement comes back in \`_meta["x402/payment-response"]\`.`,
+    '',
     '## Routes',
     '',
   ];
@@ -41,6 +44,6 @@ export function buildSkillMd(ctx: DiscoveryContext): string {
     }
     lines.push('');
   }
-  lines.push('## More', '', `- Schemas: ${ctx.baseUrl}${DOCUMENTS.openapi}`, `- Current prices: ${ctx.baseUrl}${DOCUMENTS.discovery}`, `- Guide: ${ctx.baseUrl}${DOCUMENTS.agentsMd}`, '');
+  lines.push('## More', '', `- MCP server: ${ctx.baseUrl}${MCP_PATH} (card: ${ctx.baseUrl}${DOCUMENTS.mcp})`, `- Schemas: ${ctx.baseUrl}${DOCUMENTS.openapi}`, `- Current prices: ${ctx.baseUrl}${DOCUMENTS.discovery}`, `- Guide: ${ctx.baseUrl}${DOCUMENTS.agentsMd}`, '');
   return lines.join('\n');
 }

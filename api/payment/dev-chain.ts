@@ -6,6 +6,13 @@
  * the committed artifact (never compiled at start-up), and a demo payer funded
  * with test USDC.
  *
+ * It keeps time like Base: a block every 2 s beside the automined ones
+ * (interval mining), so `latest` follows the wall clock while idle, and
+ * same-second blocks allowed, so a burst of settlements does not push block
+ * time ahead of the wall clock (by default hardhat adds at least 1 s per
+ * block). Authorizations are checked against block time on chain, so a chain
+ * that lags or leads the wall clock refuses honest payers.
+ *
  * The chain id is the configured network's (eip155:8453 by default), so 402
  * challenges stay spec-exact (`network: eip155:8453`) while the asset is the
  * test token's own address. Its signatures can never move real USDC: the
@@ -47,6 +54,8 @@ export interface DevChainOptions {
   payerFundingAtomic?: bigint;
   /** viem polling interval for receipts; low on a local automining chain. Default 25 ms. */
   pollingIntervalMs?: number;
+  /** Interval mining, ms (Base: 2 s). Default 2000. */
+  blockIntervalMs?: number;
   startTimeoutMs?: number;
 }
 
@@ -92,6 +101,8 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
     chainId,
     accountKeys: [deployerKey, settlerKey],
     balanceEth: 1000,
+    blockIntervalMs: options.blockIntervalMs ?? 2000,
+    allowBlocksWithSameTimestamp: true,
     pollingIntervalMs: options.pollingIntervalMs ?? 25,
     ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
   });
@@ -147,8 +158,10 @@ export interface DevChainInfo {
   asset_version: string;
   pay_to: Address;
   payer: Address;
-  /** A throwaway key that only ever holds test USDC on this local chain. */
+  /** A throwaway key that only ever holds test USDC on this local chain (the start log names it `payer_key` too). */
   payer_key: Hex;
+  /** Where the server that runs this chain answers, once it listens (for `npm run pay`). */
+  api_url?: string;
   started_at: string;
   pid: number;
 }
@@ -166,6 +179,12 @@ export async function writeDevChainInfo(dataDir: string, info: DevChainInfo): Pr
 
 export async function readDevChainInfo(dataDir: string): Promise<DevChainInfo> {
   return JSON.parse(await readFile(devChainInfoPath(dataDir), 'utf8')) as DevChainInfo;
+}
+
+/** Adds the server's URL to `$DATA_DIR/devchain.json` once it listens (only if this process wrote the file). */
+export async function announceApiUrl(dataDir: string, pid: number, url: string): Promise<void> {
+  const info = await readDevChainInfo(dataDir);
+  if (info.pid === pid) await writeDevChainInfo(dataDir, { ...info, api_url: url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:') });
 }
 
 /** Removes `$DATA_DIR/devchain.json` if it was written by process `pid`. */

@@ -44,6 +44,11 @@ export interface HardhatNodeOptions {
   automine?: boolean;
   /** Also mine a block every this many ms (interval mining), e.g. to emulate Base's 2 s blocks. Default: off. */
   blockIntervalMs?: number;
+  /**
+   * Let consecutive blocks share a timestamp (hardhat's `allowBlocksWithSameTimestamp`): block time then
+   * follows the wall clock under bursts, instead of moving at least 1 s ahead per automined block. Default false.
+   */
+  allowBlocksWithSameTimestamp?: boolean;
   /** Funded accounts derived from DEVCHAIN_MNEMONIC. Default 10. Ignored when `accountKeys` is given. */
   accounts?: number;
   /** Fund exactly these private keys instead of the mnemonic's (e.g. fresh random keys). */
@@ -110,6 +115,7 @@ export async function startHardhatNode(options: HardhatNodeOptions = {}): Promis
     allowUnlimitedContractSize: options.allowUnlimitedContractSize ?? false,
     ...(options.hardfork ? { hardfork: options.hardfork } : {}),
     mining: { auto: options.automine ?? true, interval: options.blockIntervalMs ?? 0 },
+    allowBlocksWithSameTimestamp: options.allowBlocksWithSameTimestamp ?? false,
     accounts: accounts.map((a) => ({ privateKey: a.privateKey, balance: balanceWei.toString() })),
   };
   const config = {

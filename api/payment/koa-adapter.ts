@@ -1,9 +1,10 @@
 /**
- * The x402 core's framework-neutral HTTPAdapter over a Koa context: what the
- * Express and Hono adapters do for their frameworks (x402 ships no Koa one).
- * Two deliberate differences: the v1 header name `X-PAYMENT` is read as an
- * alias of `PAYMENT-SIGNATURE` (the core only looks at the v2 name), and the
- * resource URL can be fixed by the caller (public base URL, bounded length).
+ * The x402 core's framework-neutral HTTPAdapter over a Koa context (x402
+ * ships no Koa one): the transport context handed to x402's hooks and
+ * extensions (Bazaar records the method from it). Two deliberate
+ * differences from the Express and Hono adapters: the v1 header name
+ * `X-PAYMENT` is read as an alias of `PAYMENT-SIGNATURE`, and the resource
+ * URL is fixed by the caller (public base URL, bounded length).
  */
 import type { Context } from 'koa';
 import type { HTTPAdapter } from '@x402/core/server';
@@ -14,8 +15,6 @@ export const V1_PAYMENT_HEADER = 'x-payment';
 export interface KoaAdapterOptions {
   /** Value of getUrl(), i.e. the challenge's `resource.url`; default the request's full URL. */
   resourceUrl?: string;
-  /** Answer as if no payment header was sent (used to build a bare challenge). */
-  hidePayment?: boolean;
 }
 
 export class KoaAdapter implements HTTPAdapter {
@@ -26,9 +25,7 @@ export class KoaAdapter implements HTTPAdapter {
 
   getHeader(name: string): string | undefined {
     const lower = name.toLowerCase();
-    if (lower === PAYMENT_SIGNATURE_HEADER || lower === V1_PAYMENT_HEADER) {
-      return this.options.hidePayment ? undefined : paymentHeaderOf(this.ctx);
-    }
+    if (lower === PAYMENT_SIGNATURE_HEADER || lower === V1_PAYMENT_HEADER) return paymentHeaderOf(this.ctx);
     return this.ctx.get(name) || undefined;
   }
 

@@ -5,20 +5,28 @@
  *
  *   const payments = await startPayments(config, { logger, health });
  *   router.get(path, validate, preflight, payments.gate, handler);   // ctx.state.paidRoute set by validate/preflight
+ *   payments.core                                                    // the transport-neutral core, for other doors (MCP)
  *   ...on shutdown: await payments.stop();
  */
-import type { Config } from '../../core/config.js';
+import { settlementSafetyProblems, type Config } from '../../core/config.js';
 import type { HealthRegistry } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
-import { createPaymentGate, type PaymentGate } from './payment-gate.js';
+import { createPaymentCore, type PaymentCore } from './payment-core.js';
+import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
+import { announceApiUrl } from './dev-chain.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
 
 export interface Payments {
+  /** The transport-neutral payment core: every door (HTTP gate, MCP) goes through it. */
+  core: PaymentCore;
+  /** The HTTP door (Koa middleware) over `core`. */
   gate: PaymentGate;
   settlement: PaymentSettlement;
   replayGuard: ReplayGuard;
+  /** The server listens at `url`: the dev chain's info file tells `npm run pay` where. */
+  listening(url: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,10 +45,12 @@ export function replayStoreOf(config: Pick<Config, 'PAYMENT_REPLAY_STORE' | 'QUE
 
 export async function startPayments(config: Config, options: StartPaymentsOptions): Promise<Payments> {
   const { logger } = options;
-  const settlement = await startSettlement(config, { logger });
   const store = replayStoreOf(config);
+  // Replicas that share the replay store share the settler's nonce sequence through it too.
+  const nonceStore = store === 'redis' ? { kind: 'redis' as const, url: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:settler:` } : { kind: 'memory' as const };
+  const settlement = await startSettlement(config, { logger, nonceStore });
   const replayGuard = createReplayGuard({ store, redisUrl: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:nonce:` });
-  const gate = createPaymentGate({
+  const core = createPaymentCore({
     network: settlement.network,
     asset: settlement.asset,
     assetName: settlement.assetName,
@@ -50,27 +60,45 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     facilitator: settlement.facilitator,
     replayGuard,
     logger,
-    ...(options.publicBaseUrl ? { publicBaseUrl: options.publicBaseUrl } : {}),
   });
+  const gate = gateOverCore(core, options.publicBaseUrl ? { publicBaseUrl: options.publicBaseUrl } : {});
+  // A verified payment whose handler failed is not settled: its reservation goes back to the payer.
+  const local = settlement.local;
+  if (local) core.resourceServer.onVerifiedPaymentCanceled(async ({ paymentPayload }) => local.release(paymentPayload as Parameters<typeof local.release>[0]));
 
+  const unsafe = config.NODE_ENV === 'production' && config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION && settlementSafetyProblems({ ...config, PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: false }).length > 0;
+  const live = { mode: settlement.mode, network: settlement.network, asset: settlement.asset, pay_to: settlement.payTo, replay_store: store, ...(unsafe ? { unsafe_test_payments: true } : {}) };
   options.health?.register('settlement', async () => {
-    const result = await settlement.probe();
+    const result = { ...(await settlement.probe()), ...live };
+    const record = core.settlementRecord();
+    const history = {
+      ...(record.lastSettledAt ? { last_settled_at: record.lastSettledAt } : {}),
+      ...(record.lastError ? { last_settlement_error: record.lastError } : {}),
+    };
     try {
       await replayGuard.ping();
     } catch (err) {
-      return { ...result, status: 'down', replay_store: store, reason: `replay guard (${store}): ${errorMessage(err)}` };
+      return { ...result, ...history, status: 'down', reason: `replay guard (${store}): ${errorMessage(err)}` };
     }
-    return { ...result, replay_store: store };
+    if (result.status === 'ok' && record.failing && record.lastError) {
+      return { ...result, ...history, status: 'degraded', reason: `the last settlement failed: ${record.lastError.reason}` };
+    }
+    return { ...result, ...history };
   });
 
   // Learn the facilitator's supported kinds now; a failure is retried by the first paid request.
   gate.ready().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'x402: facilitator not ready at start-up'));
-  logger.info({ mode: settlement.mode, network: settlement.network, asset: settlement.asset, pay_to: settlement.payTo, replay_store: store }, 'x402 payments ready');
+  if (unsafe) logger.error(live, `x402 UNSAFE: PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true: this production process takes ${settlement.mode} payments on ${settlement.network} in ${settlement.asset}, which is not real USDC`);
+  logger.info({ ...live, ...(settlement.settler ? { settler: settlement.settler } : {}) }, `x402 payments live: ${settlement.mode} settlement on ${settlement.network}, asset ${settlement.asset}, pay to ${settlement.payTo}`);
 
   return {
+    core,
     gate,
     settlement,
     replayGuard,
+    listening: async (url) => {
+      if (settlement.devChain) await announceApiUrl(config.DATA_DIR, process.pid, url).catch(() => undefined);
+    },
     stop: async () => {
       await replayGuard.close();
       await settlement.stop();

@@ -4,12 +4,16 @@
  *
  * - `remote`: an x402 facilitator over HTTP (POST /verify, POST /settle,
  *   GET /supported) at FACILITATOR_URL.
- * - `self`: an in-process facilitator (`x402Facilitator` + `ExactEvmScheme`)
- *   over a viem wallet from PAYMENT_SETTLER_KEY on PAYMENT_RPC_URL; the server
- *   pays the gas of each `transferWithAuthorization`.
- * - `devchain` (default): starts the local dev chain (dev-chain.ts), deploys
- *   the test USDC, and runs the same in-process facilitator against it; the
- *   funded demo payer's key is logged and written to `$DATA_DIR/devchain.json`.
+ * - `self`: the in-process facilitator (local-facilitator.ts) over a viem
+ *   wallet from PAYMENT_SETTLER_KEY on PAYMENT_RPC_URL; the server pays the
+ *   gas of its settlement transactions. Several API replicas may share one
+ *   settler key: with PAYMENT_REPLAY_STORE on Redis, its nonce sequence is
+ *   leased through Redis too (nonce-lease.ts).
+ * - `devchain` (default outside production): starts the local dev chain
+ *   (dev-chain.ts), deploys the test USDC, and runs the same in-process
+ *   facilitator against it; the funded demo payer's key is logged and written
+ *   to `$DATA_DIR/devchain.json`. Refused in production (config.ts
+ *   `settlementSafetyProblems`) unless explicitly allowed.
  *
  * Every facilitator is wrapped so that transport failures (unreachable,
  * timeout, RPC down) surface as FacilitatorUnavailableError: the x402 core
@@ -18,7 +22,6 @@
  */
 import type { FacilitatorClient } from '@x402/core/server';
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import { x402Facilitator } from '@x402/core/facilitator';
 import {
   FacilitatorResponseError,
   SettleError,
@@ -26,17 +29,16 @@ import {
   type Network,
   type PaymentPayload,
   type PaymentRequirements,
-  type SupportedResponse,
 } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
-import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createPublicClient, createWalletClient, defineChain, getAddress, http, publicActions, type Address, type Hex, type PublicClient } from 'viem';
-import { nonceManager, privateKeyToAccount } from 'viem/accounts';
-import type { Config } from '../../core/config.js';
+import { erc20Abi, getAddress, type Address, type Hex } from 'viem';
+import { settlementSafetyProblems, type Config } from '../../core/config.js';
 import type { ProbeResult } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { removeDevChainInfo, startDevChain, writeDevChainInfo, type DevChain } from './dev-chain.js';
+import { chainIdOf, startLocalFacilitator, type LocalFacilitator } from './local-facilitator.js';
+
+export { chainIdOf } from './local-facilitator.js';
 
 export type SettlementMode = 'devchain' | 'remote' | 'self';
 
@@ -56,8 +58,10 @@ export interface PaymentSettlement extends PaymentTerms {
   facilitator: FacilitatorClient;
   /** The wallet that pays settlement gas (in-process modes). */
   settler?: Address;
+  /** The in-process facilitator (self, devchain): chain view, settlement queue, reservations. */
+  local?: LocalFacilitator;
   devChain?: DevChain;
-  /** Health probe: `/supported` answers (remote) or the chain answers with the right id (self, devchain). */
+  /** Health probe: `/supported` answers (remote); the chain's head age, the settler's gas, the asset (self, devchain). */
   probe(): Promise<ProbeResult>;
   stop(): Promise<void>;
 }
@@ -76,6 +80,11 @@ export type SettlementConfig = Pick<
   | 'PAYMENT_DEMO_PAYER_KEY'
   | 'PAYMENT_MAX_TIMEOUT_SECONDS'
   | 'PAYMENT_SETTLE_TIMEOUT_MS'
+  | 'PAYMENT_SETTLE_BATCH_MAX'
+  | 'PAYMENT_SETTLE_IN_FLIGHT'
+  | 'PAYMENT_HEAD_STALE_MS'
+  | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'
+  | 'NODE_ENV'
   | 'DATA_DIR'
 >;
 
@@ -83,6 +92,10 @@ export interface StartSettlementOptions {
   logger: Logger;
   /** devchain: write `$DATA_DIR/devchain.json` for `npm run pay`. Default true. */
   writeInfoFile?: boolean;
+  /** Where the settler's nonce sequence lives (self, devchain). Default: this process. */
+  nonceStore?: { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
+  /** Block interval of the dev chain, ms. Default 2000 (Base). */
+  devChainBlockMs?: number;
 }
 
 /** A facilitator that could not be reached or did not answer in time; nothing was charged by this call's failure. */
@@ -115,66 +128,10 @@ export function guardFacilitator(inner: FacilitatorClient, label: string): Facil
   };
 }
 
-export interface InProcessFacilitator {
-  client: FacilitatorClient;
-  settler: Address;
-  publicClient: PublicClient;
-  chainId: number;
-}
-
-/** `x402Facilitator` + the EVM `exact` scheme over a viem wallet, as a FacilitatorClient. */
-export function createInProcessFacilitator(options: {
-  network: Network;
-  rpcUrl: string;
-  settlerKey: Hex;
-  timeoutMs: number;
-  pollingIntervalMs?: number;
-}): InProcessFacilitator {
-  const chainId = chainIdOf(options.network);
-  const chain = defineChain({
-    id: chainId,
-    name: options.network,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } },
-  });
-  // The nonce manager keeps concurrent settlements from one wallet on distinct nonces.
-  const account = privateKeyToAccount(options.settlerKey, { nonceManager });
-  const transport = http(options.rpcUrl, { timeout: options.timeoutMs, retryCount: 1 });
-  const pollingInterval = options.pollingIntervalMs ?? 500;
-  const wallet = createWalletClient({ account, chain, transport, pollingInterval }).extend(publicActions);
-  // viem's generic signatures are narrower than the signer's plain-object ones: bridge each call.
-  const signerClient: Parameters<typeof toFacilitatorEvmSigner>[0] = {
-    address: account.address,
-    readContract: (args) => wallet.readContract(args as Parameters<typeof wallet.readContract>[0]),
-    verifyTypedData: (args) => wallet.verifyTypedData(args as Parameters<typeof wallet.verifyTypedData>[0]),
-    writeContract: (args) => wallet.writeContract(args as Parameters<typeof wallet.writeContract>[0]),
-    sendTransaction: (args) => wallet.sendTransaction(args as Parameters<typeof wallet.sendTransaction>[0]),
-    waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
-    getCode: (args) => wallet.getCode(args),
-  };
-  const signer = toFacilitatorEvmSigner(signerClient, { confirmationTimeoutMs: options.timeoutMs });
-  const facilitator = new x402Facilitator().register(options.network, new ExactEvmFacilitatorScheme(signer));
-  const client: FacilitatorClient = {
-    verify: (payload, requirements) => facilitator.verify(payload, requirements),
-    settle: (payload, requirements) => facilitator.settle(payload, requirements),
-    getSupported: async () => facilitator.getSupported() as SupportedResponse,
-  };
-  return {
-    client,
-    settler: account.address,
-    publicClient: createPublicClient({ chain, transport, pollingInterval }) as PublicClient,
-    chainId,
-  };
-}
-
-export function chainIdOf(network: string): number {
-  const m = /^eip155:([1-9]\d*)$/.exec(network);
-  if (!m?.[1]) throw new Error(`not an EVM CAIP-2 network: ${network}`);
-  return Number(m[1]);
-}
-
-/** Starts the configured settlement mode. */
+/** Starts the configured settlement mode; refuses what would fail open in production (config.ts `settlementSafetyProblems`). */
 export async function startSettlement(config: SettlementConfig, options: StartSettlementOptions): Promise<PaymentSettlement> {
+  const unsafe = settlementSafetyProblems(config);
+  if (unsafe.length) throw new Error(unsafe.join('; '));
   const { logger } = options;
   const network = config.PAYMENT_NETWORK as Network;
   const common = {
@@ -183,6 +140,20 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
     assetVersion: config.PAYMENT_ASSET_VERSION,
     maxTimeoutSeconds: config.PAYMENT_MAX_TIMEOUT_SECONDS,
   };
+  const local = (rpcUrl: string, settlerKey: Hex, asset: Address, pollingIntervalMs?: number) =>
+    startLocalFacilitator({
+      network,
+      rpcUrl,
+      settlerKey,
+      asset,
+      timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS,
+      maxValiditySeconds: config.PAYMENT_MAX_TIMEOUT_SECONDS + 60,
+      batchMax: config.PAYMENT_SETTLE_BATCH_MAX,
+      inFlight: config.PAYMENT_SETTLE_IN_FLIGHT,
+      nonceStore: options.nonceStore ?? { kind: 'memory' },
+      ...(pollingIntervalMs ? { pollingIntervalMs } : {}),
+      logger,
+    });
 
   if (config.SETTLEMENT === 'remote') {
     if (!config.FACILITATOR_URL || !config.PAYMENT_PAY_TO) throw new Error('SETTLEMENT=remote needs FACILITATOR_URL and PAYMENT_PAY_TO');
@@ -204,31 +175,28 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
     if (!config.PAYMENT_SETTLER_KEY || !config.PAYMENT_RPC_URL || !config.PAYMENT_PAY_TO) {
       throw new Error('SETTLEMENT=self needs PAYMENT_SETTLER_KEY, PAYMENT_RPC_URL and PAYMENT_PAY_TO');
     }
-    const inProcess = createInProcessFacilitator({
-      network,
-      rpcUrl: config.PAYMENT_RPC_URL,
-      settlerKey: config.PAYMENT_SETTLER_KEY as Hex,
-      timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS,
-    });
+    const asset = getAddress(config.PAYMENT_ASSET);
+    const facilitator = await local(config.PAYMENT_RPC_URL, config.PAYMENT_SETTLER_KEY as Hex, asset);
     // A wrong chain behind the RPC is a configuration error; an unreachable one is a health problem.
-    const answered = await inProcess.publicClient.getChainId().catch((err: unknown) => {
+    const answered = await facilitator.publicClient.getChainId().catch((err: unknown) => {
       logger.warn({ err: errorMessage(err) }, 'x402 settlement: RPC not reachable at start-up');
       return undefined;
     });
-    if (answered !== undefined && answered !== inProcess.chainId) {
+    if (answered !== undefined && answered !== facilitator.chainId) {
+      await facilitator.stop();
       throw new Error(`PAYMENT_RPC_URL answers chain id ${answered}, but PAYMENT_NETWORK is ${network}`);
     }
-    const asset = getAddress(config.PAYMENT_ASSET);
-    logger.info({ network, settler: inProcess.settler, asset }, 'x402 settlement: self (in-process facilitator)');
+    logger.info({ network, settler: facilitator.settler, asset, nonce_store: facilitator.lease.kind }, 'x402 settlement: self (in-process facilitator)');
     return {
       mode: 'self',
       ...common,
       asset,
       payTo: getAddress(config.PAYMENT_PAY_TO),
-      settler: inProcess.settler,
-      facilitator: guardFacilitator(inProcess.client, 'in-process facilitator'),
-      probe: () => probeChain(inProcess, asset, 'self'),
-      stop: async () => {},
+      settler: facilitator.settler,
+      local: facilitator,
+      facilitator: guardFacilitator(facilitator.client, 'in-process facilitator'),
+      probe: () => probeLocal(facilitator, asset, 'self', config.PAYMENT_HEAD_STALE_MS),
+      stop: () => facilitator.stop(),
     };
   }
 
@@ -237,15 +205,11 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
     chainId: chainIdOf(network),
     ...(config.PAYMENT_DEMO_PAYER_KEY ? { payerKey: config.PAYMENT_DEMO_PAYER_KEY as Hex } : {}),
     ...(config.PAYMENT_PAY_TO ? { payTo: getAddress(config.PAYMENT_PAY_TO) } : {}),
+    ...(options.devChainBlockMs ? { blockIntervalMs: options.devChainBlockMs } : {}),
   });
+  let facilitator: LocalFacilitator | undefined;
   try {
-    const inProcess = createInProcessFacilitator({
-      network,
-      rpcUrl: devChain.rpcUrl,
-      settlerKey: devChain.settlerKey,
-      timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS,
-      pollingIntervalMs: 25,
-    });
+    facilitator = await local(devChain.rpcUrl, devChain.settlerKey, devChain.usdc, 25);
     let infoFile: string | undefined;
     if (options.writeInfoFile !== false) {
       infoFile = await writeDevChainInfo(config.DATA_DIR, {
@@ -268,31 +232,35 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
         network,
         asset: devChain.usdc,
         pay_to: devChain.payTo,
-        demo_payer: devChain.payer,
-        demo_payer_key: devChain.payerKey,
+        payer: devChain.payer,
+        payer_key: devChain.payerKey,
         info_file: infoFile,
         start_ms: devChain.startMs,
         deploy_ms: devChain.deployMs,
         total_ms: Math.round(performance.now() - t0),
       },
-      `x402 devchain ready: test USDC ${devChain.usdc}; demo payer ${devChain.payer} key ${devChain.payerKey} (throwaway, local chain only)`,
+      `x402 devchain ready: test USDC ${devChain.usdc}; demo payer ${devChain.payer}, payer_key ${devChain.payerKey} (throwaway, local chain only; also in ${infoFile ?? 'no file'})`,
     );
+    const started = facilitator;
     return {
       mode: 'devchain',
       ...common,
       asset: devChain.usdc,
       payTo: devChain.payTo,
-      settler: inProcess.settler,
+      settler: started.settler,
+      local: started,
       devChain,
-      facilitator: guardFacilitator(inProcess.client, 'in-process facilitator'),
-      probe: () => probeChain(inProcess, devChain.usdc, 'devchain'),
+      facilitator: guardFacilitator(started.client, 'in-process facilitator'),
+      probe: () => probeLocal(started, devChain.usdc, 'devchain', config.PAYMENT_HEAD_STALE_MS),
       stop: async () => {
+        await started.stop();
         await devChain.stop();
         // The chain is gone: so is its demo payer (unless another process wrote the file since).
         if (infoFile) await removeDevChainInfo(config.DATA_DIR, process.pid).catch(() => undefined);
       },
     };
   } catch (err) {
+    await facilitator?.stop();
     await devChain.stop();
     throw err;
   }
@@ -310,20 +278,34 @@ export async function probeFacilitator(facilitator: FacilitatorClient, network: 
   }
 }
 
-/** ok when the chain answers with the expected id, the asset has code and the settler holds gas. */
-export async function probeChain(inProcess: InProcessFacilitator, asset: Address, adapter: SettlementMode): Promise<ProbeResult> {
-  const facts = { adapter, settler: inProcess.settler, asset };
+/**
+ * The in-process facilitator: down when the chain cannot be read or the asset has no code; degraded when
+ * the head is older than `staleMs` (the chain stopped, or the RPC serves an old block) or the settler holds
+ * no gas. Also shows the settlement queue's figures.
+ */
+export async function probeLocal(facilitator: LocalFacilitator, asset: Address, adapter: SettlementMode, staleMs: number): Promise<ProbeResult> {
+  const view = facilitator.chain.status();
+  const { stats } = facilitator.queue;
+  const facts = {
+    adapter,
+    settler: facilitator.settler,
+    asset,
+    nonce_store: facilitator.lease.kind,
+    ...(view.head ? { head: view.head } : {}),
+    settlements: { settled: stats.settled, failed: stats.failed, transactions: stats.transactions, batched_transactions: stats.batches, backlog: facilitator.queue.backlog },
+  };
   try {
-    const [chainId, block, code, gas] = await Promise.all([
-      inProcess.publicClient.getChainId(),
-      inProcess.publicClient.getBlockNumber(),
-      inProcess.publicClient.getCode({ address: asset }),
-      inProcess.publicClient.getBalance({ address: inProcess.settler }),
+    const [code, gas, balanceOk] = await Promise.all([
+      facilitator.publicClient.getCode({ address: asset }),
+      facilitator.publicClient.getBalance({ address: facilitator.settler }),
+      facilitator.publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }).then(() => true, () => false),
     ]);
-    if (chainId !== inProcess.chainId) return { status: 'down', ...facts, reason: `RPC answers chain id ${chainId}, expected ${inProcess.chainId}` };
-    if (!code || code === '0x') return { status: 'down', ...facts, block: Number(block), reason: `no contract at asset ${asset}` };
-    if (gas === 0n) return { status: 'degraded', ...facts, block: Number(block), reason: 'settler wallet holds no gas' };
-    return { status: 'ok', ...facts, block: Number(block) };
+    if (!code || code === '0x' || !balanceOk) return { status: 'down', ...facts, reason: `no ERC-20 contract at asset ${asset}` };
+    if (!view.head) return { status: 'down', ...facts, reason: `chain head not read: ${view.error?.message ?? 'no answer yet'}` };
+    if (view.head.age_ms > staleMs) return { status: 'degraded', ...facts, reason: `chain head ${view.head.number} is ${Math.round(view.head.age_ms / 1000)} s old (stale after ${Math.round(staleMs / 1000)} s)` };
+    if (view.error) return { status: 'degraded', ...facts, reason: `chain head not read since ${view.error.at}: ${view.error.message}` };
+    if (gas === 0n) return { status: 'degraded', ...facts, reason: 'settler wallet holds no gas' };
+    return { status: 'ok', ...facts };
   } catch (err) {
     return { status: 'down', ...facts, reason: errorMessage(err).split('\n')[0] };
   }

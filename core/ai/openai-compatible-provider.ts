@@ -190,7 +190,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
           ? { points: json.bullets ?? (json.summary ? paragraphSentences(json.summary) : []) }
           : { points: json.summary ? paragraphSentences(json.summary) : (json.bullets ?? []) };
     if (!parts.points.length && !('headline' in parts && parts.headline)) throw new AiUpstreamError('summarize: the model returned an empty summary', { model });
-    return { ...composeSummary(options.format, parts, n, model), usage };
+    return { ...composeSummary(options.format, parts, n, model, text), usage };
   }
 
   async sentiment(texts: string[], options: SentimentOptions = {}): Promise<SentimentResult> {

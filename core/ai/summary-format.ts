@@ -47,8 +47,39 @@ function fit(points: string[], budget: number): string[] {
   return out;
 }
 
-/** Lays out `parts` in `format` within `maxWords` words. */
-export function composeSummary(format: SummaryFormat, parts: SummaryParts, maxWords: number, model: string): SummaryResult {
+/**
+ * Lays out `parts` in `format` within `maxWords` words. With the `input` it summarises, the summary is also never
+ * longer than that input: at most as many words (the budget is capped at the input's word count, so a short text's
+ * executive digest cannot outgrow it by its `Key points:` label) and its text (without list markers, label and line
+ * breaks: `summaryText`) at most as many characters: trailing points are dropped, then the last one cut, until it fits.
+ */
+export function composeSummary(format: SummaryFormat, parts: SummaryParts, maxWords: number, model: string, input?: string): SummaryResult {
+  if (input === undefined) return layOut(format, parts, maxWords, model);
+  const budget = Math.min(maxWords, countWords(input));
+  let r = layOut(format, parts, budget, model);
+  if (textLength(r) <= input.length) return r;
+  // Over the input's characters: fewer points, then a shorter last one.
+  const trimmed: SummaryParts = { ...parts, points: [...parts.points] };
+  for (let words = budget; textLength(r) > input.length && words > 0; ) {
+    if (trimmed.points.length > (format === 'executive' && !trimmed.headline ? 1 : 0)) trimmed.points.pop();
+    else words = Math.min(words, r.word_count) - 1;
+    r = layOut(format, trimmed, words, model);
+  }
+  return r;
+}
+
+/** Characters of a summary's text, without its layout (list markers, the `Key points:` label, line breaks). */
+export function summaryText(summary: string): string {
+  return summary
+    .split('\n')
+    .map((l) => l.replace(/^- /, '').trim())
+    .filter((l) => l && l !== KEY_POINTS)
+    .join(' ');
+}
+
+const textLength = (r: SummaryResult) => summaryText(r.summary).length;
+
+function layOut(format: SummaryFormat, parts: SummaryParts, maxWords: number, model: string): SummaryResult {
   const points = parts.points.map(clean).filter(Boolean);
   const headline = parts.headline ? clean(parts.headline) : undefined;
   if (format === 'executive') {

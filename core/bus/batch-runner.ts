@@ -10,7 +10,10 @@
  *    split and each message runs alone (same attempts); a message that still
  *    fails goes to `<topic>.dlq` with DLQ_HEADERS and is then considered done;
  *  - `ctx.deadLetter()` sends a message to the DLQ at once (only once per
- *    message per run, even if the handler is retried).
+ *    message per run, even if the handler is retried);
+ *  - a message whose dead letter is already in the DLQ (same group, topic,
+ *    partition and offset: a replay over it) is not dead-lettered again; it
+ *    is done, and counted in bus_dead_letters_already_recorded_total.
  *
  * `run()` returns how many leading messages of the batch are done (handled or
  * dead-lettered): the batch length normally, fewer when the consumer stopped
@@ -40,6 +43,10 @@ export interface BatchRunnerOptions {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   /** Called between attempts and during backoff (Kafka: keeps the group session alive). Its errors propagate. */
   heartbeat?: () => Promise<void>;
+  /** Whether the DLQ already holds a dead letter of this message for this group (the adapter's DLQ ledger). */
+  alreadyDeadLettered?(message: BusMessage): Promise<boolean>;
+  /** Told after each dead letter is published. */
+  deadLetterSent?(message: BusMessage, dead: OutgoingMessage): void;
 }
 
 type Outcome = { ok: true } | { ok: false; stopped: true } | { ok: false; stopped: false; error: unknown; invocations: number };
@@ -145,14 +152,31 @@ export class BatchRunner {
   private async explicitDeadLetter(message: BusMessage, reason: string): Promise<void> {
     const id = `${message.topic}\u0000${message.partition}\u0000${message.offset}`;
     if (this.deadLettered.has(id)) return;
+    const out = dlqMessage(message, reason, this.o.groupId, this.currentInvocations);
     try {
-      await this.o.publish(dlqTopic(message.topic), [dlqMessage(message, reason, this.o.groupId, this.currentInvocations)]);
+      if (await this.recordedBefore(message)) {
+        this.deadLettered.add(id);
+        return;
+      }
+      await this.o.publish(dlqTopic(message.topic), [out]);
     } catch (err) {
       // The handler sees a retryable failure: the batch is retried, never committed without its dead letter.
       throw isRetryable(err) ? err : new DependencyError('bus', `dead-lettering failed: ${errorMessage(err)}`, { cause: err });
     }
     this.deadLettered.add(id);
+    this.o.deadLetterSent?.(message, out);
     metrics.busDeadLettered.labels(this.o.adapter, message.topic, this.o.groupId).inc();
+  }
+
+  /** True (and counted) when the DLQ already holds this message's dead letter: a replay over it. */
+  private async recordedBefore(message: BusMessage): Promise<boolean> {
+    if (!this.o.alreadyDeadLettered || !(await this.o.alreadyDeadLettered(message))) return false;
+    metrics.busDeadLettersAlreadyRecorded.labels(this.o.adapter, message.topic, this.o.groupId).inc();
+    this.o.logger.info(
+      { topic: message.topic, partition: message.partition, offset: message.offset, group: this.o.groupId },
+      'bus: message fails again; its dead letter is already in the DLQ (not repeated)',
+    );
+    return true;
   }
 
   /** Dead-letters a message the handler could not process; retries the publish until it works or the consumer stops. */
@@ -160,6 +184,19 @@ export class BatchRunner {
     const { o } = this;
     const id = `${message.topic}\u0000${message.partition}\u0000${message.offset}`;
     if (this.deadLettered.has(id)) return true;
+    for (let failures = 1; ; failures++) {
+      if (o.signal.aborted) return false;
+      try {
+        if (await this.recordedBefore(message)) {
+          this.deadLettered.add(id);
+          return true;
+        }
+        break;
+      } catch (err) {
+        o.status.stalledReason = `checking the DLQ failed: ${errorMessage(err)}`;
+        await this.pause(backoffDelay(failures, o.retryBackoffMs, this.cap));
+      }
+    }
     o.logger.error(
       { topic: message.topic, partition: message.partition, offset: message.offset, group: o.groupId, attempts, reason },
       'bus: message dead-lettered',
@@ -170,6 +207,7 @@ export class BatchRunner {
       try {
         await o.publish(dlqTopic(message.topic), [out]);
         this.deadLettered.add(id);
+        o.deadLetterSent?.(message, out);
         metrics.busDeadLettered.labels(o.adapter, message.topic, o.groupId).inc();
         return this.unstall(OK).ok;
       } catch (err) {

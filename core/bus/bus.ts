@@ -13,8 +13,13 @@
  *    BUS_MAX_ATTEMPTS times, then the batch is split and each message that
  *    still fails goes to `<topic>.dlq` with the reason and its origin in
  *    headers (DLQ_HEADERS);
+ *  - a message is dead-lettered once per group: when a replay meets it again
+ *    and its dead letter is already in the DLQ, it is not sent again;
  *  - a stopped group can be rewound to an offset or a timestamp (replay).
  */
+import type { DeadLetterSummary } from './dead-letters.js';
+
+export type { DeadLetterSummary };
 
 export interface OutgoingMessage {
   key: string;
@@ -82,6 +87,13 @@ export type ReplayFrom =
 
 export type PartitionOffsets = Record<number, string>;
 
+export interface DeadLetterSummaryOptions {
+  /** `recent` counts the dead letters of this window (default 5 minutes). */
+  recentWindowMs?: number;
+  /** Longest wait for a DLQ to be read to its end (default 1 s); after it, `complete: false` and its size from offsets. */
+  waitMs?: number;
+}
+
 export interface Bus {
   readonly adapter: 'memory' | 'kafka';
   /** Creates missing topics (and their DLQs) with BUS_PARTITIONS partitions. */
@@ -94,6 +106,17 @@ export interface Bus {
   committedOffsets(groupId: string, topic: string): Promise<PartitionOffsets>;
   /** High-water mark per partition (offset the next published message gets). */
   endOffsets(topic: string): Promise<PartitionOffsets>;
+  /**
+   * The dead letters of these topics, read from their DLQs (keyed by the original topic): how many,
+   * how many are recent, the newest one's reason and origin. Covers every process that wrote them.
+   */
+  deadLetterSummary(topics: string[], options?: DeadLetterSummaryOptions): Promise<Record<string, DeadLetterSummary>>;
+  /**
+   * Reads a topic from its start up to the end offsets of the moment of the call (per partition in
+   * offset order; partitions interleaved), for tools such as the DLQ command. Leaves no consumer
+   * group behind and moves no group's offsets. Resolves with the number of messages read.
+   */
+  readTopic(topic: string, onMessage: (message: BusMessage) => void | Promise<void>): Promise<number>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

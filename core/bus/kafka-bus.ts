@@ -12,7 +12,13 @@
  *    before a retry backoff, and always before eachBatch returns);
  *  - start-up and ping() are bounded by connectTimeoutMs and fail with a
  *    DependencyError naming KAFKA_BROKERS; kafkajs' own retries are bounded
- *    too, so nothing keeps retrying in the background for long.
+ *    too, so nothing keeps retrying in the background for long;
+ *  - group membership: a member is dropped after sessionTimeoutMs without a
+ *    heartbeat; heartbeats go every heartbeatIntervalMs, also while a long
+ *    batch runs. Before joining, a consumer removes members left by a dead
+ *    process of this machine (kafka-predecessor-eviction.ts), so a process
+ *    restarted after a SIGKILL resumes at once instead of after the session
+ *    timeout; a member of another machine that died is dropped after it.
  */
 import {
   Kafka,
@@ -23,13 +29,18 @@ import {
   type EachBatchPayload,
   type IHeaders,
   type KafkaMessage,
-  type LogEntry,
   type Message,
   type Producer,
 } from 'kafkajs';
 import { withTimeout } from '../backoff.js';
 import { equalChunkSize } from './equal-chunks.js';
 import { orderedRoundRobinAssigner } from './ordered-round-robin-assigner.js';
+import { evictDeadPredecessors } from './kafka-predecessor-eviction.js';
+import { withGroupCoordinator } from './kafka-group-coordinator.js';
+import { kafkaLogCreator } from './kafka-log.js';
+import { KafkaDeadLetterIndex } from './kafka-dead-letter-index.js';
+import { KafkaTopicTail } from './kafka-topic-tail.js';
+import { parseDeadLetter } from './dead-letters.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
@@ -41,6 +52,8 @@ import {
   type Consumer,
   type ConsumerOptions,
   type ConsumerStatus,
+  type DeadLetterSummary,
+  type DeadLetterSummaryOptions,
   type OutgoingMessage,
   type PartitionOffsets,
   type ReplayFrom,
@@ -56,17 +69,24 @@ export interface KafkaBusOptions {
   batchSize: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** Cap of one retry delay (default 30 s). */
+  retryMaxBackoffMs?: number;
   connectTimeoutMs: number;
   /** Fetch tuning (PostHog-style batch consumers): bigger fetches make bigger store batches. */
   fetchMaxWaitMs?: number;
   fetchMinBytes?: number;
   fetchMaxBytesPerPartition?: number;
+  /** Group session timeout (kafkajs default 30 s): how long a dead member of another machine holds its partitions. */
+  sessionTimeoutMs?: number;
+  /** Heartbeat interval, also kept during long batches (kafkajs default 3 s). */
+  heartbeatIntervalMs?: number;
   logger: Logger;
 }
 
 const ADAPTER = 'kafka';
-/** kafkajs' default heartbeatInterval; heartbeat() itself skips calls that come sooner. */
-const HEARTBEAT_EVERY_MS = 3000;
+/** Defaults of KAFKA_SESSION_TIMEOUT_MS / KAFKA_HEARTBEAT_INTERVAL_MS (core/config.ts says why). */
+const DEFAULT_SESSION_TIMEOUT_MS = 10000;
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
 
 export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const { brokers, connectTimeoutMs } = options;
@@ -113,15 +133,18 @@ class KafkaBus implements Bus {
   /** groupId -> running consumer of this bus. */
   readonly running = new Map<string, KafkaBusConsumer>();
   private readonly publishedMetrics = new Map<string, { inc(n?: number): void }>();
+  readonly deadLetters: KafkaDeadLetterIndex;
   private closed = false;
 
   constructor(
     readonly options: KafkaBusOptions,
     readonly logger: Logger,
     readonly kafka: Kafka,
-    private readonly admin: Admin,
+    readonly admin: Admin,
     private readonly producer: Producer,
-  ) {}
+  ) {
+    this.deadLetters = new KafkaDeadLetterIndex(kafka, admin, logger, (topic, partition, record) => new KafkaBusMessage(topic, partition, record));
+  }
 
   async ensureTopics(topics: string[]): Promise<void> {
     const names = [...new Set(topics.flatMap((t) => [t, dlqTopic(t)]))];
@@ -219,10 +242,18 @@ class KafkaBus implements Bus {
         }
       }
     });
+    const { groups } = await this.call(`resetOffsets ${groupId}/${topic}`, () => this.admin.describeGroups([groupId]));
+    const state = groups.find((g) => g.groupId === groupId)?.state ?? 'Dead';
+    if (state !== 'Empty' && state !== 'Dead') {
+      throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (The consumer group must have no running instances, current state: ${state})`);
+    }
     try {
-      await this.admin.setOffsets({ groupId, topic, partitions });
+      // An empty group's offsets are committed directly (generation -1), as Kafka's own tools do.
+      await withGroupCoordinator(this.kafka, groupId, (coordinator) =>
+        coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [{ topic, partitions }] }),
+      );
     } catch (err) {
-      if (/no running instances/i.test(errorMessage(err))) {
+      if (/rebalanc|generation|member/i.test(errorMessage(err))) {
         throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (${errorMessage(err)})`);
       }
       throw wrap(`resetOffsets ${groupId}/${topic}`, err);
@@ -246,6 +277,42 @@ class KafkaBus implements Bus {
     return out;
   }
 
+  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+    const byDlq = await this.call('deadLetterSummary', () => this.deadLetters.summary(topics.map(dlqTopic), options.recentWindowMs ?? 300_000, options.waitMs ?? 1000));
+    return Object.fromEntries(topics.map((t) => [t, byDlq[dlqTopic(t)]!]));
+  }
+
+  async readTopic(topic: string, onMessage: (message: BusMessage) => void | Promise<void>): Promise<number> {
+    let read = 0;
+    let ends = new Map<number, bigint>();
+    const tail = new KafkaTopicTail({
+      kafka: this.kafka,
+      admin: this.admin,
+      topics: [topic],
+      logger: this.logger,
+      wrap: (t, partition, record) => new KafkaBusMessage(t, partition, record),
+      onMessage: async (m) => {
+        if (BigInt(m.offset) >= (ends.get(m.partition) ?? 0n)) return; // arrived after the call
+        read++;
+        await onMessage(m);
+      },
+    });
+    try {
+      const bounds = await this.call(`readTopic ${topic}`, async () => {
+        // listTopics, not fetchTopicMetadata: that would create a missing topic (auto-creation).
+        if (!(await this.admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist`);
+        return tail.bounds();
+      });
+      ends = new Map(bounds.map((b) => [b.partition, BigInt(b.high)]));
+      if (!bounds.some((b) => BigInt(b.high) > BigInt(b.low))) return 0;
+      // A tool's read: as long as it takes, but not forever on a broker that stopped answering.
+      if (!(await tail.reached(bounds, 30 * 60_000))) throw new DependencyError('kafka', `reading ${topic} did not reach its end offsets`);
+      return read;
+    } finally {
+      await tail.stop();
+    }
+  }
+
   async ping(): Promise<void> {
     const ms = this.options.connectTimeoutMs;
     try {
@@ -259,6 +326,7 @@ class KafkaBus implements Bus {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.running.values()].map((c) => c.stop()));
+    await this.deadLetters.close();
     await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
   }
 
@@ -281,6 +349,7 @@ class KafkaBusConsumer implements Consumer {
   private readonly logger: Logger;
   private readonly perTopic = new Map<string, { consumed: { inc(n?: number): void }; seconds: { observe(v: number): void } }>();
   private stopped: Promise<void> | undefined;
+  private readonly heartbeatEveryMs: number;
   /** Commits what the current kafkajs batch has finished and heartbeats; the runner calls it while backing off. */
   private beforeBackoff: (() => Promise<void>) | undefined;
 
@@ -292,8 +361,12 @@ class KafkaBusConsumer implements Consumer {
     this.status = { groupId, topics: [...topics], running: false };
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.logger.child({ group: groupId });
+    const sessionTimeout = bus.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    this.heartbeatEveryMs = Math.min(bus.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, Math.floor(sessionTimeout / 3));
     this.consumer = bus.kafka.consumer({
       groupId,
+      sessionTimeout,
+      heartbeatInterval: this.heartbeatEveryMs,
       allowAutoTopicCreation: true,
       partitionAssigners: [orderedRoundRobinAssigner],
       // maxWait bounds how long stop() waits for an idle long-poll fetch and the
@@ -314,11 +387,17 @@ class KafkaBusConsumer implements Consumer {
       handleBatch: options.handleBatch,
       maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
       retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
+      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,
       publish: (topic, messages) => bus.publish(topic, messages),
       heartbeat: () => (this.beforeBackoff ? this.beforeBackoff() : Promise.resolve()),
+      alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
+      deadLetterSent: (message, dead) => {
+        const record = parseDeadLetter(dead.headers ?? {});
+        if (record) bus.deadLetters.sent(dlqTopic(message.topic), record);
+      },
     });
     const { CRASH, STOP } = this.consumer.events;
     this.consumer.on(CRASH, (e) => {
@@ -336,6 +415,7 @@ class KafkaBusConsumer implements Consumer {
   async start(): Promise<void> {
     const { topics, fromBeginning = true } = this.options;
     try {
+      await evictDeadPredecessors(this.bus.kafka, this.bus.admin, this.options.groupId, this.logger);
       await this.consumer.connect();
       await this.consumer.subscribe({ topics: [...new Set(topics)], fromBeginning });
       await this.consumer.run({
@@ -397,7 +477,7 @@ class KafkaBusConsumer implements Consumer {
     // A slow handler (not only the runner's backoff) must not cost the group membership.
     const keepAlive = setInterval(() => {
       heartbeat().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'bus: heartbeat during a long batch failed'));
-    }, HEARTBEAT_EVERY_MS);
+    }, this.heartbeatEveryMs);
     const chunkSize = equalChunkSize(messages.length, this.batchSize);
     try {
       for (let start = 0; start < messages.length; start += chunkSize) {
@@ -492,17 +572,4 @@ function wrap(what: string, err: unknown): Error {
     return new DependencyError('kafka', `${what}: ${errorMessage(err)}`, { cause: err });
   }
   return err instanceof Error ? err : new Error(String(err));
-}
-
-/** kafkajs log entries -> pino (kafkajs itself filters below WARN). */
-function kafkaLogCreator(logger: Logger) {
-  return () =>
-    ({ namespace, level, log }: LogEntry) => {
-      const { message, timestamp: _ts, logger: _l, ...extra } = log as LogEntry['log'] & { logger?: string };
-      const fields = { namespace, ...extra };
-      if (level === logLevel.ERROR) logger.error(fields, message);
-      else if (level === logLevel.WARN) logger.warn(fields, message);
-      else if (level === logLevel.INFO) logger.info(fields, message);
-      else logger.debug(fields, message);
-    };
 }

@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { BatchRunner } from './batch-runner.js';
 import { equalChunkSize } from './equal-chunks.js';
+import { DeadLetterLedger, parseDeadLetter } from './dead-letters.js';
 import {
   dlqTopic,
   type Bus,
@@ -23,6 +24,8 @@ import {
   type Consumer,
   type ConsumerOptions,
   type ConsumerStatus,
+  type DeadLetterSummary,
+  type DeadLetterSummaryOptions,
   type OutgoingMessage,
   type PartitionOffsets,
   type ReplayFrom,
@@ -33,6 +36,8 @@ export interface MemoryBusOptions {
   batchSize: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** Cap of one retry delay (default 30 s). */
+  retryMaxBackoffMs?: number;
   logger: Logger;
 }
 
@@ -65,6 +70,8 @@ class MemoryBus implements Bus {
   private readonly partitioner = Partitioners.DefaultPartitioner();
   /** key -> partition (all topics have the same partition count). Bounded. */
   private readonly keyPartitions = new Map<string, number>();
+  /** DLQ topic -> what it holds (kept up to date on publish). */
+  readonly deadLetters = new Map<string, DeadLetterLedger>();
   private closed = false;
 
   constructor(readonly options: MemoryBusOptions) {
@@ -107,7 +114,44 @@ class MemoryBus implements Bus {
       });
     }
     t.publishedMetric.inc(messages.length);
+    if (topic.endsWith('.dlq')) {
+      for (const m of messages) {
+        const record = m.headers && parseDeadLetter(m.headers);
+        if (record) this.ledger(topic).add(record);
+      }
+    }
     for (const consumer of t.subscribers) consumer.wake();
+  }
+
+  ledger(dlq: string): DeadLetterLedger {
+    let l = this.deadLetters.get(dlq);
+    if (!l) this.deadLetters.set(dlq, (l = new DeadLetterLedger()));
+    return l;
+  }
+
+  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+    const since = Date.now() - (options.recentWindowMs ?? 300_000);
+    return Object.fromEntries(
+      topics.map((topic) => {
+        const l = this.ledger(dlqTopic(topic));
+        return [topic, { count: l.count, recent: l.since(since), ...(l.last ? { last: l.last } : {}), complete: true }];
+      }),
+    );
+  }
+
+  async readTopic(topic: string, onMessage: (message: BusMessage) => void | Promise<void>): Promise<number> {
+    this.assertOpen();
+    const t = this.topics.get(topic);
+    if (!t) throw new Error(`topic ${topic} does not exist`);
+    let read = 0;
+    const ends = t.logs.map((log) => log.length);
+    for (let p = 0; p < ends.length; p++) {
+      for (let i = 0; i < ends[p]!; i++) {
+        read++;
+        await onMessage(t.logs[p]![i]!);
+      }
+    }
+    return read;
   }
 
   async consume(options: ConsumerOptions): Promise<Consumer> {
@@ -268,10 +312,12 @@ class MemConsumer implements Consumer {
       handleBatch: options.handleBatch,
       maxAttempts: options.maxAttempts ?? bus.options.maxAttempts,
       retryBackoffMs: options.retryBackoffMs ?? bus.options.retryBackoffMs,
+      ...(bus.options.retryMaxBackoffMs ? { retryCapMs: bus.options.retryMaxBackoffMs } : {}),
       status: this.status,
       signal: this.abort.signal,
       logger: this.logger,
       publish: (topic, messages) => bus.publish(topic, messages),
+      alreadyDeadLettered: async (message) => bus.ledger(dlqTopic(message.topic)).has(groupId, message.topic, message.partition, message.offset),
     });
     const fromBeginning = options.fromBeginning ?? true;
     for (const name of new Set(topics)) {

@@ -4,7 +4,7 @@
  * runs) share one Kafka cluster without seeing each other's data. Handlers and
  * callers keep using the plain names; messages come back with the plain topic.
  */
-import type { Bus, BusMessage, Consumer, ConsumerOptions, OutgoingMessage, PartitionOffsets, ReplayFrom } from './bus.js';
+import type { Bus, BusMessage, Consumer, ConsumerOptions, DeadLetterSummary, DeadLetterSummaryOptions, OutgoingMessage, PartitionOffsets, ReplayFrom } from './bus.js';
 
 export function namespaced(bus: Bus, namespace: string): Bus {
   if (!namespace) return bus;
@@ -42,6 +42,16 @@ export function namespaced(bus: Bus, namespace: string): Bus {
     resetOffsets: (groupId: string, topic: string, from: ReplayFrom) => bus.resetOffsets(wrap(groupId), wrap(topic), from),
     committedOffsets: (groupId: string, topic: string): Promise<PartitionOffsets> => bus.committedOffsets(wrap(groupId), wrap(topic)),
     endOffsets: (topic: string) => bus.endOffsets(wrap(topic)),
+    deadLetterSummary: async (topics: string[], options?: DeadLetterSummaryOptions): Promise<Record<string, DeadLetterSummary>> => {
+      const inner = await bus.deadLetterSummary(topics.map(wrap), options);
+      return Object.fromEntries(
+        topics.map((t) => {
+          const s = inner[wrap(t)]!;
+          return [t, s.last ? { ...s, last: { ...s.last, topic: unwrap(s.last.topic), group: unwrap(s.last.group) } } : s];
+        }),
+      );
+    },
+    readTopic: (topic: string, onMessage: (message: BusMessage) => void | Promise<void>) => bus.readTopic(wrap(topic), (m) => onMessage(plain(m))),
     ping: () => bus.ping(),
     close: () => bus.close(),
   };

@@ -6,9 +6,12 @@
  * instead of {0, 2} and {1}; with quotes keyed by pair (13 pairs: 5/6/2 per
  * partition) that left one aggregate replica with 85% of the work
  * (bench:pipeline). Written here because kafkajs ships no ordered assigner;
- * it reuses kafkajs' protocol encoders.
+ * it reuses kafkajs' protocol encoders. Its metadata carries the member's
+ * process identity (kafka-member-identity.ts) in userData, which lets a
+ * restarted process recognise what its dead predecessor left in the group.
  */
 import { AssignerProtocol, type Assignment, type PartitionAssigner } from 'kafkajs';
+import { encodeIdentity } from './kafka-member-identity.js';
 
 const NAME = 'OrderedRoundRobinAssigner';
 const VERSION = 0;
@@ -36,6 +39,6 @@ export const orderedRoundRobinAssigner: PartitionAssigner = ({ cluster }) => ({
     }));
   },
   protocol({ topics }) {
-    return { name: NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: VERSION, topics, userData: Buffer.alloc(0) }) };
+    return { name: NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: VERSION, topics, userData: encodeIdentity() }) };
   },
 });

@@ -33,6 +33,7 @@
  * ChecksumError and rebuild the book on the next watch; those rejections are
  * counted as gaps too.
  */
+import { setMaxListeners } from 'node:events';
 import { Agent as HttpAgent } from 'node:http';
 import ccxt, { ExchangeClosedByUser, InvalidNonce, type Exchange, type OrderBook } from 'ccxt';
 import type { Bus, OutgoingMessage } from '../../core/bus/bus.js';
@@ -304,6 +305,9 @@ export class CexIngestor {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
+    // One signal for every symbol's loops (a websocket loop and a REST poll each may sleep on it at once):
+    // that many listeners is the design, not a leak (node warns past 10).
+    setMaxListeners(Math.max(10, this.states.size * 2 + 4), this.abort.signal);
     this.installTap();
     const now = Date.now();
     for (const st of this.states.values()) {

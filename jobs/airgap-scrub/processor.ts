@@ -24,6 +24,7 @@ import { AppError } from '../../core/errors.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { findStandardEntities } from './detectors.js';
+import { warmUpNationalPhones } from './national-phones.js';
 import { applyRedactions, resolveSpans, type EntityKind, type Redaction, type Span } from './spans.js';
 
 export type AirgapScrubResponse = z.infer<typeof AirgapScrubOutput>;
@@ -37,10 +38,32 @@ function normaliseForDetection(text: string): string {
 
 /** The scrub itself: pattern spans plus any extra (AI) spans, resolved and applied. */
 export function redact(text: string, region: CountryCode, extraSpans: readonly Span[] = []): { scrubbed: string; kinds: EntityKind[]; redactions: Redaction[] } {
-  const spans = findStandardEntities(normaliseForDetection(text), region);
-  spans.push(...extraSpans);
-  const redactions = resolveSpans(spans, text.length);
+  const standard = resolveSpans(findStandardEntities(normaliseForDetection(text), region), text.length);
+  // Structured PII keeps its own label; names and bios (strict mode) cover only what remains around it.
+  const wellFormed = extraSpans.filter((s) => Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= 0 && s.end <= text.length && s.start < s.end);
+  const rest = resolveSpans(wellFormed.flatMap((s) => outside(text, s, standard)), text.length);
+  const redactions = [...standard, ...rest].sort((a, b) => a.start - b.start);
   return { ...applyRedactions(text, redactions), redactions };
+}
+
+/** The parts of `span` outside every redaction in `taken` (sorted, disjoint), trimmed of blanks and punctuation. */
+function outside(text: string, span: Span, taken: readonly Redaction[]): Span[] {
+  const pieces: Span[] = [];
+  let from = span.start;
+  for (const r of taken) {
+    if (r.end <= from || r.start >= span.end) continue;
+    if (r.start > from) pieces.push({ ...span, start: from, end: r.start });
+    from = Math.max(from, r.end);
+  }
+  if (from < span.end) pieces.push({ ...span, start: from, end: span.end });
+  return pieces
+    .map((p) => {
+      let { start, end } = p;
+      while (start < end && /[\s,;:.()[\]-]/u.test(text[start]!)) start++;
+      while (end > start && /[\s,;:.()[\]-]/u.test(text[end - 1]!)) end--;
+      return { ...p, start, end };
+    })
+    .filter((p) => p.end > p.start && /[\p{L}\p{N}]/u.test(text.slice(p.start, p.end)));
 }
 
 /** The validated input, or a 400 whose message and details never quote the text. */
@@ -71,6 +94,7 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
   const region = deps.config.AIRGAP_PHONE_REGION;
   if (!isSupportedCountry(region)) throw new Error(`AIRGAP_PHONE_REGION: ${region} is not a region libphonenumber-js knows`);
   const defaultRegion: CountryCode = region;
+  warmUpNationalPhones();
   const { logger, ai } = deps;
 
   return {

@@ -16,6 +16,7 @@ import { parser as jsParser } from '@lezer/javascript';
 import { parser as pythonParser } from '@lezer/python';
 import { parser as rustParser } from '@lezer/rust';
 import type { LRParser } from '@lezer/lr';
+import { blankRanges, htmlLikeComments } from './html-like-comments.js';
 import { denoiseJsonc } from './jsonc.js';
 import type { Language } from './languages.js';
 import { normalize, type Edit } from './normalize.js';
@@ -395,9 +396,24 @@ export function denoiseWithGrammar(language: Language, source: string, alias: st
   if (language === 'html') return denoiseHtml(source);
   const grammar = GRAMMARS[language];
   if (!grammar) throw new Error(`no grammar for ${language}`);
-  const { tree, errors } = bestTree(grammar.parsers, source);
+  let { tree, errors } = bestTree(grammar.parsers, source);
   const edits: Edit[] = [];
-  let commentsRemoved = collect(grammar, tree, source, edits);
+  let commentsRemoved = 0;
+  if (language === 'javascript') {
+    // Classic scripts' `<!--` / `-->` line comments: read the rest with them blanked out.
+    // A marker the grammar's error recovery swallowed shows once the ones before it are blanked: read again.
+    const html: { from: number; to: number }[] = [];
+    for (let pass = 0; pass < 8; pass++) {
+      const found = htmlLikeComments(blankRanges(source, html), tree).filter((r) => !html.some((h) => h.from === r.from));
+      if (!found.length) break;
+      html.push(...found);
+      html.sort((a, b) => a.from - b.from);
+      ({ tree, errors } = bestTree(grammar.parsers, blankRanges(source, html)));
+    }
+    for (const r of html) edits.push({ from: r.from, to: r.to, kind: 'remove', sep: '' });
+    commentsRemoved += html.length;
+  }
+  commentsRemoved += collect(grammar, tree, source, edits);
   if (language === 'python') commentsRemoved += pythonDocstrings(tree, source, edits);
   return { code: normalize(source, edits, { keepIndent: grammar.keepIndent === true }), commentsRemoved, syntaxErrors: errors };
 }

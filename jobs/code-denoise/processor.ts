@@ -35,6 +35,8 @@ function parseInput(data: unknown): CodeDenoiseRequest {
   const issue = parsed.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
   const field = issue.path.map(String).join('.') || 'code';
+  const params = issue.code === 'custom' ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined) : undefined;
+  if (typeof params?.code === 'string') throw new JobError(params.code, `${field}: ${issue.message}`, 400, { ...(params.details ?? {}), field });
   throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
 }
 

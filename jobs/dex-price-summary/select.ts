@@ -26,12 +26,13 @@ export function classifyQuery(raw: string): DexQuery {
   const q = raw.trim();
   if (!q) throw new JobError('invalid_query', 'query is empty', 400, { field: 'query' });
   if (EVM.test(q)) return { kind: 'evm_address', address: q.toLowerCase() };
-  if (/^0x[0-9a-fA-F]*$/.test(q) && q.length > 12) {
+  // `0x` and hex digits only is an address attempt, whatever its length (`0x123`): not a symbol to search for.
+  if (/^0[xX][0-9a-fA-F]*$/.test(q)) {
     throw new JobError('invalid_query', `${q} looks like an EVM address but is not 0x followed by 40 hex digits`, 400, { field: 'query' });
   }
   if (SOLANA.test(q) && /\d/.test(q)) return { kind: 'solana_address', address: q };
   const symbol = q.replace(/^\$/, '').trim();
-  if (!symbol || symbol.length > 64 || /[\p{Cc}/?#\\]/u.test(symbol)) {
+  if (!symbol || symbol.length > 64 || /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}/?#\\]/u.test(symbol)) {
     throw new JobError('invalid_query', 'query must be a token symbol (e.g. AERO), a token name, or a contract address', 400, { field: 'query' });
   }
   return { kind: 'symbol', symbol };
@@ -104,4 +105,15 @@ export function summarise(pair: DexPair): Summary {
     pairAddress: pair.pairAddress,
     pairUrl: pair.url,
   };
+}
+
+/** Why a query breaks the grammar above (the input schema refuses it before the challenge), or undefined. */
+export function dexQueryRefusal(raw: string): string | undefined {
+  try {
+    classifyQuery(raw);
+    return undefined;
+  } catch (err) {
+    if (err instanceof JobError) return err.message;
+    throw err;
+  }
 }

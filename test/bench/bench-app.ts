@@ -22,11 +22,15 @@ export function envNum(name: string, fallback: number): number {
   return n;
 }
 
-/** The api role as deployed (NODE_ENV=production: no per-response schema check), paid on the dev chain at list prices, replay guard in memory. */
+/**
+ * The api role as deployed (NODE_ENV=production: no per-response schema check), paid on the dev chain at list
+ * prices (which production refuses unless told: hence the explicit override), replay guard in memory.
+ */
 export const PAID_API_ROLE = {
   ROLE: 'api',
   NODE_ENV: 'production',
   SETTLEMENT: 'devchain',
+  PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: 'true',
   PAYMENT_REPLAY_STORE: 'memory',
   PRICE_OVERRIDES: '',
 } as const satisfies Record<string, string>;
@@ -65,7 +69,8 @@ export async function startPaidApi(config: Config, logger: Logger): Promise<Paid
     if (!api) throw new Error(`no api role in ROLE=${config.ROLE}`);
     await api.payments.gate.ready();
     const settlement = api.payments.settlement;
-    return { proc, api, url: proc.http.url, settlement, payment: excludeSettlement(settlement.facilitator) };
+    const local = settlement.local;
+    return { proc, api, url: proc.http.url, settlement, payment: excludeSettlement(settlement.facilitator, local ? (p) => local.release(p) : undefined) };
   } catch (err) {
     await proc.shutdown('bench start failed');
     throw err;

@@ -12,12 +12,16 @@
  *  1. Pre-generates BENCH_QUOTES (default 1,000,000) seeded simulator quotes
  *     (every pair of the catalogue, CEX ticks and DEX blocks) and publishes
  *     them in large batches into a topic of a unique BUS_NAMESPACE.
- *  2. Pipeline: starts the aggregate processes on that namespace and a fresh
- *     ClickHouse database, and times from the moment all of them are up (what
- *     was consumed while the last one started is left out of the count) until
- *     the quote consumer group committed the whole topic (it commits only
- *     what the store acknowledged; the stored count is checked after). The
- *     CPU split counts the aggregate processes as "node".
+ *  2. Pipeline: the quote consumer group is held by a gate first (a member
+ *     of the group in this process that the group's leader assigns every
+ *     partition to, and that consumes nothing); the aggregate processes start
+ *     on that namespace and a fresh ClickHouse database and join the group
+ *     with nothing to do; once all of them are in (DescribeGroups), the gate
+ *     leaves, the group rebalances onto them, and the timing runs from there
+ *     until the group committed the whole topic (it commits only what the
+ *     store acknowledged; the stored count is checked after). Nobody consumes
+ *     before every process is in, so a small BENCH_QUOTES gives a real figure
+ *     too. The CPU split counts the aggregate processes as "node".
  *  3. Baseline A: a bare kafkajs consumer reading the same topic fully
  *     (eachBatch, no work). Baseline B: a bare @clickhouse/client inserting
  *     the same rows (JSONEachRow, BUS_BATCH_SIZE-row batches like the
@@ -35,7 +39,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { Kafka, logLevel } from 'kafkajs';
+import { AssignerProtocol, Kafka, logLevel, type PartitionAssigner } from 'kafkajs';
 import { QUOTES_GROUP } from '../../aggregate/quote-consumer.js';
 import type { Bus } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
@@ -192,7 +196,7 @@ interface AggregateProcesses {
  * (after its consumers started: nothing is consumed before the first of these).
  * BENCH_CPU_PROFILE=<dir>: V8 CPU profiles of these processes (node --cpu-prof).
  */
-async function startAggregate(database: string, count: number): Promise<AggregateProcesses> {
+async function startAggregate(database: string, count: number, ns = namespace): Promise<AggregateProcesses> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const children: ChildProcess[] = [];
@@ -208,7 +212,7 @@ async function startAggregate(database: string, count: number): Promise<Aggregat
         KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
         CLICKHOUSE_URL: config.CLICKHOUSE_URL,
         CLICKHOUSE_DATABASE: database,
-        BUS_NAMESPACE: namespace,
+        BUS_NAMESPACE: ns,
         BUS_PARTITIONS: String(PARTITIONS),
         // As a scaled deployment runs it: one paper executor, in the first process.
         AGGREGATE_PAPER_EXECUTOR: i === 0 ? 'true' : 'false',
@@ -251,6 +255,63 @@ async function startAggregate(database: string, count: number): Promise<Aggregat
   };
 }
 
+const benchAdmin = new Kafka({ clientId: uniqueName('bench-admin'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING }).admin();
+await benchAdmin.connect();
+
+/** Members of the namespace's quote consumer group once it is stable with `count` of them. */
+async function groupOf(count: number, timeoutMs = 120_000) {
+  const t0 = performance.now();
+  const group = `${namespace}${QUOTES_GROUP}`;
+  for (;;) {
+    const { groups } = await benchAdmin.describeGroups([group]);
+    const g = groups[0];
+    if (g?.state === 'Stable' && g.members.length === count) return g.members;
+    if (performance.now() - t0 > timeoutMs) throw new Error(`${group} did not reach ${count} members within ${timeoutMs / 1000} s (state ${g?.state}, ${g?.members.length ?? 0} members)`);
+    await sleep(100);
+  }
+}
+
+const GATE_MARK = Buffer.from('bench-gate');
+/**
+ * The gate's assigner: it has the aggregate's assigner name (a group's members must share one), and,
+ * as the group's leader (the first to join), gives every partition to the gate and none to the others.
+ */
+const gateAssigner: PartitionAssigner = ({ cluster }) => ({
+  name: 'OrderedRoundRobinAssigner',
+  version: 0,
+  async assign({ members, topics }) {
+    const isGate = (m: { memberMetadata: Buffer }) => AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.userData.equals(GATE_MARK) ?? false;
+    const all = Object.fromEntries(topics.map((t) => [t, cluster.findTopicPartitionMetadata(t).map((p) => p.partitionId)]));
+    return members.map((m) => ({ memberId: m.memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: isGate(m) ? all : {}, userData: Buffer.alloc(0) }) }));
+  },
+  protocol: ({ topics }) => ({ name: 'OrderedRoundRobinAssigner', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: GATE_MARK }) }),
+});
+
+/** Joins the quote consumer group first and holds every partition without consuming; `open()` leaves. */
+async function closeGate(): Promise<{ open(): Promise<void> }> {
+  const kafka = new Kafka({ clientId: uniqueName('bench-gate'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const gate = kafka.consumer({ groupId: `${namespace}${QUOTES_GROUP}`, partitionAssigners: [gateAssigner], heartbeatInterval: 500, sessionTimeout: 10_000, maxWaitTimeInMs: 500 });
+  await gate.connect();
+  await gate.subscribe({ topics: [topic], fromBeginning: true });
+  await gate.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => undefined });
+  gate.pause([{ topic }]);
+  await groupOf(1);
+  return { open: () => gate.disconnect() };
+}
+
+/** Publishes the generated quotes: PUBLISH_BATCH-message requests, PUBLISH_IN_FLIGHT at once. */
+async function publishAll(target: Bus): Promise<void> {
+  for (let i = 0; i < N; i += PUBLISH_BATCH * PUBLISH_IN_FLIGHT) {
+    const sends = [];
+    for (let k = i; k < Math.min(N, i + PUBLISH_BATCH * PUBLISH_IN_FLIGHT); k += PUBLISH_BATCH) {
+      const batch = [];
+      for (let j = k; j < Math.min(N, k + PUBLISH_BATCH); j++) batch.push({ key: keys[j]!, value: values[j]! });
+      sends.push(target.publish(TOPICS.quotes, batch));
+    }
+    await Promise.all(sends);
+  }
+}
+
 // ---------------------------------------------------------------- 1. generate + publish
 
 log(`generating ${N.toLocaleString('en-US')} simulator quotes`);
@@ -274,15 +335,7 @@ const meanBytes = values.reduce((a, v) => a + v.length, 0) / N;
 log(`generated in ${seconds(t).toFixed(1)} s (${pairsUsed} pairs, CEX ticks + DEX blocks; the simulator with a pulse, measured depth on every quote: ${Math.round(meanBytes)} bytes a quote)`);
 
 t = performance.now();
-for (let i = 0; i < N; i += PUBLISH_BATCH * PUBLISH_IN_FLIGHT) {
-  const sends = [];
-  for (let k = i; k < Math.min(N, i + PUBLISH_BATCH * PUBLISH_IN_FLIGHT); k += PUBLISH_BATCH) {
-    const batch = [];
-    for (let j = k; j < Math.min(N, k + PUBLISH_BATCH); j++) batch.push({ key: keys[j]!, value: values[j]! });
-    sends.push(bus.publish(TOPICS.quotes, batch));
-  }
-  await Promise.all(sends);
-}
+await publishAll(bus);
 const publishRate = N / seconds(t);
 log(`published to ${topic} at ${fmt(publishRate)} msg/s`);
 
@@ -304,11 +357,8 @@ async function dropDatabase(db: string): Promise<void> {
 
 /** The benchmark's topics (a million quotes is about 1 GB on the broker's disk). */
 async function deleteBenchTopics(): Promise<void> {
-  const admin = new Kafka({ clientId: uniqueName('bench-cleanup'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  const topics = (await admin.listTopics()).filter((t) => t.startsWith(namespace));
-  await admin.deleteTopics({ topics, timeout: 30_000 }).catch((err: unknown) => log(`could not delete the bench topics: ${String(err)}`));
-  await admin.disconnect();
+  const topics = (await benchAdmin.listTopics()).filter((t) => t.startsWith(namespace));
+  await benchAdmin.deleteTopics({ topics, timeout: 30_000 }).catch((err: unknown) => log(`could not delete the bench topics: ${String(err)}`));
 }
 
 /**
@@ -338,17 +388,14 @@ async function runPipeline(round: number): Promise<Measure> {
   if (round > 1) await bus.resetOffsets(QUOTES_GROUP, TOPICS.quotes, { kind: 'earliest' });
   await settle();
   log(`round ${round} pipeline: ${AGGREGATE_PROCESSES} aggregate process(es) (the real role), ${PARTITIONS} partitions -> ClickHouse`);
+  const gate = await closeGate();
   const aggregate = await startAggregate(databases[databases.length - 1]!, AGGREGATE_PROCESSES);
-  // Timed from the moment every process is up: what the first ones consumed while the others were still
-  // starting (committed by then) is left out of both the count and the time.
+  await groupOf(AGGREGATE_PROCESSES + 1);
+  if (total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)) > 0) throw new Error('the gate let quotes through');
+  // Timed from the moment every process is in the group: the gate leaves and the group rebalances onto them.
   const t0 = performance.now();
   const cpu = cpuMeter(aggregate.pids);
-  // Stored rows too: a batch inserted but not committed yet at t0 was mostly processed before it.
-  const [committedEarly, storedEarly] = await Promise.all([
-    bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes).then(total),
-    pipeStore.query(sql`SELECT count() AS n FROM quotes`).then((rows) => num(rows[0]?.n)),
-  ]);
-  const early = Math.min(N, Math.max(committedEarly, storedEarly));
+  await gate.open();
   let stored = 0;
   let lastReport = 0;
   // Done when the group committed the whole topic: it commits only what the store acknowledged. (Offsets
@@ -366,9 +413,8 @@ async function runPipeline(round: number): Promise<Measure> {
   const split = cpu();
   stored = num((await pipeStore.query(sql`SELECT count() AS n FROM quotes`))[0]?.n);
   if (stored < N) throw new Error(`the group committed the whole topic but only ${stored} of ${N} quotes are stored`);
-  const rate = (N - early) / pipelineS;
+  const rate = N / pipelineS;
   const wholeRunRate = N / wholeRunS;
-  if (early) log(`  ${early.toLocaleString('en-US')} quotes were consumed while the processes started (excluded; from the first process's start: ${fmt(wholeRunRate)} quotes/s)`);
   const [derived] = await pipeStore.query(sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`);
   log(`round ${round} pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(rate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`);
   log(`  ${fmtCpu(split)}`);
@@ -460,6 +506,7 @@ if (process.env.BENCH_PIPELINE_ONLY) {
   // Profiling aid (node --cpu-prof): only the pipeline rounds.
   for (const db of [...databases]) await dropDatabase(db);
   await deleteBenchTopics();
+  await benchAdmin.disconnect();
   await bus.close();
   process.exit(0);
 }
@@ -474,7 +521,7 @@ log(`latency: ${LATENCY_RATE} quotes/s for ${LATENCY_S} s, event_time = send tim
 await bus.resetOffsets(QUOTES_GROUP, TOPICS.quotes, { kind: 'latest' });
 const latAggregate = await startAggregate(databases[databases.length - 1]!, AGGREGATE_PROCESSES);
 // Until every process holds its partitions (the second member's join rebalances the group).
-await sleep(5000);
+await groupOf(AGGREGATE_PROCESSES);
 const runId = uniqueName('lat');
 const sentAt = new Map<string, number>();
 const latencies: number[] = [];
@@ -546,7 +593,7 @@ const depth = await measureDepthSearch();
 const slower = Math.min(kafkaRate, insertRate);
 const ratio = pipelineRate / slower;
 console.log(`\nPipeline benchmark (${new Date().toISOString()}, ${N.toLocaleString('en-US')} quotes, ${pairsUsed} pairs, ${PARTITIONS} partitions, 2-core machine, load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
-console.log(`Rates are medians of ${ROUNDS} round(s); rounds alternate the order of pipeline and baselines. The pipeline rate counts from the moment all ${AGGREGATE_PROCESSES} aggregate processes are up (what was consumed before is left out); the rate from the first process's start is in the rounds table.`);
+console.log(`Rates are medians of ${ROUNDS} round(s); rounds alternate the order of pipeline and baselines. The pipeline rate counts from the moment all ${AGGREGATE_PROCESSES} aggregate processes are in the consumer group (nothing is consumed before); the rate from the first process's start is in the rounds table.`);
 console.log('| measure | rate | ratio pipeline / this |');
 console.log('|---|---|---|');
 console.log(`| publish (bus producer, ${PUBLISH_BATCH}-message requests x ${PUBLISH_IN_FLIGHT} in flight) | ${fmt(publishRate)} msg/s | |`);
@@ -579,6 +626,7 @@ console.log(`| whole block (state, ladder, search, publish) | ${depth.processMsP
 for (const db of [...databases]) await dropDatabase(db);
 await dropper.close();
 await deleteBenchTopics();
+await benchAdmin.disconnect();
 await latStore.close();
 await raw.close();
 await bus.close();

@@ -20,6 +20,11 @@
  *    timetable): image-ocr-shrink.
  *
  * Phases:
+ *  Q. Quality on public corpora (issue 14; test/bench/utility-quality.ts):
+ *     airgap-scrub recall/precision/F1 per kind on test/corpus/pii, and
+ *     rag-shrink bag-of-words F1 against @mozilla/readability + turndown,
+ *     trafilatura and readability-lxml (Python, skipped with a note when
+ *     missing) on test/corpus/article-extraction.
  *  A. Each registered processor alone (built as the worker role builds it,
  *     called in this process, sequentially): p50/p99 per call, and the same
  *     minus the time the loopback upstream spent answering inside the call.
@@ -86,6 +91,7 @@ import { INVOICE, renderTableDocument, TIMETABLE } from '../helpers/web-fixtures
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
+import { printQualityTables } from './utility-quality.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
 const UTILITY_SKUS = ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink'] as const;
@@ -135,7 +141,7 @@ const LANGUAGES: Record<string, string[]> = {
 };
 
 async function readDir(dir: string): Promise<{ name: string; text: string }[]> {
-  const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
+  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && !e.name.startsWith('.') && e.name !== 'README.md').map((e) => e.name).sort();
   return Promise.all(names.map(async (name) => ({ name, text: await readFile(join(dir, name), 'utf8') })));
 }
 
@@ -595,6 +601,9 @@ async function main(): Promise<void> {
   });
 
   try {
+    // ---------------------------------------------------------------- quality on public corpora (issue 14)
+    printQualityTables();
+
     // ---------------------------------------------------------------- A. processors alone
     console.log(`\nA. Processors alone (in this process, sequential; up to ${processorMs / 1000} s each)`);
     const store = await createStore(workerConfig, logger);

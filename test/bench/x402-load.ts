@@ -13,12 +13,18 @@
  *    its own requests one at a time;
  *  - `excludeSettlement`: the running gate's facilitator keeps its real
  *    `verify` (timed) and gets a no-op successful `settle`, so nothing is sent
- *    to the chain while the gate still runs its settle step.
+ *    to the chain while the gate still runs its settle step;
+ *  - open-loop runs (`openRun`): requests sent at a fixed offered rate
+ *    whatever the answers (latency counted from each request's scheduled
+ *    send time, so a server that falls behind shows it), over keep-alive
+ *    sockets, each with its own signature (signed natively by several payers
+ *    for the high rates: native-signer.ts).
  *
- * This module imports only the x402 client and autocannon (no app code), so
- * the child starts light.
+ * This module imports only the x402 client, autocannon and the native signer
+ * (no app code), so the child starts light.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +35,7 @@ import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { nativePayer, nativePaymentHeader, type NativePayer } from './native-signer.js';
 
 export interface RequestVariant {
   method: 'GET' | 'POST';
@@ -95,12 +102,48 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+/** An open-loop run: `rate` requests/s for `durationS`, sent on schedule whatever the answers. */
+export interface OpenRunSpec {
+  url: string;
+  rate: number;
+  durationS: number;
+  variants: RequestVariant[];
+  /** Signature pool of a paid route; absent for a free (or ungated) route. */
+  pool?: string;
+  /** Per-request timeout, seconds (default 30). */
+  timeoutS?: number;
+}
+
+export interface OpenRunResult {
+  offered: number;
+  sent: number;
+  completed: number;
+  ok2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  /** Completed requests per second over the run (the last answer included). */
+  achievedRps: number;
+  /** Latency from each request's scheduled send time, ms. */
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** How late the generator sent, ms (p99): a busy machine shows here, not as server latency. */
+  sendLagP99: number;
+  statusCodes: Record<string, number>;
+  firstFailure?: string;
+}
+
 // ==================================================================== the child process
 
 type LoadRequest =
   | { id: number; type: 'payer'; payerKey: Hex }
-  | { id: number; type: 'sign'; pool: string; challenge: PaymentRequired; atLeast: number }
+  | { id: number; type: 'payers'; payerKeys: Hex[] }
+  | { id: number; type: 'sign'; pool: string; challenge: PaymentRequired; atLeast: number; native?: boolean }
   | { id: number; type: 'run'; run: RunSpec }
+  | { id: number; type: 'open'; run: OpenRunSpec }
   | { id: number; type: 'exit' };
 type LoadMessage = LoadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 type LoadReply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: string };
@@ -144,6 +187,8 @@ async function loadGenerator(): Promise<void> {
     throw new Error('autocannon is not installed: npm install --no-save autocannon');
   }
   let client: x402Client | undefined;
+  let natives: NativePayer[] = [];
+  let nextNative = 0;
   /** Signed headers per pool, each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
   const pools = new Map<string, { headers: { header: string; at: number }[]; next: number; maxAgeMs: number }>();
   const prune = (p: { headers: { at: number }[]; next: number; maxAgeMs: number }) => {
@@ -152,15 +197,18 @@ async function loadGenerator(): Promise<void> {
   };
 
   /** Drops authorizations that would expire during a run, then signs until `atLeast` are available. */
-  const sign = async (pool: string, challenge: PaymentRequired, atLeast: number) => {
-    if (!client) throw new Error('no payer key');
+  const sign = async (pool: string, challenge: PaymentRequired, atLeast: number, native = false) => {
+    if (native ? !natives.length : !client) throw new Error('no payer key');
     const accepted = challenge.accepts[0]!;
     let p = pools.get(pool);
     // validBefore = signing time + maxTimeoutSeconds; the facilitator wants >= 6 s left: keep a minute and a run in hand.
     if (!p) pools.set(pool, (p = { headers: [], next: 0, maxAgeMs: Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000 }));
     prune(p);
     const t0 = performance.now();
-    for (let i = p.headers.length - p.next; i < atLeast; i++) p.headers.push({ header: await signPayment(client, challenge), at: Date.now() });
+    for (let i = p.headers.length - p.next; i < atLeast; i++) {
+      const header = native ? nativePaymentHeader(natives[nextNative++ % natives.length]!, challenge) : await signPayment(client!, challenge);
+      p.headers.push({ header, at: Date.now() });
+    }
     return { available: p.headers.length - p.next, ms: performance.now() - t0 };
   };
 
@@ -242,6 +290,106 @@ async function loadGenerator(): Promise<void> {
     };
   };
 
+  const open = async (spec: OpenRunSpec): Promise<OpenRunResult> => {
+    const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
+    if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
+    const total = Math.round(spec.rate * spec.durationS);
+    let mine: string[] = [];
+    if (pool) {
+      prune(pool);
+      mine = pool.headers.slice(pool.next, pool.next + total).map((h) => h.header);
+      pool.next += mine.length;
+      if (mine.length < total) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${total} requests`);
+    }
+    const target = new URL(spec.url);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4096 });
+    const latencies = new Float64Array(total);
+    const lags = new Float64Array(total);
+    const done = new Uint8Array(total);
+    const statusCodes: Record<string, number> = {};
+    let completed = 0;
+    let errors = 0;
+    let timeouts = 0;
+    let ok2xx = 0;
+    let firstFailure: string | undefined;
+    let lastAt = 0;
+    const interval = 1000 / spec.rate;
+    const t0 = performance.now() + 20;
+    await new Promise<void>((resolve) => {
+      let sent = 0;
+      const finish = (i: number, status: number | undefined, text: string) => {
+        if (done[i]) return;
+        done[i] = 1;
+        const now = performance.now();
+        latencies[i] = now - (t0 + i * interval);
+        lastAt = now;
+        completed += 1;
+        if (status !== undefined) {
+          statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+          if (status >= 200 && status < 300) ok2xx += 1;
+          else firstFailure ??= `${status} ${text.slice(0, 600)}`;
+        }
+        if (completed === total) resolve();
+      };
+      const send = (i: number) => {
+        const v = spec.variants[i % spec.variants.length]!;
+        const headers: Record<string, string> = {};
+        if (v.body !== undefined) headers['content-type'] = 'application/json';
+        if (pool) headers['payment-signature'] = mine[i]!;
+        lags[i] = performance.now() - (t0 + i * interval);
+        const req = httpRequest({ agent, host: target.hostname, port: target.port, method: v.method, path: v.path, headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => finish(i, res.statusCode ?? 0, res.statusCode !== undefined && res.statusCode < 300 ? '' : Buffer.concat(chunks).toString('utf8')));
+          res.on('error', () => {
+            errors += 1;
+            finish(i, undefined, '');
+          });
+        });
+        req.setTimeout((spec.timeoutS ?? 30) * 1000, () => {
+          timeouts += 1;
+          req.destroy(new Error('timeout'));
+        });
+        req.on('error', (err) => {
+          if (err.message !== 'timeout') errors += 1;
+          firstFailure ??= `error ${err.message}`;
+          finish(i, undefined, '');
+        });
+        if (v.body !== undefined) req.end(v.body);
+        else req.end();
+      };
+      const tick = () => {
+        const now = performance.now();
+        while (sent < total && t0 + sent * interval <= now) send(sent++);
+        if (sent < total) setTimeout(tick, Math.max(0, Math.min(4, t0 + sent * interval - performance.now())));
+      };
+      setTimeout(tick, 20);
+    });
+    agent.destroy();
+    const sorted = Array.from(latencies).sort((a, b) => a - b);
+    const q = (x: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(x * sorted.length) - 1))] ?? Number.NaN;
+    const lagSorted = Array.from(lags).sort((a, b) => a - b);
+    const durationS = (lastAt - t0) / 1000;
+    return {
+      offered: spec.rate,
+      sent: total,
+      completed,
+      ok2xx,
+      non2xx: completed - ok2xx - errors - timeouts,
+      errors,
+      timeouts,
+      durationS,
+      achievedRps: durationS > 0 ? completed / durationS : 0,
+      p50: q(0.5),
+      p90: q(0.9),
+      p99: q(0.99),
+      max: sorted.at(-1) ?? Number.NaN,
+      sendLagP99: lagSorted[Math.min(lagSorted.length - 1, Math.ceil(0.99 * lagSorted.length) - 1)] ?? 0,
+      statusCodes,
+      ...(firstFailure !== undefined ? { firstFailure } : {}),
+    };
+  };
+
   const reply = (m: LoadReply) => process.send?.(m);
   process.on('message', (raw: unknown) => {
     const msg = raw as LoadRequest;
@@ -251,10 +399,15 @@ async function loadGenerator(): Promise<void> {
           case 'payer':
             client = payerClient(msg.payerKey);
             return reply({ id: msg.id, ok: true });
+          case 'payers':
+            natives = msg.payerKeys.map(nativePayer);
+            return reply({ id: msg.id, ok: true });
           case 'sign':
-            return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast) });
+            return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast, msg.native) });
           case 'run':
             return reply({ id: msg.id, ok: true, result: await run(msg.run) });
+          case 'open':
+            return reply({ id: msg.id, ok: true, result: await open(msg.run) });
           case 'exit':
             reply({ id: msg.id, ok: true });
             process.exit(0);
@@ -320,10 +473,20 @@ export class LoadGenerator {
     return this.call({ type: 'payer', payerKey });
   }
 
+  /** Payers whose keys sign natively (`sign(..., { native: true })`), round robin. */
+  setPayers(payerKeys: Hex[]): Promise<void> {
+    return this.call({ type: 'payers', payerKeys });
+  }
+
   /** Makes at least `atLeast` fresh authorizations available in a pool (stale ones are dropped); returns the seconds spent signing. */
-  async sign(pool: string, challenge: PaymentRequired, atLeast: number): Promise<number> {
-    const r = await this.call<{ available: number; ms: number }>({ type: 'sign', pool, challenge, atLeast });
+  async sign(pool: string, challenge: PaymentRequired, atLeast: number, options: { native?: boolean } = {}): Promise<number> {
+    const r = await this.call<{ available: number; ms: number }>({ type: 'sign', pool, challenge, atLeast, ...(options.native ? { native: true } : {}) });
     return r.ms / 1000;
+  }
+
+  /** An open-loop run at a fixed offered rate. */
+  open(spec: OpenRunSpec): Promise<OpenRunResult> {
+    return this.call<OpenRunResult>({ type: 'open', run: spec });
   }
 
   run(spec: RunSpec): Promise<RunResult> {
@@ -350,8 +513,11 @@ export async function signPayment(client: x402Client, challenge: PaymentRequired
   return encodePaymentSignatureHeader(await client.createPaymentPayload(challenge));
 }
 
-/** Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success. */
-export function excludeSettlement(facilitator: FacilitatorClient): { verifyMs: number[]; settleCalls: () => number } {
+/**
+ * Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success.
+ * `released` hears of each payment the no-op "settled" (the in-process facilitator gives its reservation back).
+ */
+export function excludeSettlement(facilitator: FacilitatorClient, released?: (payload: PaymentPayload) => void): { verifyMs: number[]; settleCalls: () => number } {
   const verifyMs: number[] = [];
   let settleCalls = 0;
   const verify = facilitator.verify.bind(facilitator);
@@ -365,6 +531,7 @@ export function excludeSettlement(facilitator: FacilitatorClient): { verifyMs: n
   };
   facilitator.settle = async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
     settleCalls += 1;
+    released?.(payload);
     const auth = (payload.payload as { authorization?: { from?: string } }).authorization;
     // A well-formed success without a transaction on chain: the bench excludes settlement.
     return { success: true, transaction: `0x${'0'.repeat(64)}`, network: requirements.network, ...(auth?.from ? { payer: auth.from } : {}) };

@@ -340,6 +340,58 @@ describe.each(adapters)('bus contract: $name adapter', ({ name, create }) => {
     });
   });
 
+  it('dead-letters a message once per group: replays over it do not add copies; the summary and readTopic show the DLQ', async () => {
+    const topic = uniqueName('bus_replay_dlq');
+    await bus.ensureTopics([topic]);
+    const t0 = Date.now();
+    await bus.publish(topic, Array.from({ length: 12 }, (_, i) => ({ key: `k${i % 4}`, value: i % 3 === 0 ? `bad-${i}` : `ok-${i}` })));
+    const group = uniqueName('replay_dlq');
+    const other = uniqueName('replay_dlq_other');
+    const run = async (groupId: string, explicit: boolean) => {
+      const consumer = await consume({
+        groupId,
+        topics: [topic],
+        maxAttempts: 1,
+        retryBackoffMs: 5,
+        async handleBatch(messages, ctx) {
+          for (const m of messages) {
+            if (!m.value.startsWith('bad-')) continue;
+            if (explicit) await ctx.deadLetter(m, `malformed ${m.value}`);
+            else throw new Error(`cannot handle ${m.value}`);
+          }
+        },
+      });
+      await eventually(() => bus.committedOffsets(groupId, topic), (c) => sum(c) === 12, 30000, 20);
+      await consumer.stop();
+    };
+    const dlqSize = async () => sum(await bus.endOffsets(dlqTopic(topic)));
+    await run(group, true);
+    expect(await dlqSize()).toBe(4);
+    // Replayed twice: explicitly dead-lettered (ctx.deadLetter) the first time, failing the handler the second.
+    for (const explicit of [true, false]) {
+      await bus.resetOffsets(group, topic, { kind: 'earliest' });
+      await run(group, explicit);
+      expect(await dlqSize()).toBe(4);
+    }
+    expect(await counterValue(metrics.busDeadLettersAlreadyRecorded, { adapter: name, topic, group })).toBe(8);
+    // Another group failing on the same messages records its own dead letters.
+    await run(other, false);
+    expect(await dlqSize()).toBe(8);
+
+    const summary = await bus.deadLetterSummary([topic], { waitMs: 10000 });
+    expect(summary[topic]).toMatchObject({ count: 8, recent: 8, complete: true });
+    expect(summary[topic]!.last).toMatchObject({ topic, group: other, reason: expect.stringMatching(/^cannot handle bad-/) });
+    expect(Date.parse(summary[topic]!.last!.failedAt)).toBeGreaterThanOrEqual(t0);
+    const quiet = await bus.deadLetterSummary([topic], { recentWindowMs: 1, waitMs: 10000 });
+    expect(quiet[topic]!.recent).toBe(0);
+
+    const read: BusMessage[] = [];
+    expect(await bus.readTopic(dlqTopic(topic), (m) => void read.push(m))).toBe(8);
+    expect(read.map((m) => m.value).sort()).toEqual(['bad-0', 'bad-0', 'bad-3', 'bad-3', 'bad-6', 'bad-6', 'bad-9', 'bad-9']);
+    expect(new Set(read.map((m) => `${m.headers[DLQ_HEADERS.group]}/${m.headers[DLQ_HEADERS.offset]}/${m.headers[DLQ_HEADERS.partition]}`)).size).toBe(8);
+    await expect(bus.readTopic(uniqueName('bus_missing'), () => undefined)).rejects.toThrow(/does not exist/);
+  });
+
   it('replays a stopped group from earliest, from a timestamp, and moves it to latest or an offset', async () => {
     const topic = uniqueName('bus_replay');
     await bus.ensureTopics([topic]);

@@ -621,7 +621,7 @@ describe.each(backends)('aggregation: $name', (backend) => {
       expect(await count(run.store, 'dislocations')).toBeGreaterThan(0);
       expect(await caughtUp(bus, run.dislocations, [TOPICS.quotes])).toBe(false);
 
-      // A new process (the dead member stays in the group until its session times out).
+      // A new consumer: the dead process's member is removed from the group before it joins (kafka-predecessor-eviction.ts).
       await start(run);
       await finish(run);
       await stopAll();

@@ -416,7 +416,7 @@ describe('the OpenAI-compatible adapter behind the processors', () => {
       const emb = EmbedTextOutput.parse(await w.run('embed-text', { text: ['a', 'b'] }));
       expect(emb).toMatchObject({ model: 'text-embedding-3-small', source: 'openai-compatible', count: 2, usage: { prompt_tokens: 2 } });
       expect(openai.requests[0]!.body).toMatchObject({ dimensions: 768 });
-      const sum = SummarizeOutput.parse(await w.run('summarize', { text: 'long text', format: 'bullets', maxLength: 20 }));
+      const sum = SummarizeOutput.parse(await w.run('summarize', { text: 'Spreads widen at the US open, when the exchange moves first. The pools lag the exchange until arbitrageurs close the gap. Gas stays cheap all day.', format: 'bullets', maxLength: 20 }));
       expect(sum).toMatchObject({ model: 'gpt-4o-mini', bullets: ['Spreads widen at the US open.', 'Pools lag the exchange.'], source: 'openai-compatible' });
 
       openai.failAlways({ status: 500 });

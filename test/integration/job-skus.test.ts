@@ -113,12 +113,13 @@ describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev
     expect(after.payTo - before.payTo).toBe(4000n);
   });
 
-  it.runIf(Object.hasOwn(SKU_PROCESSORS, 'code-denoise'))('input the processor refuses comes back as its 4xx code with the field, and is not charged', async () => {
+  it.runIf(Object.hasOwn(SKU_PROCESSORS, 'summarize'))('input the processor refuses comes back as its 4xx code with the field, and is not charged', async () => {
     const before = await balanceOf(chain.payer);
-    const res = await payFetch(`${api.url}/api/v1/code-denoise`, post({ code: 'x = 1', language: 'brainfuck-99' }));
+    // Only the worker counts words: a text of punctuation passes the schema and is refused by the processor.
+    const res = await payFetch(`${api.url}/api/v1/summarize`, post({ text: '!!! ??? ...' }));
     const body = (await res.json()) as { status: number; code: string; field?: string };
     expect(res.status, JSON.stringify(body)).toBe(400);
-    expect(body).toMatchObject({ code: 'unsupported_language', field: 'language' });
+    expect(body).toMatchObject({ code: 'empty_text', field: 'text' });
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balanceOf(chain.payer)).toBe(before);
   });
@@ -128,5 +129,10 @@ describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev
     expect(res.status).toBe(400);
     expect(res.headers.get('payment-required')).toBeNull();
     expect(await res.json()).toMatchObject({ code: expect.any(String), field: 'code' });
+    // The supported-language list is part of the schema: an unknown language is never challenged (issue 14).
+    const language = await fetch(`${api.url}/api/v1/code-denoise`, post({ code: 'x = 1', language: 'brainfuck-99' }));
+    expect(language.status).toBe(400);
+    expect(language.headers.get('payment-required')).toBeNull();
+    expect(await language.json()).toMatchObject({ code: 'unsupported_language', field: 'language' });
   });
 });

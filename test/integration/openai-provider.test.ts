@@ -15,6 +15,9 @@ import { OpenAiCompatibleProvider, retryAfterMs, type OpenAiCompatibleOptions } 
 import { countWords } from '../../core/ai/text.js';
 import { OpenAiServer, fakeVector } from '../helpers/openai-server.js';
 
+/** A document longer than any summary the stand-in model writes (a summary is never longer than its input). */
+const DOCUMENT = `some document about market structure. ${'Spreads between the exchange and the pools widen around the US open, when the exchange moves first and the pools wait for arbitrageurs; gas stays cheap, so the cost of closing the gap does not explain it. '.repeat(6)}`;
+
 const server = new OpenAiServer();
 const MODELS = { embedText: 'emb-small', embedMultilingual: 'emb-large', summarize: 'chat-sum', sentiment: 'chat-sent', redaction: 'chat-red' };
 
@@ -84,7 +87,7 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
       },
     });
     const p = provider();
-    const bullets = await p.summarize('some document', { format: 'bullets', maxWords: 40 });
+    const bullets = await p.summarize(DOCUMENT, { format: 'bullets', maxWords: 40 });
     const req = server.requests[0]!.body as { model: string; temperature: number; response_format: unknown; messages: { content: string }[] };
     expect(req.model).toBe('chat-sum');
     expect(req.temperature).toBe(0);
@@ -98,12 +101,12 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
     expect(bullets.word_count).toBeLessThanOrEqual(40);
     expect(bullets.model).toBe('chat-sum');
 
-    const paragraph = await p.summarize('doc', { format: 'paragraph', maxWords: 25 });
+    const paragraph = await p.summarize(DOCUMENT, { format: 'paragraph', maxWords: 25 });
     expect(paragraph.bullets).toEqual([]);
     expect(paragraph.summary).not.toContain('\n');
     expect(paragraph.word_count).toBeLessThanOrEqual(25);
 
-    const exec = await p.summarize('doc', { format: 'executive', maxWords: 30 });
+    const exec = await p.summarize(DOCUMENT, { format: 'executive', maxWords: 30 });
     expect(exec.headline).toBe('Spreads widen at the open.');
     expect(exec.summary.startsWith('Spreads widen at the open.\n\nKey points:\n- ')).toBe(true);
     expect(exec.word_count).toBeLessThanOrEqual(30);
@@ -142,7 +145,7 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
 
   it('a model answer that is not the asked JSON is a 502', async () => {
     server.reset({ chat: () => 'Sure! Here is a summary: things happened.' });
-    await expect(provider().summarize('doc', { format: 'paragraph', maxWords: 20 })).rejects.toMatchObject({ status: 502, code: 'ai_upstream_error' });
+    await expect(provider().summarize(DOCUMENT, { format: 'paragraph', maxWords: 20 })).rejects.toMatchObject({ status: 502, code: 'ai_upstream_error' });
     server.reset({ chat: () => JSON.stringify({ score: 7, confidence: 0.5 }) });
     await expect(provider().sentiment(['x'])).rejects.toMatchObject({ status: 502, code: 'ai_upstream_error' });
   });
@@ -164,7 +167,7 @@ describe('OpenAI-compatible adapter: retries and failures', () => {
   it('5xx then success: retried with exponential backoff', async () => {
     server.reset({ chat: () => JSON.stringify({ summary: 'Spreads widened at the open.' }) });
     server.failNext({ status: 503 }, { status: 500 });
-    const r = await provider().summarize('doc', { format: 'paragraph', maxWords: 10 });
+    const r = await provider().summarize(DOCUMENT, { format: 'paragraph', maxWords: 10 });
     expect(r.summary).toBe('Spreads widened at the open.');
     expect(server.requests).toHaveLength(3);
     const gaps = [server.requests[1]!.at - server.requests[0]!.at, server.requests[2]!.at - server.requests[1]!.at];

@@ -503,21 +503,21 @@ describe('x402 gate on the dev chain', () => {
     const required = await challengeOf(candlesUrl());
     const now = Math.floor(Date.now() / 1000);
     const otherAsset = privateKeyToAccount(generatePrivateKey()).address;
-    const cases: [string, string, string][] = [
-      ['expired', await handSigned(required, { validBefore: now - 60 }), 'invalid_exact_evm_payload_authorization_valid_before'],
-      ['wrong amount', await handSigned(required, { value: '1' }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
-      ['wrong amount (accepted)', await handSigned(required, { value: '1', accepted: { amount: '1' } }), 'No matching payment requirements'],
-      ['wrong payTo', await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }), 'invalid_exact_evm_recipient_mismatch'],
-      ['wrong asset (signed)', await handSigned(required, { signAsset: otherAsset }), 'invalid_exact_evm_signature'],
-      ['wrong asset (accepted)', await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }), 'No matching payment requirements'],
+    const cases: [string, string, string, string][] = [
+      ['expired', await handSigned(required, { validBefore: now - 60 }), 'payment_expired', 'invalid_exact_evm_payload_authorization_valid_before'],
+      ['wrong amount', await handSigned(required, { value: '1' }), 'payment_invalid', 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      ['wrong amount (accepted)', await handSigned(required, { value: '1', accepted: { amount: '1' } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
+      ['wrong payTo', await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }), 'payment_invalid', 'invalid_exact_evm_recipient_mismatch'],
+      ['wrong asset (signed)', await handSigned(required, { signAsset: otherAsset }), 'payment_invalid', 'invalid_exact_evm_signature'],
+      ['wrong asset (accepted)', await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
     ];
     const before = await balances();
     const runsBefore = runs(ROUTES.candles.path);
-    for (const [name, header, reason] of cases) {
+    for (const [name, header, code, reason] of cases) {
       const res = await fetch(candlesUrl(), { headers: { 'PAYMENT-SIGNATURE': header } });
       expect(res.status, name).toBe(402);
       const body = (await res.json()) as { code: string; reason: string };
-      expect(body, name).toMatchObject({ code: 'payment_invalid', reason });
+      expect(body, name).toMatchObject({ code, reason });
       expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).error, name).toBe(reason);
     }
     // An unreadable header is refused too.
@@ -564,21 +564,28 @@ describe('x402 gate on the dev chain', () => {
     expect(challenge).toBeLessThan(50);
   });
 
-  it('the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json', async () => {
+  it('the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json, at PAY_SERVER_URL or at HTTP_PORT', async () => {
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay.ts', 'GET', `${ROUTES.candles.path}?pair=BTC/USD`], {
+        env: { ...process.env, PAY_SERVER_URL: '', HTTP_PORT: '', DATA_DIR: dataDir, PAYER_KEY: '', ...env },
+        timeout: 60_000,
+      });
     const before = await balances();
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay.ts', 'GET', `${ROUTES.candles.path}?pair=BTC/USD`], {
-      env: { ...process.env, PAY_SERVER_URL: main.url, DATA_DIR: dataDir, PAYER_KEY: '' },
-      timeout: 60_000,
-    });
+    const { stdout } = await run({ PAY_SERVER_URL: main.url });
+    expect(stdout).toContain(`server ${main.url} (from PAY_SERVER_URL; set PAY_SERVER_URL or HTTP_PORT to pay another)`);
     expect(stdout).toContain('status: 200');
     expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
     expect(stdout).toContain('"pair": "BTC/USD"');
-    expect(before.payer - (await balances()).payer).toBe(BigInt(PRICE));
+    const port = new URL(main.url).port;
+    const byPort = await run({ HTTP_PORT: port });
+    expect(byPort.stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT;`);
+    expect(byPort.stdout).toContain('status: 200');
+    expect(before.payer - (await balances()).payer).toBe(2n * BigInt(PRICE));
   });
 });
 
 describe('startPayments (the api role wiring)', () => {
-  it('starts settlement, replay guard and gate, and reports the settlement health', async () => {
+  it('starts settlement, replay guard and gate, reports the settlement health, and tells devchain.json where the server listens', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'payments-wiring-'));
     const health = new HealthRegistry({ version: 'test', role: 'api' }, 5000);
     const payments = await startPayments(testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dir, PAYMENT_REPLAY_STORE: 'memory' }), { logger, health });
@@ -587,6 +594,8 @@ describe('startPayments (the api role wiring)', () => {
       const report = await health.check();
       expect(report.components.settlement).toMatchObject({ status: 'ok', adapter: 'devchain', replay_store: 'memory' });
       expect((await readDevChainInfo(dir)).asset).toBe(payments.settlement.asset);
+      await payments.listening('http://0.0.0.0:4321');
+      expect(await readDevChainInfo(dir)).toMatchObject({ api_url: 'http://127.0.0.1:4321', payer_key: payments.settlement.devChain!.payerKey });
     } finally {
       await payments.stop();
       await rm(dir, { recursive: true, force: true });

@@ -148,7 +148,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
       });
       await bus.publish(TOPICS.quotes, slice);
     }
-    // One malformed quote last: dead-lettered by the quote consumer, and again by a replay that covers it.
+    // One malformed quote last: dead-lettered by the quote consumer, and not again by the replays that cover it.
     stamps.push(base + quotes.length * 10);
     await bus.publish(TOPICS.quotes, [{ key: 'ETH/USD', value: '{not json', timestamp: base + quotes.length * 10 }]);
 
@@ -188,7 +188,8 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(parts.map((x) => x.p).sort()).toEqual(Object.keys(end).map(Number).sort());
     for (const x of parts) expect(String(x.to)).toBe(end[x.p]);
     expect(parts.reduce((a, x) => a + x.to - x.from, 0)).toBe(expected);
-    expect(line).toMatch(/, 1 dead-lettered/); // the malformed quote, once more
+    expect(line).toMatch(/, 0 dead-lettered, 1 already in the DLQ \(not repeated\)/); // the malformed quote
+    expect(total(await bus.endOffsets(`${TOPICS.quotes}.dlq`))).toBe(1);
     expect(await caughtUp(QUOTES_GROUP, [TOPICS.quotes])).toBe(true);
 
     // The rows were written again (physically, until a merge) and collapse: no result changed.
@@ -208,6 +209,9 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(r.stdout).toContain(`replayed ${QUOTES_GROUP} on ${TOPICS.quotes}`);
     expect(r.stdout).toContain(`${partition}:${offset}->${end[partition]}`);
     expect(r.stdout).toContain(`${expected} message(s)`);
+    // A second replay over the malformed quote: the DLQ still holds it once.
+    expect(r.stdout).toContain('0 dead-lettered, 1 already in the DLQ (not repeated)');
+    expect(total(await bus.endOffsets(`${TOPICS.quotes}.dlq`))).toBe(1);
     expect(await caughtUp(QUOTES_GROUP, [TOPICS.quotes])).toBe(true);
     expect(await snapshot(store)).toEqual(before);
   }, 180_000);

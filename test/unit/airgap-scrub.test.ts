@@ -114,11 +114,17 @@ describe('airgap-scrub: standard mode', () => {
     expect(kinds).toEqual(['NAME', 'PHONE', 'SSN', 'ZIP', 'BIO', 'EMAIL']);
   });
 
-  it('uses AIRGAP_PHONE_REGION for national numbers', async () => {
+  it('finds national numbers of every region, whatever AIRGAP_PHONE_REGION says (issue 14)', async () => {
     const gb = await createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'GB' }));
     const text = 'Ring the office on 020 7946 0958 today.';
     expect((await gb.handle({ text }, jobContext())).scrubbed).toBe('Ring the office on [PHONE] today.');
-    expect((await scrub(text)).scrubbed).toBe(text);
+    expect((await scrub(text)).scrubbed).toBe('Ring the office on [PHONE] today.');
+    // National formats as each region prints them (libphonenumber's example numbers), and a keyword for other groupings.
+    for (const n of ['06 12 34 56 78', '(02) 1234 5678', '030 123456', '090-1234-5678', '0412 345 678', '07400 123456']) {
+      expect((await scrub(`Call me on ${n}.`)).scrubbed, n).toBe('Call me on [PHONE].');
+    }
+    // Not phones: ranges, ZIP+4, dates, conference codes.
+    for (const t of ['Read pages 101-145.', 'Cambridge, MA 02139-4307', 'Due 2024-06-01.', 'dial-in code 847 2210 93']) expect((await scrub(t)).entities_redacted, t).not.toContain('PHONE');
     await expect(createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'ZZ' }))).rejects.toThrow(/AIRGAP_PHONE_REGION/);
   });
 });
@@ -234,5 +240,99 @@ describe('airgap-scrub: input errors and logs', () => {
     await p.handle({ text: 'mail zed.quux@example.com or call (415) 555-2671, unique-marker-7f3a' }, jobContext());
     expect(lines()).toContain('airgap-scrub: done');
     expect(lines()).not.toMatch(/zed\.quux|555-2671|unique-marker-7f3a/);
+  });
+});
+
+describe('airgap-scrub: strict mode keeps the standard labels (issue 14)', () => {
+  it('labels structured PII inside a bio as itself, and the bio only around it', async () => {
+    const t = 'Patient is a retired teacher, SSN 219-45-8876, card 4111 1111 1111 1111, living at 12 Oak Street, Springfield, IL 62704, who enjoys chess.';
+    const ai = fakeProvider([], [], [{ start: 0, end: t.length - 1, kind: 'BIO' }]);
+    const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
+    const body = await deep.handle({ text: t, strictMode: true }, jobContext());
+    expect(body.scrubbed).toContain('[SSN]');
+    expect(body.scrubbed).toContain('[CREDIT_CARD]');
+    expect(body.scrubbed).toContain('[ADDRESS]');
+    expect(body.scrubbed).toContain('[ZIP]');
+    expect(body.scrubbed).toContain('[BIO]');
+    for (const secret of ['219-45-8876', '4111 1111 1111 1111', '12 Oak Street', '62704', 'retired teacher', 'chess']) expect(body.scrubbed).not.toContain(secret);
+    expect(body.entities_redacted).toEqual(expect.arrayContaining(['BIO', 'SSN', 'CREDIT_CARD', 'ADDRESS', 'ZIP']));
+  });
+});
+
+describe('airgap-scrub: the misses of issue 14', () => {
+  const kinds = async (text: string) => (await scrub(text)).entities_redacted;
+
+  it('cards of every length Luhn admits: 13-digit Visa, 15-digit Amex/UATP/enRoute, 14-digit Diners, 19-digit', async () => {
+    for (const [number, note] of [
+      ['4222222222222', 'Visa 13'],
+      ['378282246310005', 'Amex 15'],
+      ['135410014004955', 'UATP 15'],
+      ['201400000000009', 'enRoute 15'],
+      ['30569309025904', 'Diners 14'],
+      ['6205500000000000004', 'UnionPay 19'],
+      ['4917610000000000003', 'Visa 19'],
+    ]) {
+      const text = `Card on file: ${number}, exp 04/29.`;
+      expect((await scrub(text)).scrubbed, note).toBe('Card on file: [CREDIT_CARD], exp 04/29.');
+    }
+  });
+
+  it('4012888888881881 in all its forms', async () => {
+    for (const form of ['4012888888881881', '4012 8888 8888 1881', '4012-8888-8888-1881', '4012.8888.8888.1881']) {
+      for (const [before, after] of [['card ', '.'], ['card#', ' exp'], ['{"pan":"', '"}'], ['cc=', '&cvv=123'], ['(', ')'], ['Visa\n', '\n']]) {
+        const text = `${before}${form}${after}`;
+        const body = await scrub(text);
+        expect(body.scrubbed, text).toBe(`${before}[CREDIT_CARD]${after}`);
+      }
+    }
+  });
+
+  it('12-digit Maestro numbers after a card word only', async () => {
+    expect((await scrub('Maestro card 501857566829 expires soon')).scrubbed).toBe('Maestro card [CREDIT_CARD] expires soon');
+    expect(await kinds('Order 501857566829 shipped')).not.toContain('CREDIT_CARD');
+  });
+
+  it('does not take barcodes, epoch timestamps or Luhn-invalid numbers for cards', async () => {
+    for (const text of ['EAN 4006381333931 in stock', 'ts=1700000000000 ms', 'Ref 4012888888881882 rejected', 'GTIN: 4012345678901']) expect(await kinds(text), text).not.toContain('CREDIT_CARD');
+  });
+
+  it('phone numbers outside the US format', async () => {
+    for (const phone of ['+44 20 7946 0958', '020 7946 0958', '+33 1 42 68 53 00', '01 42 68 53 00', '+49 30 901820', '030 901820', '(02) 9876 5432', '+61 2 9876 5432', '0412 345 678', '+91 98765 43210', '+81 3-1234-5678', '03-1234-5678', '+7 495 123-45-67', '+55 11 96123-4567']) {
+      const text = `Please call ${phone} after lunch.`;
+      expect((await scrub(text)).scrubbed, phone).toBe('Please call [PHONE] after lunch.');
+    }
+  });
+
+  it('military addresses, with their ZIP', async () => {
+    for (const [text, expected] of [
+      ['Ship to PSC 1234, Box 5678, APO AE 09123 please', 'Ship to [ADDRESS], APO AE [ZIP] please'],
+      ['Mail: Unit 2536 Box 5315\nDPO AP 96521', 'Mail: [ADDRESS]\nDPO AP [ZIP]'],
+      ['USNS Comfort\nFPO AA 34055', '[ADDRESS]\nFPO AA [ZIP]'],
+      ['CMR 402 Box 1234, APO AE 09180', '[ADDRESS], APO AE [ZIP]'],
+    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
+  });
+
+  it('comma-separated (CSV) and multi-line addresses', async () => {
+    expect((await scrub('name,street,city,state,zip\nJane Doe,123 Main St,Springfield,IL,62704')).scrubbed).toBe('name,street,city,state,zip\nJane Doe,[ADDRESS],Springfield,IL,[ZIP]');
+    expect((await scrub('Jane Doe\n742 Evergreen Terrace\nApt 4B\nSpringfield, IL 62704')).scrubbed).toBe('Jane Doe\n[ADDRESS]\nSpringfield, IL [ZIP]');
+    expect((await scrub('Send it to PO Box 2243, 6645 N Ensign St, Portland, OR 97217.')).scrubbed).toBe('Send it to [ADDRESS], Portland, OR [ZIP].');
+  });
+
+  it('UK, Canadian, Australian and German addresses, street line and postcode', async () => {
+    for (const [text, expected] of [
+      ['10 Downing Street, London SW1A 2AA', '[ADDRESS], London [ZIP]'],
+      ['Flat 3, 12 High Street\nOxford\nOX1 4AW', '[ADDRESS]\nOxford\n[ZIP]'],
+      ['1730 McPherson Crt. Unit 35, Pickering, ON L1W 3E6', '[ADDRESS], Pickering, ON [ZIP]'],
+      ['Unit 4, 12 Smith Street, Parramatta NSW 2150', '[ADDRESS], Parramatta NSW [ZIP]'],
+      ['Hauptstraße 5, 10115 Berlin', '[ADDRESS], [ZIP] Berlin'],
+      ['Otto-Hahn-Allee 12a\n28359 Bremen', '[ADDRESS]\n[ZIP] Bremen'],
+    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
+  });
+
+  it('the street line goes with the ZIP, not the ZIP alone', async () => {
+    for (const text of ['Deliver to 8 Old Farm Road, Anytown, VT 05001', 'Billing: 500 W 2nd St #1800, Austin, TX 78701', 'Lives at 3785 Kristen Junctions Apt. 310\nWest Brittanyville, WV 68968']) {
+      const body = await scrub(text);
+      expect(body.entities_redacted, text).toEqual(['ADDRESS', 'ZIP']);
+    }
   });
 });

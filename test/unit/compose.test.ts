@@ -16,7 +16,7 @@ describe('docker-compose.yml', () => {
     const [cmd, ...args] = composeCommand();
     const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
       cwd: ROOT,
-      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only' },
+      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' },
       encoding: 'utf8',
     });
     for (const service of ['kafka', 'clickhouse', 'redis', 'api', 'ingest', 'aggregate', 'worker']) {
@@ -27,12 +27,49 @@ describe('docker-compose.yml', () => {
     expect(out.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(7);
   });
 
+  it('scales the roles as docs/scaling.md says: aggregate replicas without the paper executor, workers, api replicas', () => {
+    const [cmd, ...args] = composeCommand();
+    const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
+      cwd: ROOT,
+      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', AGGREGATE_REPLICAS: '2', WORKER_REPLICAS: '3', API_REPLICAS: '2', BUS_PARTITIONS: '6', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' },
+      encoding: 'utf8',
+    });
+    const service = (name: string) => nextService(out, name);
+    expect(service('aggregate')).toMatch(/AGGREGATE_PAPER_EXECUTOR: 'true'|AGGREGATE_PAPER_EXECUTOR: "true"|AGGREGATE_PAPER_EXECUTOR: true/);
+    expect(service('aggregate-replica')).toMatch(/AGGREGATE_PAPER_EXECUTOR: 'false'|AGGREGATE_PAPER_EXECUTOR: "false"|AGGREGATE_PAPER_EXECUTOR: false/);
+    expect(service('aggregate-replica')).toMatch(/replicas: 2/);
+    expect(service('worker')).toMatch(/replicas: 3/);
+    expect(service('api')).toMatch(/replicas: 2/);
+    expect(service('api')).toMatch(/4020-4029/);
+    expect(out.match(/BUS_PARTITIONS: '6'/g)?.length).toBe(5); // every app service
+    expect(service('api')).toMatch(/PAYMENT_REPLAY_STORE: redis/); // replicas share the replay lock and the settler's nonce lease
+  });
+
+  it('refuses to render without the settlement variables (the api would refuse the dev chain in production)', () => {
+    const [cmd, ...args] = composeCommand();
+    for (const missing of ['SETTLEMENT', 'PAYMENT_PAY_TO']) {
+      const env: NodeJS.ProcessEnv = { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
+      delete env[missing];
+      const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
+      expect(r.status, missing).not.toBe(0);
+      expect(`${r.stdout}${r.stderr}`).toContain(missing);
+    }
+  });
+
   it('refuses to render without the ClickHouse password secret', () => {
     const [cmd, ...args] = composeCommand();
-    const env = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
     delete env.CLICKHOUSE_PASSWORD;
     const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
     expect(r.status).not.toBe(0);
     expect(`${r.stdout}${r.stderr}`).toContain('CLICKHOUSE_PASSWORD');
   });
 });
+
+/** The text of one service in `config` output (from its name to the next top-level service). */
+function nextService(out: string, name: string): string {
+  const start = out.indexOf(`\n  ${name}:\n`);
+  const rest = out.slice(start + 1);
+  const next = rest.slice(1).search(/\n {2}[a-z][a-z-]*:\n/);
+  return next === -1 ? rest : rest.slice(0, next + 1);
+}

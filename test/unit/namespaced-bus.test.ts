@@ -69,6 +69,8 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
       resetOffsets: (g, t, f) => raw.resetOffsets(g, t, f),
       committedOffsets: (g, t) => raw.committedOffsets(g, t),
       endOffsets: (t) => raw.endOffsets(t),
+      deadLetterSummary: (t, o) => raw.deadLetterSummary(t, o),
+      readTopic: (t, f) => raw.readTopic(t, f),
       ping: () => raw.ping(),
       close: () => raw.close(),
     };

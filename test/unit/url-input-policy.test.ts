@@ -166,10 +166,18 @@ describe('through the router: 400 before the payment challenge', () => {
     expect(gateCalls).toBe(before);
   });
 
-  it('an admitted URL (a name; a dotted-quad loopback) reaches the payment gate', async () => {
+  it('an admitted URL (a name) reaches the payment gate; a dotted-quad loopback is a 400 too outside the test allowance', async () => {
     const before = gateCalls;
     expect((await post('/api/v1/stealth-dom', { url: 'https://example.com/' })).status).toBe(402);
-    expect((await post('/api/v1/image-ocr-shrink', { imageUrl: 'http://127.0.0.1:8080/scan.png' })).status).toBe(402);
-    expect(gateCalls).toBe(before + 2);
+    for (const [path, field, value] of [
+      ['/api/v1/image-ocr-shrink', 'imageUrl', 'http://127.0.0.1:8080/scan.png'],
+      ['/api/v1/stealth-dom', 'url', 'http://127.0.0.1:3000/'],
+    ] as const) {
+      const res = await post(path, { [field]: value });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('payment-required')).toBeNull();
+      expect(await res.json()).toMatchObject({ code: 'invalid_parameter', field, detail: expect.stringMatching(/must be a public http\(s\) URL: .*\(loopback\)$/) });
+    }
+    expect(gateCalls).toBe(before + 1);
   });
 });

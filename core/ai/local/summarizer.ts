@@ -23,7 +23,7 @@
 import type { SummaryFormat, SummaryResult } from '../ai-provider.js';
 import { dot } from '../chunking.js';
 import { composeSummary } from '../summary-format.js';
-import { countWords, splitSentences } from '../text.js';
+import { countWords, splitSentences, truncateWords } from '../text.js';
 import type { LocalEmbedder } from './embedder.js';
 
 const DAMPING = 0.85;
@@ -49,7 +49,7 @@ export class LocalSummarizer {
   /** `pause` is awaited every few milliseconds of work (the caller yields to the event loop there). */
   async summarize(text: string, format: SummaryFormat, maxWords: number, signal?: AbortSignal, pause?: () => Promise<void>): Promise<SummaryResult> {
     const sentences = splitSentences(text);
-    if (!sentences.length) return composeSummary(format, { points: [] }, maxWords, this.model);
+    if (!sentences.length) return composeSummary(format, { points: [] }, maxWords, this.model, text);
     let candidates: Candidate[] = [];
     let sliceStart = performance.now();
     for (const [position, s] of sentences.entries()) {
@@ -64,12 +64,14 @@ export class LocalSummarizer {
     if (candidates.length > MAX_GRAPH) candidates = nearestToCentroid(candidates, MAX_GRAPH);
     rank(candidates);
     signal?.throwIfAborted();
-    const chosen = select(candidates, format === 'executive' ? maxWords - 2 : maxWords);
+    // Never more words than the text itself; executive spends two on its `Key points:` label.
+    const budget = Math.min(maxWords, countWords(text));
+    const chosen = select(candidates, format === 'executive' ? budget - 2 : budget);
     if (format === 'executive') {
       const [lead, ...rest] = chosen;
-      return composeSummary(format, { headline: lead?.text ?? '', points: rest.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model);
+      return composeSummary(format, { headline: lead?.text ?? '', points: rest.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model, text);
     }
-    return composeSummary(format, { points: chosen.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model);
+    return composeSummary(format, { points: chosen.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model, text);
   }
 }
 
@@ -159,6 +161,14 @@ function select(candidates: Candidate[], budget: number): Candidate[] {
     used += best.words;
     remaining.delete(best);
     if (used >= budget) break;
+  }
+  // Within 10 % of the budget: when only sentences longer than what is left remain, the best ranked of them
+  // fills the rest, cut at a word boundary (composeSummary keeps a cut point, marked with `…`).
+  const left = budget - used;
+  if (chosen.length && left > 0 && used < 0.9 * budget && remaining.size) {
+    const filler = [...remaining].sort((a, b) => b.rank - a.rank)[0]!;
+    const cut = truncateWords(filler.text, left).replace(/[\s,;:.-]+$/u, '');
+    if (countWords(cut) >= Math.min(4, left)) chosen.push({ ...filler, text: `${cut}…`, words: countWords(cut) });
   }
   return chosen;
 }

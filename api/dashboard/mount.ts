@@ -1,0 +1,137 @@
+/**
+ * The people's door, all free:
+ *
+ *   GET /                          the landing page (landing-page.ts)
+ *   GET /dashboard/assets/:name    its script, stylesheet and chart library (assets.ts; cached by hash)
+ *   GET /dashboard/api/overview    pipeline health (component -> status), the pairs, the window
+ *   GET /dashboard/api/market?pair=ETH-USD
+ *                                  candles, tape, latency and capacity for the charts (dashboard-data.ts)
+ *
+ * The data endpoints are rate limited per client address (koa-ratelimit,
+ * DASHBOARD_RATE_LIMIT_PER_MINUTE; 429 `rate_limited` with Retry-After) and
+ * answer from snapshots shared by every viewer for half the refresh period,
+ * so a crowd of viewers costs one store read per pair and period.
+ */
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import ratelimit from 'koa-ratelimit';
+import type { Config } from '../../core/config.js';
+import type { HealthRegistry, HealthReport } from '../../core/health.js';
+import type { Store } from '../../core/store/store.js';
+import { normalisePair, type PairsCatalogue } from '../../core/markets/pairs.js';
+import { AppError } from '../../core/errors.js';
+import { problem } from '../middleware/problem-errors.js';
+import type { Catalogue } from '../catalogue/sku.js';
+import type { PaymentInfo } from '../discovery/context.js';
+import { serveAsset, ASSET_PREFIX } from './assets.js';
+import { dashboardWindow, marketView, type MarketView } from './dashboard-data.js';
+import { landingPage } from './landing-page.js';
+import { SnapshotCache } from './snapshot-cache.js';
+
+export const DASHBOARD_API = '/dashboard/api';
+
+export interface DashboardOptions {
+  store: Store;
+  health: HealthRegistry;
+  catalogue: Catalogue;
+  pairs: PairsCatalogue;
+  payment: PaymentInfo;
+  config: Pick<Config, 'DASHBOARD_DELAY_SECONDS' | 'DASHBOARD_WINDOW_HOURS' | 'DASHBOARD_REFRESH_SECONDS' | 'DASHBOARD_RATE_LIMIT_PER_MINUTE' | 'MARKET_SOURCE'>;
+  mcpPath: string;
+  publicBaseUrl?: string;
+  now?: () => number;
+}
+
+export interface Overview {
+  generated_at: string;
+  status: HealthReport['status'];
+  components: Record<string, { status: string; reason?: string }>;
+  pairs: string[];
+  market_source: string;
+  window_hours: number;
+  delay_seconds: number;
+  refresh_seconds: number;
+}
+
+export function mountDashboard(router: Router, options: DashboardOptions): void {
+  const { config } = options;
+  const now = options.now ?? Date.now;
+  const ttlMs = Math.max(1000, (config.DASHBOARD_REFRESH_SECONDS * 1000) / 2);
+  const markets = new SnapshotCache<MarketView>(ttlMs, now);
+  const overviews = new SnapshotCache<Overview>(ttlMs, now);
+  const pairs = options.pairs.pairs.map((p) => p.pair);
+  const baseUrlOf = (ctx: Context) => (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+
+  router.get('/', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = landingPage(
+      { catalogue: options.catalogue, payment: options.payment, baseUrl: baseUrlOf(ctx) },
+      {
+        pairs,
+        marketSource: config.MARKET_SOURCE,
+        refreshSeconds: config.DASHBOARD_REFRESH_SECONDS,
+        delaySeconds: config.DASHBOARD_DELAY_SECONDS,
+        windowHours: config.DASHBOARD_WINDOW_HOURS,
+        mcpPath: options.mcpPath,
+      },
+    );
+  });
+
+  router.get(`${ASSET_PREFIX}/:name`, async (ctx, next) => {
+    if (!(await serveAsset(ctx, ctx.params.name ?? ''))) return next();
+  });
+
+  const countRequests = ratelimit({
+    driver: 'memory',
+    db: new Map(),
+    duration: 60_000,
+    max: config.DASHBOARD_RATE_LIMIT_PER_MINUTE,
+    id: (ctx) => ctx.ip,
+  });
+  // koa-ratelimit answers a bare text 429; ours is the one problem shape with a stable code.
+  const limiter = async (ctx: Context, next: () => Promise<unknown>) => {
+    await countRequests(ctx, next);
+    if (ctx.status !== 429 || !ctx.state.rateLimit) return;
+    const after = Number((ctx.state.rateLimit as { after?: number }).after ?? 60);
+    ctx.type = 'application/problem+json';
+    ctx.body = {
+      ...problem(429, 'rate_limited', `the dashboard data endpoints answer ${config.DASHBOARD_RATE_LIMIT_PER_MINUTE} requests per minute per client; retry in ${after} s`, { retry_after_seconds: after }),
+      request_id: ctx.state.requestId,
+    };
+  };
+  const json = (ctx: Context, body: unknown) => {
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', `public, max-age=${Math.floor(ttlMs / 1000)}`);
+    ctx.body = body;
+  };
+
+  router.get(`${DASHBOARD_API}/overview`, limiter, async (ctx) => {
+    json(
+      ctx,
+      await overviews.get('overview', async () => {
+        const report = await options.health.check();
+        return {
+          generated_at: new Date(now()).toISOString(),
+          status: report.status,
+          components: Object.fromEntries(Object.entries(report.components).map(([name, c]) => [name, { status: c.status, ...(c.reason ? { reason: c.reason } : {}) }])),
+          pairs,
+          market_source: config.MARKET_SOURCE,
+          window_hours: config.DASHBOARD_WINDOW_HOURS,
+          delay_seconds: config.DASHBOARD_DELAY_SECONDS,
+          refresh_seconds: config.DASHBOARD_REFRESH_SECONDS,
+        };
+      }),
+    );
+  });
+
+  router.get(`${DASHBOARD_API}/market`, limiter, async (ctx) => {
+    const raw = typeof ctx.query.pair === 'string' ? ctx.query.pair : undefined;
+    const pair = raw === undefined ? pairs[0] : normalisePair(options.pairs, raw);
+    if (!pair) throw new AppError('invalid_parameter', `unknown pair ${raw}; supported: ${pairs.join(', ')}`, 400, { field: 'pair' });
+    json(
+      ctx,
+      await markets.get(pair, () => marketView(options.store, pair, dashboardWindow(now(), config.DASHBOARD_DELAY_SECONDS, config.DASHBOARD_WINDOW_HOURS), config.DASHBOARD_DELAY_SECONDS)),
+    );
+  });
+}

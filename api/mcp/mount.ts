@@ -1,0 +1,84 @@
+/**
+ * POST /mcp: the agents' second door, MCP over Streamable HTTP
+ * (@modelcontextprotocol/sdk), stateless (no Mcp-Session-Id: every POST is
+ * answered on its own, by any replica) with plain JSON responses. The request
+ * goes through the same middleware as every route (request id, access log,
+ * problem errors) and a JSON body limit; the SDK's transport then checks the
+ * JSON-RPC message, the Accept and Content-Type headers, and answers.
+ * GET and DELETE (server-initiated streams, session ends) are not served in
+ * stateless mode: 405 with a JSON-RPC error, as the SDK's examples answer.
+ */
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import { koaBody } from 'koa-body';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AppError } from '../../core/errors.js';
+import type { SkuRuntime } from '../catalogue/sku.js';
+import type { PaymentInfo } from '../discovery/context.js';
+import type { PaymentCore } from '../payment/payment-core.js';
+import { DEFAULT_BODY_LIMIT } from '../router.js';
+import { createMcpServer } from './mcp-server.js';
+import { buildToolCatalogue } from './tools.js';
+
+export interface McpOptions {
+  path: string;
+  runtime: Omit<SkuRuntime, 'log'>;
+  core: PaymentCore;
+  payment: PaymentInfo;
+  publicBaseUrl?: string;
+  checkResponses?: boolean;
+}
+
+export function mountMcp(router: Router, options: McpOptions): void {
+  const tools = buildToolCatalogue(options.runtime.catalogue, options.payment);
+  const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';
+  const body = koaBody({
+    json: true,
+    jsonLimit: DEFAULT_BODY_LIMIT,
+    jsonStrict: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    onError: (err: Error) => {
+      const e = err as Error & { status?: number };
+      if (e.status === 413) throw new AppError('payload_too_large', `the JSON-RPC body exceeds ${DEFAULT_BODY_LIMIT}`, 413);
+      throw new AppError('invalid_json', `the body is not valid JSON: ${e.message}`, 400);
+    },
+  });
+
+  router.post(options.path, body, async (ctx: Context) => {
+    const baseUrl = (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+    const server = createMcpServer({
+      tools,
+      runtime: options.runtime,
+      core: options.core,
+      checkResponses,
+      discovery: { catalogue: options.runtime.catalogue, payment: options.payment, baseUrl },
+      ...(ctx.state.log ? { log: ctx.state.log } : {}),
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    ctx.respond = false; // the transport writes the response itself
+    // Answered once the response is written (the transport returns before its handlers have answered).
+    const written = new Promise<void>((resolve) => {
+      ctx.res.once('finish', resolve);
+      ctx.res.once('close', resolve);
+    });
+    try {
+      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
+      await written;
+      ctx.status = ctx.res.statusCode; // for the access log and the HTTP histogram
+    } finally {
+      await transport.close();
+      await server.close();
+    }
+  });
+
+  const notServed = (ctx: Context) => {
+    ctx.status = 405;
+    ctx.set('Allow', 'POST');
+    ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, POST JSON-RPC messages' }, id: null };
+  };
+  router.get(options.path, notServed);
+  router.delete(options.path, notServed);
+}

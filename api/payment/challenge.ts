@@ -1,0 +1,197 @@
+/**
+ * The 402 challenge of a paid resource, transport-neutral: its payment
+ * requirements (`exact` on the configured network and asset, built once per
+ * resource and price by x402's resource server) and the PaymentRequired object
+ * (x402Version 2, error, resource, accepts[], the Bazaar discovery declaration)
+ * that the HTTP door encodes into `PAYMENT-REQUIRED` and the MCP door returns
+ * as `structuredContent`.
+ *
+ *   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
+ *   await challenges.requirements(route)                        // PaymentRequirements[] (cached)
+ *   await challenges.paymentRequired(route, resourceUrl, error, transport)
+ *   encodeChallenge(paymentRequired, budget)                    // base64, trimmed to the budget
+ *
+ * The discovery declaration is as rich as the header budget allows (the
+ * catalogue's input example and schema always; prose and output example
+ * shortened to fit, see bazaar-declaration.ts), estimated against the longest
+ * resource URL and error text the gate emits.
+ */
+import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import type { x402ResourceServer } from '@x402/core/server';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
+import { base64Json } from './payload.js';
+import type { PaymentTerms } from './settlement.js';
+
+/** @x402/core's encodePaymentRequiredHeader, through Buffer (the same bytes). */
+const encodePaymentRequiredHeader = (paymentRequired: PaymentRequired): string => base64Json(paymentRequired);
+
+/** A priced resource behind the gate: an HTTP route (set by the router) or an MCP tool (set by the MCP door). */
+export interface PaidRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  description: string;
+  /** Price in USDC atomic units (6 decimals). */
+  priceAtomic: string;
+  mimeType: string;
+  inputSchemaJson?: object;
+  /** A request that validates against the input schema (query parameters or JSON body): the Bazaar `input` example. */
+  inputExample?: Record<string, unknown>;
+  outputExample?: unknown;
+  /** An MCP tool (the MCP door): the Bazaar declaration is the MCP flavour (tool name, transport) instead of the HTTP one. */
+  mcpTool?: { name: string; transport: 'streamable-http' };
+}
+
+export const MAX_RESOURCE_URL = 256;
+export const MAX_DESCRIPTION = 300;
+export const MAX_ERROR_TEXT = 120;
+
+export interface ChallengeOptions {
+  /** Declare the Bazaar discovery extension. */
+  discovery: boolean;
+  /** Upper bound of the base64 PAYMENT-REQUIRED header. */
+  budget: number;
+}
+
+interface RouteEntry {
+  fingerprint: string;
+  requirements: Promise<PaymentRequirements[]>;
+  declared: Record<string, unknown> | undefined;
+  /** The challenge's `resource.description`: the route's, or its first clause when the header budget needs the room. */
+  description: string;
+  /** Declarations enriched for a transport, keyed by the request method (all the Bazaar enrichment reads). */
+  enriched: Map<string, Record<string, unknown> | undefined>;
+}
+
+export class Challenges {
+  private readonly routes = new Map<string, RouteEntry>();
+
+  constructor(
+    private readonly resourceServer: x402ResourceServer,
+    private readonly terms: PaymentTerms,
+    private readonly options: ChallengeOptions,
+  ) {}
+
+  private entry(route: PaidRoute): RouteEntry {
+    const key = `${route.method} ${route.path}`;
+    const fingerprint = `${route.priceAtomic}\u0000${route.description}\u0000${route.mimeType}`;
+    const cached = this.routes.get(key);
+    if (cached && cached.fingerprint === fingerprint) return cached;
+    const requirements = this.resourceServer.buildPaymentRequirements({
+      scheme: 'exact',
+      network: this.terms.network,
+      payTo: this.terms.payTo,
+      price: { amount: route.priceAtomic, asset: this.terms.asset, extra: { name: this.terms.assetName, version: this.terms.assetVersion } },
+      maxTimeoutSeconds: this.terms.maxTimeoutSeconds,
+    });
+    requirements.catch(() => this.routes.delete(key)); // not cached when the facilitator was not ready
+    const full = truncate(route.description, MAX_DESCRIPTION);
+    const fitted = this.options.discovery ? discoveryExtension(route, this.terms, full, this.options.budget) : undefined;
+    const entry: RouteEntry = { fingerprint, requirements, declared: fitted?.declared, description: fitted?.description ?? full, enriched: new Map() };
+    this.routes.set(key, entry);
+    return entry;
+  }
+
+  /** The route's current payment requirements (one `exact` option). */
+  requirements(route: PaidRoute): Promise<PaymentRequirements[]> {
+    return this.entry(route).requirements;
+  }
+
+  /** The declared extensions enriched for a transport (HTTP: the request context, whose method Bazaar records). */
+  extensions(route: PaidRoute, method: string, transport: unknown): Record<string, unknown> | undefined {
+    const entry = this.entry(route);
+    if (!entry.declared) return undefined;
+    if (!entry.enriched.has(method)) entry.enriched.set(method, this.resourceServer.enrichExtensions(entry.declared, transport));
+    return entry.enriched.get(method);
+  }
+
+  /** The PaymentRequired object of one request. */
+  async paymentRequired(
+    route: PaidRoute,
+    resourceUrl: string,
+    error: string,
+    transport: { method: string; context: unknown },
+  ): Promise<PaymentRequired> {
+    const requirements = await this.requirements(route);
+    const extensions = this.extensions(route, transport.method, transport.context);
+    return this.resourceServer.createPaymentRequiredResponse(
+      requirements,
+      { url: resourceUrl, description: this.entry(route).description, mimeType: route.mimeType },
+      truncate(error, MAX_ERROR_TEXT),
+      extensions,
+      { request: transport.context },
+    );
+  }
+}
+
+/** Encodes a challenge for the `PAYMENT-REQUIRED` header, trimmed to the budget (error text first, then the discovery declaration). */
+export function encodeChallenge(paymentRequired: PaymentRequired, budget: number): string {
+  let out = encodePaymentRequiredHeader(paymentRequired);
+  if (out.length <= budget) return out;
+  const trimmed: PaymentRequired = { ...paymentRequired };
+  if (trimmed.error) {
+    trimmed.error = truncate(trimmed.error, MAX_ERROR_TEXT);
+    out = encodePaymentRequiredHeader(trimmed);
+  }
+  if (out.length > budget && trimmed.extensions) {
+    delete trimmed.extensions;
+    out = encodePaymentRequiredHeader(trimmed);
+  }
+  return out;
+}
+
+/** The `error` of an encoded challenge, if readable. */
+export function challengeErrorOf(encoded: string): string | undefined {
+  try {
+    return decodePaymentRequiredHeader(encoded).error;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Bazaar declaration (bazaar-declaration.ts), as rich as the header budget
+ * allows: the input example and schema always, the prose and the output
+ * example shortened until it fits (the route's description too, to its first
+ * clause, before the output example is left out).
+ */
+function discoveryExtension(
+  route: PaidRoute,
+  terms: PaymentTerms,
+  fullDescription: string,
+  budget: number,
+): { declared: Record<string, unknown>; description: string } | undefined {
+  const descriptions = [...new Set([fullDescription, briefDescription(fullDescription)])];
+  for (const [declared, description] of bazaarCandidates(route).flatMap((d) => descriptions.map((text): [Record<string, unknown>, string] => [d, text]))) {
+    // Worst case of what the core will emit: longest URL and error text, plus the method the extension adds.
+    const estimate: PaymentRequired = {
+      x402Version: 2,
+      error: 'x'.repeat(MAX_ERROR_TEXT),
+      resource: { url: 'x'.repeat(MAX_RESOURCE_URL), description, mimeType: route.mimeType },
+      accepts: [
+        {
+          scheme: 'exact',
+          network: terms.network,
+          amount: route.priceAtomic,
+          asset: terms.asset,
+          payTo: terms.payTo,
+          maxTimeoutSeconds: terms.maxTimeoutSeconds,
+          extra: { name: terms.assetName, version: terms.assetVersion },
+        },
+      ],
+      extensions: declared,
+    };
+    if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return { declared, description };
+  }
+  return undefined;
+}
+
+/** "15000" -> "0.015" (6 decimals, trailing zeros dropped). */
+export function readableUsdc(atomic: string): string {
+  const v = BigInt(atomic);
+  const whole = v / 1_000_000n;
+  const frac = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : `${whole}`;
+}
+
+export const truncate = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);

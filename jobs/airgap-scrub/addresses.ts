@@ -1,0 +1,99 @@
+/**
+ * Street addresses and postal codes for airgap-scrub's standard mode.
+ *
+ * ADDRESS is the street line: what locates a building, not the town it is in
+ * (city, state and country stay; the postal code is its own ZIP label):
+ *  - English-language street lines (US, UK, CA, AU): a house number (digits,
+ *    `12B`, `31/06`, `85-1190`, or spelled out), an optional direction, up to
+ *    four name words and a street type (street-words.ts), an optional
+ *    direction and units (`Apt 4`, `Suite 200`, `#12`); a leading unit
+ *    (`Flat 3, 12 High Street`, `Unit 7 79 Smith Crescent`), and UK lines
+ *    whose unit stands for the number (`Flat 7\nBethan Route`);
+ *  - German street lines: a name ending in a street word, then the number
+ *    (`Hauptstraße 5`, `Otto-Hahn-Allee 1/3`, `Löwerstr. 7`);
+ *  - numbered routes (`4500 State Route 9`), PO boxes, and US military
+ *    addresses (`PSC 1234, Box 5678`, `Unit 2536 Box 5315`, a ship's name
+ *    before APO/FPO/DPO);
+ *  - street lines split by a comma or a line break (`PO Box 12, 6645 Main
+ *    St`) are one address.
+ * ZIP is a postal code in postal context: US ZIP / ZIP+4 after a state (code
+ * or name, space or comma: CSV rows too), after APO/FPO/DPO and their
+ * "state", after a zip/postal-code keyword or right after a street line;
+ * Canadian and UK postcodes by their own shapes; Australian ones after a
+ * state; German ones before the town right after a street line. A bare
+ * five-digit number is never a ZIP.
+ *
+ * Hand-written: no npm package finds addresses in free text (the ones that
+ * parse addresses expect the address alone).
+ */
+import type { Span } from './spans.js';
+import { GERMAN_SUFFIXES, SUFFIXES, UNIT_WORDS } from './street-words.js';
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const cased = (w: string) => [w, w.toLowerCase(), w.toUpperCase()];
+const SUFFIX = `(?:${[...new Set(SUFFIXES.flatMap(cased))].map(escape).join('|')})`;
+const DIR = '(?:North|South|East|West|Northeast|Northwest|Southeast|Southwest|NORTH|SOUTH|EAST|WEST|NE|NW|SE|SW|N|S|E|W)\\.?';
+const NUMBER_WORD = '(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve|Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety|Hundred|Thousand)';
+const HOUSE = `(?:\\d{1,6}[A-Za-z]?(?:[-/]\\d{1,5}[A-Za-z]?)?|${NUMBER_WORD}(?:[ -]${NUMBER_WORD}){0,3})`;
+const NAME_WORD = "(?:[A-Z][A-Za-z'’.-]*|\\d{1,4}(?:st|nd|rd|th|ST|ND|RD|TH)|Mc[A-Z][a-z]+|O'[A-Z][a-z]+|of|de|la|du|del|von|van)";
+const UNIT_ID = '#?[ \\t]*[A-Za-z0-9][A-Za-z0-9-]{0,5}\\b';
+// A unit on the same line (after a blank or a comma) or on the next line of a multi-line address.
+const UNIT = `(?:(?:(?:,?[ \\t]*|[ \\t]*\\n[ \\t]*)(?:${UNIT_WORDS})\\.?[ \\t]*${UNIT_ID}|,?[ \\t]*#[ \\t]*[A-Za-z0-9-]{1,6}\\b){1,2})`;
+const LEADING_UNIT = `(?:(?:${UNIT_WORDS})\\.?[ \\t]*${UNIT_ID}(?:[ \\t]*,[ \\t]*|[ \\t]*\\n[ \\t]*|[ \\t]+))`;
+/** Not inside a word, a number (`1,500`), an amount, a path or an id; after a comma only when no digit precedes it (CSV). */
+const BOUNDARY = '(?<![\\p{L}\\p{N}_$./#-])(?<!\\d,)';
+
+const STREET_RE = new RegExp(
+  `${BOUNDARY}(${LEADING_UNIT})?(?:No\\.?[ \\t]*)?(${HOUSE})[ \\t]+(?:${DIR}[ \\t]+)?(?:${NAME_WORD}[ \\t]+){0,4}${SUFFIX}\\b\\.?(?:[ \\t]+${DIR}(?![\\p{L}]))?${UNIT}?(?:[ \\t]*\\((?:Route|Rte|Highway|Hwy)[ \\t]+\\d{1,4}\\))?`,
+  'gu',
+);
+/** UK lines whose unit is the number: `Flat 7, Bethan Route`, `Studio 94\nHayward Ways`. */
+const UNIT_LED_RE = new RegExp(`(?<![\\p{L}\\p{N}])(?:Flat|Studio|Apartment|Apt|Unit|Suite|Room|Maisonette)\\.?[ \\t]+[A-Za-z0-9-]{1,6}(?:[ \\t]*,[ \\t]*|[ \\t]*\\n[ \\t]*)(?:[A-Z][A-Za-z'’-]*[ \\t]+){1,3}${SUFFIX}\\b`, 'gu');
+const ROUTE_RE = new RegExp(`${BOUNDARY}${HOUSE}[ \\t]+(?:(?:State|County|US|U\\.S\\.|Farm to Market)[ \\t]+)?(?:Route|Rte|Highway|Hwy|Road|Rd|Interstate)[ \\t]+\\d{1,4}[A-Z]?\\b${UNIT}?`, 'gu');
+const STOP = '(?:the|a|an|of|on|in|at|to|our|my|your|his|her|their|its|this|that|these|those|and|or|but|down|up|across|along|for|from|by|with|per|each|every|other|same|next|last|first)';
+const STREET_LOWER_RE = new RegExp(
+  `${BOUNDARY}${HOUSE}[ \\t]+(?:(?!${STOP}\\b)[a-z][a-z'-]*[ \\t]+){1,2}(?:street|avenue|road|boulevard|drive|lane|court|place|terrace|parkway|highway)\\b${UNIT}?`,
+  'gu',
+);
+const PO_BOX_RE = /(?<![\p{L}\p{N}])(?:P\.?[ \t]?O\.?[ \t]?Box|Post[ \t]+Office[ \t]+Box|POB)[ \t]*#?[ \t]*\d{1,8}\b/giu;
+const MILITARY_RE = /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Box[ \t]+\d{1,5}\b|(?:USNS|USNV|USS|USCGC|USNA)[ \t]+[A-Z][A-Za-z'-]+(?=[ \t]*(?:,|\n)[ \t]*(?:APO|FPO|DPO)\b))/gu;
+const GERMAN_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}-])(?:(?:\\p{Lu}[\\p{L}]*[- ])+|\\p{Lu}[\\p{L}]*?)(?:${GERMAN_SUFFIXES.flatMap((s) => [s, s[0]!.toUpperCase() + s.slice(1)]).map(escape).join('|')})[ \\t]+\\d{1,5}[a-z]?(?:[ \\t]*[-/][ \\t]*\\d{1,5}[a-z]?)?(?![\\p{L}\\p{N}])`,
+  'gu',
+);
+const ABBREVIATED_END_RE = /(?:^|[ \t])(?:St|Ave|Av|Rd|Blvd|Ln|Dr|Ct|Pl|Ter|Wy|Cir|Pkwy|Hwy|Expy|Fwy|Sq|Trl|Aly|Plz|Pt|Rdg|Tpke|Xing|Hts|Ctr|Cswy|Cv|Crk|Grv|Hbr|Lndg|Mnr|Mdws|Vly|Vw|Vlg|Cres|Cl|Pde|Esp|Str|Apt|Ste|N|S|E|W|NE|NW|SE|SW)\.$/i;
+/** "In 2019 Park Avenue ..." reads a year, not a house number. */
+const YEAR_BEFORE_RE = /\b(?:in|since|by|of|from|until|till|during|year|circa|before|after)\s*$/i;
+
+export function findAddresses(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const re of [STREET_RE, STREET_LOWER_RE, ROUTE_RE, UNIT_LED_RE]) {
+    for (const m of text.matchAll(re)) {
+      const house = /^\d+/.exec(m[0]);
+      if (house && /^(?:19|20)\d\d$/.test(house[0]) && YEAR_BEFORE_RE.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
+      if (house && /^0+$/.test(house[0])) continue;
+      // A number and one lower-case word ("98101 points") is a count, not a street.
+      if (/^\d+[ \t]+[a-z]+\.?$/.test(m[0].trim())) continue;
+      // "44 sq. ft.", "3131 Dr. Matthew": an abbreviation right after the number is a unit or a title, not a street type.
+      if (/^\d+[A-Za-z]?[ \t]+(?:Sq|Dr|St|Pl|Ct)\b\.?(?:[ \t]+(?:ft|feet|m|mi|km|yd|in)\b|[ \t]+[A-Z][a-z]*[A-Z]?)/i.test(m[0] + text.slice(m.index + m[0].length, m.index + m[0].length + 12))) continue;
+      let matched = m[0].replace(/[ \t,]+$/, '');
+      // A sentence's full stop after a full street type ("Baker Street.") is not part of the address.
+      if (matched.endsWith('.') && !ABBREVIATED_END_RE.test(matched)) matched = matched.slice(0, -1);
+      spans.push({ start: m.index, end: m.index + matched.length, kind: 'ADDRESS' });
+    }
+  }
+  for (const re of [PO_BOX_RE, MILITARY_RE, GERMAN_RE]) for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, kind: 'ADDRESS' });
+  return joinLines(text, spans);
+}
+
+/** Address spans that overlap, or follow each other with only a comma or a line break between, are one street line. */
+function joinLines(text: string, spans: Span[]): Span[] {
+  const sorted = spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: Span[] = [];
+  for (const s of sorted) {
+    const last = out[out.length - 1];
+    if (last && (s.start <= last.end || /^[ \t]*[,\n]?[ \t]*$/.test(text.slice(last.end, s.start)))) last.end = Math.max(last.end, s.end);
+    else out.push({ ...s });
+  }
+  return out;
+}

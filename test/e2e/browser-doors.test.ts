@@ -1,0 +1,188 @@
+/// <reference lib="dom" />
+/**
+ * The people's doors in a real browser (Debian's Chromium through
+ * playwright-core) against the real process on the simulated market:
+ *
+ *   - `/`: the landing page loads its assets, the live dashboard draws its
+ *     charts from the free endpoints (candles and tape have data, the candle
+ *     canvas has ink), the price list is the catalogue's, and the console
+ *     stays free of errors; a screenshot is saved under test/output/screenshots;
+ *   - a paid GET opened in the browser: the paywall page (402, the price, the
+ *     x402 flow) instead of JSON, while an API client still gets JSON; then the
+ *     page pays with an injected EIP-1193 wallet (signing in Node with the dev
+ *     chain's demo payer) and shows the 200 result and its settlement.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { privateKeyToAccount } from 'viem/accounts';
+import { readDevChainInfo } from '../../api/payment/dev-chain.js';
+import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
+import { eventually } from '../helpers/config.js';
+import { hasChromium, launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.js';
+
+let app: AppProcess;
+let browser: TestBrowser;
+let dataDir: string;
+
+beforeAll(async () => {
+  if (!hasChromium()) throw new Error('Debian chromium is missing: run `npm run engines:up` (scripts/engines.sh installs it)');
+  dataDir = await mkdtemp(join(tmpdir(), 'browser-doors-'));
+  app = await startApp({ DATA_DIR: dataDir, MARKET_SOURCE: 'simulated', DASHBOARD_DELAY_SECONDS: '0', DASHBOARD_REFRESH_SECONDS: '2' });
+  await waitHealthy(app, 90_000);
+  // The simulated market has opened dislocations and stored candles.
+  await eventually(
+    async () => (await (await fetch(`${app.url}/dashboard/api/market?pair=ETH/USD`)).json()) as { candles: { points: unknown[] }; tape: unknown[] },
+    (m) => m.candles.points.length > 0 && m.tape.length > 0,
+    60_000,
+    500,
+  );
+  browser = await launchBrowser();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  app?.child.kill('SIGTERM');
+  await app?.exited;
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('landing page and live dashboard', () => {
+  it('draws the charts and the tape from the free endpoints, without console errors', async () => {
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()}`));
+
+    const t0 = Date.now();
+    const res = await page.goto(`${app.url}/`, { waitUntil: 'load' });
+    expect(res?.status()).toBe(200);
+    await page.waitForFunction(() => document.body.dataset.ready === '1' && Number(document.body.dataset.tape) > 0 && Number(document.body.dataset.candles) > 0, undefined, {
+      timeout: 30_000,
+    });
+    const firstChartMs = Date.now() - t0;
+
+    const facts = await page.evaluate(() => {
+      const inked = (id: string) =>
+        Array.from(document.querySelectorAll<HTMLCanvasElement>(`#${id} canvas`)).some((c) => {
+          const g = c.getContext('2d');
+          if (!g || !c.width || !c.height) return false;
+          const data = g.getImageData(0, 0, c.width, c.height).data;
+          for (let i = 0; i < data.length; i += 4) if (data[i + 3]! > 0 && (data[i]! < 200 || data[i + 1]! < 200)) return true;
+          return false;
+        });
+      return {
+        candles: Number(document.body.dataset.candles),
+        tape: document.querySelectorAll('#tape tbody tr').length,
+        latency: Number(document.body.dataset.latency),
+        capacity: Number(document.body.dataset.capacity),
+        candlesInked: inked('candles'),
+        prices: document.querySelectorAll('table.prices tbody tr').length,
+        health: document.querySelector('#health')?.textContent ?? '',
+      };
+    });
+    expect(facts.candles).toBeGreaterThan(0);
+    expect(facts.tape).toBeGreaterThan(0);
+    expect(facts.latency).toBeGreaterThan(0);
+    expect(facts.capacity).toBeGreaterThan(0);
+    expect(facts.candlesInked).toBe(true);
+    expect(facts.prices).toBe(17);
+    expect(facts.health).toMatch(/overall: ok/);
+    expect(facts.health).toMatch(/pipeline: ok/);
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    console.log(`dashboard: first chart drawn ${firstChartMs} ms after navigation`);
+    await page.close();
+  });
+
+  it('serves its assets with caching headers keyed by content hash', async () => {
+    const html = await (await fetch(`${app.url}/`)).text();
+    const src = /src="(\/dashboard\/assets\/lightweight-charts\.js\?v=[0-9a-f]{12})"/.exec(html)?.[1];
+    expect(src).toBeDefined();
+    const res = await fetch(`${app.url}${src}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toMatch(/max-age=31536000.*immutable/);
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    const stale = await fetch(`${app.url}/dashboard/assets/lightweight-charts.js?v=000000000000`);
+    expect(stale.headers.get('cache-control')).toBe('max-age=300');
+    expect((await fetch(`${app.url}/dashboard/assets/nothing.js`)).status).toBe(404);
+  });
+});
+
+describe('browser paywall', () => {
+  const path = '/api/v1/crypto/spread-candles?pair=ETH/USD';
+
+  it('API clients keep the JSON challenge', async () => {
+    const res = await fetch(`${app.url}${path}`, { headers: { accept: 'application/json' } });
+    expect(res.status).toBe(402);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(res.headers.get('payment-required')).toBeTruthy();
+    const curlLike = await fetch(`${app.url}${path}`, { headers: { accept: '*/*' } });
+    expect(curlLike.headers.get('content-type')).toMatch(/json/);
+  });
+
+  it('a browser gets the paywall page, and pays from it with a wallet', async () => {
+    const info = await readDevChainInfo(dataDir);
+    const payer = privateKeyToAccount(info.payer_key as `0x${string}`);
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+
+    // An injected EIP-1193 wallet whose signatures are made in Node with the demo payer's key.
+    await page.exposeFunction('nodeSignTypedData', async (json: string) => {
+      const t = JSON.parse(json) as { domain: Record<string, unknown>; message: Record<string, string> };
+      const m = t.message;
+      return payer.signTypedData({
+        domain: { ...t.domain, chainId: Number(t.domain.chainId) } as never,
+        types: {
+          TransferWithAuthorization: [
+            { name: 'from', type: 'address' },
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'validAfter', type: 'uint256' },
+            { name: 'validBefore', type: 'uint256' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
+        primaryType: 'TransferWithAuthorization',
+        message: { from: m.from, to: m.to, value: BigInt(m.value!), validAfter: BigInt(m.validAfter!), validBefore: BigInt(m.validBefore!), nonce: m.nonce } as never,
+      });
+    });
+    await page.addInitScript((address: string) => {
+      const w = window as unknown as { ethereum: unknown; nodeSignTypedData: (json: string) => Promise<string> };
+      w.ethereum = {
+        request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+          if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
+          if (method === 'eth_signTypedData_v4') return w.nodeSignTypedData(String(params![1]));
+          throw new Error(`unsupported ${method}`);
+        },
+      };
+    }, payer.address);
+
+    const res = await page.goto(`${app.url}${path}`);
+    expect(res?.status()).toBe(402);
+    expect(res?.headers()['content-type']).toMatch(/text\/html/);
+    expect(res?.headers()['payment-required']).toBeTruthy();
+    await expect(page.locator('#price').textContent()).resolves.toContain('0.015 USDC');
+    await expect(page.locator('h1').textContent()).resolves.toMatch(/candle/i);
+    const text = await page.locator('main').textContent();
+    expect(text).toContain('PAYMENT-SIGNATURE');
+    expect(text).toContain('spread_candles');
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall.png'), fullPage: true });
+
+    await page.locator('#pay').click();
+    await page.waitForFunction(() => document.body.dataset.paid !== undefined, undefined, { timeout: 30_000 });
+    expect(await page.evaluate(() => document.body.dataset.paid)).toBe('200');
+    const result = JSON.parse((await page.locator('#result').textContent()) ?? '{}') as Record<string, unknown>;
+    expect(result).toMatchObject({ pair: 'ETH/USD', interval: '15m' });
+    expect(typeof result.open_raw_spread_bps).toBe('number');
+    await expect(page.locator('#pay-status').textContent()).resolves.toMatch(/settled in transaction 0x[0-9a-f]{64}/);
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall-paid.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The production recipe (`npm run cluster -- up|status|down`, scripts/cluster.ts)
+ * as an operator runs it, on the shared real engines with this run's own
+ * namespace, database and queue prefix, its own ports and its own cluster
+ * folder (removed at the end):
+ *  - up: the four roles start as separate processes, each on its own port
+ *    with its own log; every one answers /health; data flows from the ingest
+ *    process through Kafka and the aggregate process into ClickHouse to the
+ *    api process; no log line at error level (Kafka's start-up noise included);
+ *    the messages on Kafka carry `schema_version`;
+ *  - an aggregate process killed with SIGKILL and started again by `up`
+ *    resumes consuming at once (the dead member is removed from its groups;
+ *    the session timeout is 30 s here);
+ *  - status: every process runs and is healthy (exit 0);
+ *  - down: every process drains and exits, the ports are free again.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKafkaBus } from '../../core/bus/kafka-bus.js';
+import { namespaced } from '../../core/bus/namespaced-bus.js';
+import type { BusMessage } from '../../core/bus/bus.js';
+import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { ident, sql } from '../../core/store/sql.js';
+import { TOPICS } from '../../core/topics.js';
+import { portFree, readState, running } from '../../scripts/cluster/processes.js';
+import { eventually, testConfig, testLogger, uniqueName } from '../helpers/config.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const config = testConfig();
+const dir = mkdtempSync(join(tmpdir(), 'gw-cluster-'));
+const namespace = `${uniqueName('cluster')}.`;
+const database = uniqueName('cluster');
+const queuePrefix = uniqueName('cluster');
+
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const base = 30000 + Math.floor(Math.random() * 20000);
+    const free = await Promise.all([0, 1, 2, 3].map((i) => portFree(base + i, '127.0.0.1')));
+    if (free.every(Boolean)) return base;
+  }
+}
+
+let basePort = 0;
+function cluster(args: string[], timeoutMs = 180_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      CLUSTER_DIR: dir,
+      CLUSTER_BASE_PORT: String(basePort),
+      KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
+      CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+      REDIS_URL: config.REDIS_URL,
+      BUS_NAMESPACE: namespace,
+      CLICKHOUSE_DATABASE: database,
+      QUEUE_PREFIX: queuePrefix,
+      MARKET_SOURCE: 'simulated',
+      HEARTBEAT_INTERVAL_MS: '1000',
+      KAFKA_SESSION_TIMEOUT_MS: '30000',
+      LOG_LEVEL: 'info',
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - t0 });
+    }),
+  );
+}
+
+const url = (offset: number) => `http://127.0.0.1:${basePort + offset}`;
+async function health(offset: number): Promise<{ status: string; components: Record<string, { status: string; last_batch_at?: string }> } | undefined> {
+  try {
+    return (await (await fetch(`${url(offset)}/health`, { signal: AbortSignal.timeout(3000) })).json()) as never;
+  } catch {
+    return undefined;
+  }
+}
+
+afterAll(async () => {
+  await cluster(['down']).catch(() => undefined);
+  for (const p of readState(dir)) if (running(p)) process.kill(p.pid!, 'SIGKILL');
+  const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger: testLogger() }).catch(() => undefined);
+  await store?.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
+  await store?.close();
+  const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for (let cursor = '0'; ; ) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      if ((cursor = next) === '0') break;
+    }
+  } finally {
+    redis.disconnect();
+  }
+  rmSync(dir, { recursive: true, force: true });
+}, 120_000);
+
+describe('npm run cluster (four role processes on the real engines)', () => {
+  it('up, status, a SIGKILLed aggregate restarted at once, down', async () => {
+    basePort = await freeBase();
+    const up = await cluster(['up']);
+    console.log(`cluster up (${up.ms} ms):\n${up.stdout.trim()}\n${up.stderr.trim()}`);
+    expect(up.code, `${up.stdout}\n${up.stderr}`).toBe(0);
+    const names = ['api-1', 'ingest-1', 'aggregate-1', 'worker-1'];
+    names.forEach((name, i) => expect(up.stdout).toMatch(new RegExp(`^${name} +\\d+ +http://127\\.0\\.0\\.1:${basePort + i} +\\S+logs/${name}\\.log +up in [\\d.]+ s`, 'm')));
+    for (let i = 0; i < 4; i++) expect((await health(i))?.components, `process ${i}`).toBeDefined();
+    expect((await health(0))!.components).toHaveProperty('pipeline');
+
+    // Data flows across the processes: ingest -> Kafka -> aggregate -> ClickHouse -> api.
+    const report = await eventually(() => health(0), (h) => h?.status === 'ok', 90_000, 500);
+    expect(report!.status).toBe('ok');
+    const coverage = (await (await fetch(`${url(0)}/api/v1/crypto/coverage`)).json()) as { supported_pairs: string[]; latest_timestamp: string | null };
+    expect(coverage.supported_pairs.length).toBeGreaterThan(0);
+
+    const status = await eventually(() => cluster(['status']), (r) => r.code === 0 && (r.stdout.match(/health ok/g) ?? []).length === 4, 60_000, 1000);
+    console.log(`cluster status:\n${status.stdout.trim()}`);
+
+    // Messages on Kafka carry their schema version.
+    const bus = namespaced(
+      await createKafkaBus({ partitions: 3, batchSize: 100, maxAttempts: 1, retryBackoffMs: 10, logger: testLogger(), brokers: config.KAFKA_BROKERS, clientId: uniqueName('cluster-test'), connectTimeoutMs: 10000 }),
+      namespace,
+    );
+    const beats: BusMessage[] = [];
+    await bus.readTopic(TOPICS.heartbeat, (m) => void beats.push(m));
+    await bus.close();
+    expect(beats.length).toBeGreaterThan(0);
+    for (const m of beats) expect(m.headers.schema_version).toBe('1.0');
+
+    // A SIGKILLed aggregate, started again by `up`: it consumes again without waiting for the 30 s session timeout.
+    const aggregate = readState(dir).find((p) => p.name === 'aggregate-1')!;
+    process.kill(aggregate.pid!, 'SIGKILL');
+    await eventually(async () => running(aggregate), (r) => !r, 10_000, 50);
+    const restartAt = Date.now();
+    const again = await cluster(['up']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('cluster: starting aggregate-1 (');
+    const resumed = await eventually(
+      () => health(2),
+      (h) => Date.parse(h?.components['aggregate.quotes']?.last_batch_at ?? '') > restartAt,
+      25_000,
+      100,
+    );
+    const resumedMs = Date.parse(resumed!.components['aggregate.quotes']!.last_batch_at!) - restartAt;
+    const log = readFileSync(join(dir, 'logs', 'aggregate-1.log'), 'utf8');
+    console.log(`aggregate SIGKILLed and started again: consuming ${resumedMs} ms after \`cluster up\` began (process start included)`);
+    expect(log).toContain('removed the group members of a dead predecessor process');
+    expect(resumedMs).toBeLessThan(20_000); // the dead member's 30 s session would otherwise hold the partitions
+
+    // No error-level line in any log (kafkajs' handled broker answers are below error).
+    for (const name of names) {
+      const errors = readFileSync(join(dir, 'logs', `${name}.log`), 'utf8').split('\n').filter((l) => /^\{"level":(5\d|6\d)\b/.test(l));
+      expect(errors, name).toEqual([]);
+    }
+
+    const down = await cluster(['down']);
+    console.log(`cluster down (${down.ms} ms):\n${down.stdout.trim()}`);
+    expect(down.code, down.stderr).toBe(0);
+    for (const name of names) expect(down.stdout).toMatch(new RegExp(`^${name} +stopped in [\\d.]+ s`, 'm'));
+    for (let i = 0; i < 4; i++) expect(await portFree(basePort + i, '127.0.0.1')).toBe(true);
+    const after = await cluster(['status']);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toMatch(/no cluster under/);
+  }, 420_000);
+});

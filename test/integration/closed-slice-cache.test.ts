@@ -1,0 +1,98 @@
+/**
+ * Closed telemetry slices are answered from memory: through the real api role
+ * (ROLE=api, DuckDB, the dev chain, x402 paid by the real client), a second
+ * paid read of a closed slice makes no store query at all and answers the same
+ * body; an open slice and a request without a date are computed every time.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../core/store/store.js';
+import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
+import { startPaidApi, type PaidApi } from '../helpers/paid-api.js';
+import { testLogger } from '../helpers/config.js';
+import { payingFetch } from '../helpers/x402-client.js';
+
+const logger = testLogger();
+const CLOSED = Date.UTC(2025, 2, 10, 9, 15);
+let dataDir: string;
+let api: PaidApi;
+let store: Store;
+let queries = 0;
+
+function sample(seq: number, tsMs: number): SpreadSample {
+  return {
+    sample_id: `s-${seq}`,
+    pair: 'ETH/USD',
+    seq,
+    ts_ms: tsMs,
+    buy_venue: 'uniswap_v3_base',
+    sell_venue: 'coinbase',
+    raw_spread_bps: 5 + seq,
+    net_spread_bps: seq - 3,
+    est_profit_usd: 1,
+    capacity_usd: 1000,
+    liquidity_depth_usd: 10_000,
+    liquidity_depth_capped: false,
+    quote_event_id: `q-${seq}`,
+    counterpart_event_id: `c-${seq}`,
+    source: 'simulated',
+  };
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'closed-slice-'));
+  api = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', MARKET_SOURCE: 'simulated' }, logger);
+  store = api.proc.ctx.store!;
+  const now = Date.now();
+  await insertSpreadSamples(store, [sample(1, CLOSED + 10_000), sample(2, CLOSED + 60_000), sample(3, now - 30_000), sample(4, now - 20_000)]);
+  const query = store.query.bind(store);
+  store.query = ((...args: Parameters<Store['query']>) => {
+    queries += 1;
+    return query(...args);
+  }) as Store['query'];
+});
+
+afterAll(async () => {
+  await api?.proc.shutdown('test done');
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+const paid = async (query: string) => {
+  const { fetch: pay } = payingFetch(api.payer, { network: 'eip155:8453', asset: api.api.payments.settlement.asset });
+  const before = queries;
+  const res = await pay(`${api.url}/api/v1/crypto/spread-candles?${query}`);
+  const body = await res.text();
+  return { status: res.status, body, queries: queries - before };
+};
+
+describe('closed-slice cache', () => {
+  it('answers a second paid read of a closed slice without any store query, with the same body', async () => {
+    const first = await paid('pair=ETH/USD&date=2025-03-10&time=0915');
+    expect(first.status, first.body).toBe(200);
+    expect(first.queries).toBeGreaterThan(0);
+    const second = await paid('pair=ETH/USD&date=2025-03-10&time=0915');
+    expect(second.status).toBe(200);
+    expect(second.queries).toBe(0);
+    expect(second.body).toBe(first.body);
+    // The same 15-minute slice written differently: the pre-flight runs, the answer comes from memory.
+    const third = await paid('pair=ETH/USD&date=2025-03-10&time=0920');
+    expect(third.status).toBe(200);
+    expect(third.queries).toBeLessThan(first.queries);
+    expect(third.body).toBe(first.body);
+    // Another interval is another answer.
+    expect((await paid('pair=ETH/USD&date=2025-03-10&time=0915&interval=1h')).queries).toBeGreaterThan(0);
+  });
+
+  it('computes the open slice and a request without a date every time', async () => {
+    const d = new Date(Date.now() - 25_000);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const open = `pair=ETH/USD&date=${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}&time=${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}`;
+    for (const query of [open, open, 'pair=ETH/USD', 'pair=ETH/USD']) {
+      const r = await paid(query);
+      expect(r.status, r.body).toBe(200);
+      expect(r.queries, query).toBeGreaterThan(0);
+    }
+  });
+});
