@@ -1,8 +1,8 @@
 /**
  * One flat, typed configuration object, built from environment variables and
  * validated with zod at start-up (PostHog ingestion style). Every variable is
- * declared once here with its default and description; the README table is
- * generated from this schema (`npm run config:docs`).
+ * declared once here with its default and description; the table in
+ * docs/configuration.md is generated from this schema (`npm run config:docs`).
  */
 import { z } from 'zod';
 
@@ -350,7 +350,7 @@ export function settlementSafetyProblems(
   return [];
 }
 
-/** Rows for the README table: name, default, description. */
+/** Rows for the docs/configuration.md table: name, default, description. */
 export function configDocs(): { name: string; default: string; description: string }[] {
   return Object.entries(configSpec).map(([name, [schema, description]]) => {
     const parsed = (schema as z.ZodType).safeParse(undefined);
