@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../../core/logger.js';
 import type { QuoteDepth } from '../../core/events/market.js';
-import { searchDepths, type ProbeRequest, type ReferenceBook } from './depth-search.js';
+import { searchDepths, type DepthSearchOptions, type ProbeRequest, type ReferenceBook } from './depth-search.js';
 import type { CallResult, ContractReader } from './contract-reader.js';
 import type { PoolReader, PoolSnapshot, Quote } from './pool-reader.js';
 import type { PoolState } from './pool-state.js';
@@ -38,8 +38,8 @@ export interface DepthMeasurementOptions {
   reader: PoolReader;
   /** Ladder sizes per pool (the ladder's own quoter calls are counted, 2 per size). */
   ladderSize: number;
-  impactBps: number;
-  maxUsd: number;
+  /** The impact bound (DEPTH_IMPACT_BPS) and the hard maximum (DEX_DEPTH_MAX_USD) of the searches. */
+  search: DepthSearchOptions;
   reference?: ((pair: string) => ReferenceBook | undefined) | undefined;
   logger: Logger;
 }
@@ -81,7 +81,7 @@ export class DepthMeasurement {
       });
     };
     try {
-      const result = await searchDepths(inputs, read, { impactBps: this.options.impactBps, maxUsd: this.options.maxUsd });
+      const result = await searchDepths(inputs, read, this.options.search);
       const ms = performance.now() - t0;
       this.search.blocks += 1;
       this.search.poolBlocks += snapshots.length;

@@ -117,8 +117,7 @@ export class DexIngestor {
       contracts: this.contracts,
       reader: this.reader,
       ladderSize: ladder.length,
-      impactBps: options.depthImpactBps ?? 100,
-      maxUsd: options.depthMaxUsd ?? 50_000_000,
+      search: { impactBps: options.depthImpactBps ?? 100, maxUsd: options.depthMaxUsd ?? 50_000_000 },
       reference: options.reference,
       logger,
     });
