@@ -3,7 +3,7 @@
  * pool's price impact reaches a bound, by asking the quoter (QuoterV2 on
  * Uniswap v3, getAmountOut on Aerodrome) at chosen sizes. Pure: the caller
  * lends a `read` that prices a batch of (pool, side, size) requests (one
- * Multicall3 round trip per round in dex-ingestor.ts).
+ * Multicall3 round trip per round in depth-measurement.ts).
  *
  * Per pool and side, starting from the ladder's quotes:
  *  - impact(s) = how far the average execution price at s, fee excluded,
