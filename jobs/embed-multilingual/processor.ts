@@ -4,10 +4,10 @@
  * character n-grams and detects each text's language (fastText lid.176);
  * texts beyond AI_EMBED_CONTEXT_TOKENS are chunked at sentence boundaries
  * and mean-pooled (core/ai/embedding-route.ts). Response:
- * api/catalogue/ai-skus.ts EmbedMultilingualOutput; docs/skus/ai.md.
+ * sku.ts EmbedMultilingualOutput; README.md beside it.
  */
 import type { z } from 'zod';
-import type { EmbedMultilingualOutput, EmbedMultilingualRequest } from '../../api/catalogue/ai-skus.js';
+import type { EmbedMultilingualOutput, EmbedMultilingualRequest } from './sku.js';
 import { embedForRoute } from '../../core/ai/embedding-route.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { requireAi } from '../../core/ai/create-ai-provider.js';

@@ -2,11 +2,11 @@
  * embed-text: 768-dimensional unit vectors of a text or a batch of texts
  * through the AI provider port (local default or OpenAI-compatible), long
  * texts chunked at AI_EMBED_CONTEXT_TOKENS and mean-pooled
- * (core/ai/embedding-route.ts). Response: api/catalogue/ai-skus.ts
- * EmbedTextOutput; docs/skus/ai.md.
+ * (core/ai/embedding-route.ts). Response: sku.ts
+ * EmbedTextOutput; README.md beside it.
  */
 import type { z } from 'zod';
-import type { EmbedTextOutput, EmbedTextRequest } from '../../api/catalogue/ai-skus.js';
+import type { EmbedTextOutput, EmbedTextRequest } from './sku.js';
 import { embedForRoute } from '../../core/ai/embedding-route.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { requireAi } from '../../core/ai/create-ai-provider.js';

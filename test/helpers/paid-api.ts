@@ -9,7 +9,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import { startProcess, type RunningProcess } from '../../roles/process.js';
 import { testConfig } from './config.js';
 
 export interface PaidApi {
