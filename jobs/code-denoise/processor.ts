@@ -11,7 +11,8 @@ import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { denoiseJsonc } from './jsonc.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES, type Language } from './languages.js';
-import { denoiseWithGrammar, type DenoiseResult } from './lezer.js';
+import type { DenoiseResult } from './denoise-result.js';
+import { denoiseWithGrammar } from './lezer.js';
 import { normalize } from './normalize.js';
 import { shellEdits } from './shell.js';
 
