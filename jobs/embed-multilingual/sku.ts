@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { embeddingOutput, exampleVector, MAX_BATCH, textOrTexts } from '../embedding-contract.js';
 
-export const EmbedMultilingualOutput = embeddingOutput(1024);
+export const EMBED_MULTILINGUAL_DIMENSIONS = 1024;
+export const EmbedMultilingualOutput = embeddingOutput(EMBED_MULTILINGUAL_DIMENSIONS);
 
 export const EmbedMultilingualInput = z.strictObject({ text: textOrTexts });
 export type EmbedMultilingualRequest = z.infer<typeof EmbedMultilingualInput>;

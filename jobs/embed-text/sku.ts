@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { embeddingOutput, exampleVector, MAX_BATCH, textOrTexts } from '../embedding-contract.js';
 
-export const EmbedTextOutput = embeddingOutput(768);
+export const EMBED_TEXT_DIMENSIONS = 768;
+export const EmbedTextOutput = embeddingOutput(EMBED_TEXT_DIMENSIONS);
 
 export const EmbedTextInput = z.strictObject({ text: textOrTexts });
 export type EmbedTextRequest = z.infer<typeof EmbedTextInput>;
