@@ -22,7 +22,7 @@
  *    nothing goes on chain; test/bench/x402-load.ts and bench-app.ts, shared
  *    with the other benches). One request at a time: the unloaded latency.
  * Figures are printed against the spec's average latency and target per
- * route (api/catalogue/ai-skus.ts).
+ * route (jobs/<id>/sku.ts).
  *
  * Knobs: BENCH_AI_SECONDS (2, per throughput case), BENCH_AI_RUNS (100, per
  * latency case), BENCH_AI_HTTP_RUNS (40, per paid route), BENCH_AI_HTTP (1).

@@ -525,8 +525,8 @@ async function main(): Promise<void> {
   const wanted = UTILITY_SKUS.filter((id) => !only || only.includes(id));
   const registered = wanted.filter((id) => JOB_SKUS.some((s) => s.id === id && s.processor));
   const skipped = wanted.filter((id) => !registered.includes(id));
-  if (skipped.length) console.log(`Skipped (no processor in jobs/registry.ts yet): ${skipped.join(', ')}`);
-  if (!registered.length) throw new Error('no utility SKU is registered in jobs/registry.ts');
+  if (skipped.length) console.log(`Skipped (no processor in its jobs/<id>/job.ts): ${skipped.join(', ')}`);
+  if (!registered.length) throw new Error('no utility SKU of the catalogue list has a processor');
 
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-utility-'));
   const logFile = process.env.BENCH_LOG_FILE ?? join(dataDir, 'app.log');
@@ -801,7 +801,7 @@ async function main(): Promise<void> {
     console.log(
       `\nPayments: ${payment.verifyMs.length} verifications (real facilitator on the dev chain), ${payment.settleCalls()} settle calls answered by the no-op; signing ${signS.toFixed(1)} s in the load generator.`,
     );
-    if (skipped.length) console.log(`Skipped SKUs (not registered in jobs/registry.ts): ${skipped.join(', ')}.`);
+    if (skipped.length) console.log(`Skipped SKUs (no processor in the catalogue list): ${skipped.join(', ')}.`);
     console.log(missed.length ? `p99 excluding the upstream NOT below the spec average: ${missed.join(', ')}.` : 'Every SKU run: p99 excluding the upstream below its spec average latency.');
     if (schema.length) console.log(`Output schema mismatches in phase A: ${schema.join(', ')}.`);
     console.log(`Total ${((performance.now() - tStart) / 1000).toFixed(0)} s; load average at the end ${load()}.`);
