@@ -329,7 +329,7 @@ export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x8
  * Fail closed in production: a process serving paid routes with NODE_ENV=production refuses the dev chain
  * (it would advertise eip155:8453 while taking a test token on a chain inside its own process) and any
  * network or asset that is not real USDC, unless PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true.
- * Checked by core/main.ts before anything starts, and again when settlement starts.
+ * Checked by roles/main.ts before anything starts, and again when settlement starts.
  */
 export function settlementSafetyProblems(
   config: Pick<Config, 'NODE_ENV' | 'SETTLEMENT' | 'PAYMENT_NETWORK' | 'PAYMENT_ASSET' | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'>,

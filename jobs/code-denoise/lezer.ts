@@ -17,15 +17,10 @@ import { parser as pythonParser } from '@lezer/python';
 import { parser as rustParser } from '@lezer/rust';
 import type { LRParser } from '@lezer/lr';
 import { blankRanges, htmlLikeComments } from './html-like-comments.js';
+import type { DenoiseResult } from './denoise-result.js';
 import { denoiseJsonc } from './jsonc.js';
 import type { Language } from './languages.js';
 import { normalize, type Edit } from './normalize.js';
-
-export interface DenoiseResult {
-  code: string;
-  commentsRemoved: number;
-  syntaxErrors: number;
-}
 
 interface Grammar {
   /** Parsers to try in order; the first with no error node wins, else the one with the fewest. */

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:pipeline`: the market-data pipeline end to end on the real
  * engines (`npm run engines:up`): Kafka -> aggregate -> ClickHouse, the
- * aggregate being the real role (`ROLE=aggregate node core/main.ts`: quote
+ * aggregate being the real role (`ROLE=aggregate node roles/main.ts`: quote
  * consumer, raw sinks, heartbeat sink, paper executor) in
  * BENCH_AGGREGATE_PROCESSES child processes (default 2, one per core; Kafka
  * splits the topic's BENCH_PARTITIONS partitions (default BUS_PARTITIONS, 3) between them, as it
@@ -181,7 +181,7 @@ const raw = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOU
 
 // ---------------------------------------------------------------- aggregate processes
 
-const MAIN = fileURLToPath(new URL('../../core/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../roles/main.ts', import.meta.url));
 
 interface AggregateProcesses {
   pids: number[];

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { decodePaymentResponseHeader } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import type { RunningProcess } from '../../core/process.js';
+import type { RunningProcess } from '../../roles/process.js';
 import { startPaidApi } from '../helpers/paid-api.js';
 import type { Store } from '../../core/store/store.js';
 import { ident, sql } from '../../core/store/sql.js';

@@ -24,7 +24,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { validateDiscoveryExtension, type DiscoveryExtension } from '@x402/extensions/bazaar';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
-import type { RunningProcess } from '../../core/process.js';
+import type { RunningProcess } from '../../roles/process.js';
 import { inputJsonSchema, outputJsonSchema } from '../../api/catalogue/json-schema.js';
 import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles.js';
 import { callTool, paymentRequiredOf, settlementOf } from '../../scripts/mcp-payment-client.js';

@@ -1,5 +1,5 @@
 /**
- * Two API replicas sharing one settler key: two real `core/main.ts` processes
+ * Two API replicas sharing one settler key: two real `roles/main.ts` processes
  * (ROLE=api, SETTLEMENT=self) against one local chain (hardhat@2 with the
  * EIP-3009 test USDC), one ClickHouse database, and one Redis (replay guard
  * and the settler's nonce lease). 50 concurrent paid calls on each at once

@@ -2,9 +2,9 @@
  * Entry point of `npm start`. With no configuration it runs every role in one
  * process on the embedded adapters: no server, no key, no internet.
  */
-import { ConfigError, loadConfig, settlementSafetyProblems } from './config.js';
-import { createLogger } from './logger.js';
-import { errorMessage } from './errors.js';
+import { ConfigError, loadConfig, settlementSafetyProblems } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { errorMessage } from '../core/errors.js';
 import { exitOnSignals, startProcess } from './process.js';
 
 async function main(): Promise<void> {

@@ -2,20 +2,22 @@
  * Starts the roles this process runs on the ports they need, and drains on
  * SIGTERM/SIGINT: stop intake (HTTP, ingestors), let consumers finish and
  * commit, let workers finish their jobs, then flush and close the ports.
+ * The wiring of the roles lives here, above them all: core knows no role.
  */
 import { hostname } from 'node:os';
-import type { Config } from './config.js';
-import type { Logger } from './logger.js';
-import { HealthRegistry } from './health.js';
-import { createBus, createQueue, createStore } from './ports.js';
-import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from './role.js';
-import { errorMessage } from './errors.js';
-import { OperationHealth } from './operation-health.js';
-import { observedBus } from './bus/observed-bus.js';
-import { observedStore } from './store/observed-store.js';
-import { withTimeout } from './backoff.js';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import { HealthRegistry } from '../core/health.js';
+import { createBus, createQueue, createStore } from '../core/ports.js';
+import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from '../core/role.js';
+import { errorMessage } from '../core/errors.js';
+import { OperationHealth } from '../core/operation-health.js';
+import { observedBus } from '../core/bus/observed-bus.js';
+import { observedStore } from '../core/store/observed-store.js';
+import { withTimeout } from '../core/backoff.js';
 import type { RunningApi } from '../api/role.js';
 import type { HttpServer } from '../api/http-server.js';
+import type { JobSku } from '../jobs/job-sku.js';
 
 export const SERVICE_VERSION = '2.0.0';
 
@@ -31,8 +33,16 @@ export interface RunningProcess {
   shutdown(reason: string): Promise<void>;
 }
 
-export async function startProcess(config: Config, logger: Logger): Promise<RunningProcess> {
+/** What the process wires into its roles; every field has the production default. */
+export interface ProcessWiring {
+  /** The job SKUs the api role declares and the worker role serves; default the catalogue's list. */
+  jobSkus?: readonly JobSku[];
+}
+
+export async function startProcess(config: Config, logger: Logger, wiring: ProcessWiring = {}): Promise<RunningProcess> {
   const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
+  // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
+  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../api/catalogue/sku-list.js')).JOB_SKUS : []);
   const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
   const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
   const ctx: RoleContext = { config, logger, health, instanceId: `${hostname()}:${process.pid}` };
@@ -62,10 +72,10 @@ export async function startProcess(config: Config, logger: Logger): Promise<Runn
   // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
   for (const name of START_ORDER.filter((r) => roles.includes(r))) {
     let role: RunningRole;
-    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx);
+    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus);
     else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
     else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
-    else role = await (await import('../jobs/role.js')).startWorker(ctx);
+    else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
     running.push(role);
     logger.info({ role: name }, 'role started');
   }

@@ -4,7 +4,7 @@
  * from its own bytes (image-size: format and dimensions from the header, so
  * a decompression bomb is refused before any decoding), OCR it with
  * tesseract.js fully offline, and return Markdown with tables rebuilt from
- * the word boxes (layout.ts). See docs/skus/image-ocr-shrink.md.
+ * the word boxes (layout.ts). See jobs/image-ocr-shrink/README.md.
  *
  * Offline: the English LSTM model comes from @tesseract.js-data/eng
  * (`langPath` is that package's folder, read from disk), the wasm core from
@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { imageSize } from 'image-size';
 import Tesseract from 'tesseract.js';
-import type { ImageOcrShrinkRequest } from '../../api/catalogue/utility-skus.js';
+import type { ImageOcrShrinkRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig, type FetcherSettings } from '../web-fetch/safe-fetch.js';
