@@ -17,8 +17,8 @@ import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import type { JobSku } from '../../jobs/job-sku.js';
 import { jobSkuEntry } from './job-sku-route.js';
 import type { Catalogue, PricedSku, Sku } from './sku.js';
-import { JOB_SKUS } from './sku-list.js';
-import { telemetrySkus } from './telemetry-skus.js';
+import type { TelemetrySku } from '../telemetry/telemetry-sku.js';
+import { JOB_SKUS, TELEMETRY_SKUS } from './sku-list.js';
 
 /** 0.0000015 USD is 1.5 atomic units: the smallest legal whole price is 2. */
 export const MIN_PRICE_ATOMIC = 2n;
@@ -30,11 +30,13 @@ export interface CatalogueDeps {
   pairs: PairsCatalogue;
   /** The job SKUs to serve; default the catalogue's list (sku-list.ts). Tests add a fixture SKU here. */
   jobSkus?: readonly JobSku[];
+  /** The telemetry SKUs to serve; default the catalogue's list (sku-list.ts). */
+  telemetrySkus?: readonly TelemetrySku[];
 }
 
 /** Every declared SKU with its spec default price: the job SKUs of the list, then the telemetry SKUs. */
 export function declaredSkus(deps: CatalogueDeps): Sku[] {
-  return [...(deps.jobSkus ?? JOB_SKUS).map(jobSkuEntry), ...telemetrySkus(deps)];
+  return [...(deps.jobSkus ?? JOB_SKUS).map(jobSkuEntry), ...(deps.telemetrySkus ?? TELEMETRY_SKUS).map((sku) => sku(deps))];
 }
 
 /** Whether an atomic price is a legal paid price (2..200000). */
