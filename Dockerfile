@@ -25,6 +25,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=check /app/package.json ./
 COPY --from=check /app/core ./core
+COPY --from=check /app/roles ./roles
 COPY --from=check /app/api ./api
 COPY --from=check /app/ingest ./ingest
 COPY --from=check /app/aggregate ./aggregate
@@ -36,4 +37,4 @@ EXPOSE 4020
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||4020)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
-CMD ["node", "--import", "tsx", "core/main.ts"]
+CMD ["node", "--import", "tsx", "roles/main.ts"]

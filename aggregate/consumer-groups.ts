@@ -5,6 +5,7 @@
 import type { Bus, Consumer } from '../core/bus/bus.js';
 import type { Store } from '../core/store/store.js';
 import type { Logger } from '../core/logger.js';
+import type { Config } from '../core/config.js';
 import { TOPICS } from '../core/topics.js';
 import { HEARTBEAT_GROUP, startHeartbeatSink } from './heartbeat-sink.js';
 import { RAW_GROUP, RAW_TOPICS, startRawSinks } from './raw-sinks.js';
@@ -14,7 +15,8 @@ export interface ConsumerGroupSpec {
   groupId: string;
   topics: readonly string[];
   description: string;
-  start(bus: Bus, store: Store, logger: Logger): Promise<Consumer>;
+  /** `config`: the detector's definition (DISLOCATION_MIN_NET_BPS); defaults when absent. */
+  start(bus: Bus, store: Store, logger: Logger, config?: Pick<Config, 'DISLOCATION_MIN_NET_BPS'>): Promise<Consumer>;
 }
 
 export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
@@ -34,7 +36,8 @@ export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
     groupId: QUOTES_GROUP,
     topics: [TOPICS.quotes],
     description: 'quotes -> quotes table + detector -> spread samples, dislocations (+ md.dislocations.v1)',
-    start: (bus, store, logger) => startQuoteConsumer(bus, store, { logger }),
+    start: (bus, store, logger, config) =>
+      startQuoteConsumer(bus, store, { logger, ...(config ? { minNetBps: config.DISLOCATION_MIN_NET_BPS } : {}) }),
   },
 ];
 

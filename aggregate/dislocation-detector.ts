@@ -14,18 +14,27 @@
  *       instant the older quote reached the maximum age; nothing is sampled;
  *     - otherwise both directions are evaluated (aggregate/spread-math.ts) at
  *       evaluation time t = max(event times of the two quotes), which never
- *       decreases for a pair:
- *         raw_top > 0 and none open -> OPPORTUNITY, revision 0, opened_at = t,
+ *       decreases for a pair. A direction is *actionable* when some ladder
+ *       size is fillable on both venues and the best net spread over them
+ *       (after fees, gas and slippage) is above `minNetBps` (default 0: an
+ *       arbitrage that pays at an executable size, as Hummingbot's amm_arb and
+ *       Brontes' CEX-DEX inspector count them):
+ *         actionable, none open     -> OPPORTUNITY, revision 0, opened_at = t,
  *           opportunity_id = hash(pair, buy venue, sell venue, event_id of the
  *           quote that opened it);
- *         raw_top > 0 and open      -> new revision when the numbers moved
+ *         actionable, open          -> new revision when the numbers moved
  *           materially since the last revision (REVISION_RULE), or changed
  *           at all and the last revision is REVISION_RULE.maxQuietMs old;
- *         raw_top <= 0 and open     -> CLOSED at t, duration = t - opened_at;
- *           the closing revision keeps the last revision's numbers (the spread the
- *           opportunity had, not the non-positive one that closed it);
+ *         not actionable, open      -> CLOSED at t, duration = t - opened_at;
+ *           the closing revision keeps the last revision's numbers (what the
+ *           opportunity offered, not the spread that closed it);
+ *       a raw crossing that does not pay (raw_top > 0, net <= minNetBps) is
+ *       no opportunity: it stays a spread sample;
  *     - one spread sample (the direction with the larger raw_top) feeds the
  *       15-minute candles.
+ * Every revision carries the opportunity's peaks so far (raw and net spread,
+ * profit and the ladder size it was made at, capacity): maxima over its
+ * revisions.
  * Everything depends on event times and ids only, never on the wall clock,
  * so the same quotes in the same order give the same output, byte for byte.
  */
@@ -40,9 +49,14 @@ type Source = DislocationEvent['source'];
 
 export const DEFAULT_MAX_QUOTE_AGE_MS = 30_000;
 
+/** Default of `minNetBps` (DISLOCATION_MIN_NET_BPS): an opportunity must pay something after every cost. */
+export const DEFAULT_MIN_NET_BPS = 0;
+
 export interface DetectorOptions {
   /** Two quotes further apart than this are not compared; open opportunities between them expire. */
   maxQuoteAgeMs: number;
+  /** A direction opens (stays open) while its best net spread over the ladder is above this, bps. Default 0. */
+  minNetBps?: number;
 }
 
 /** The numbers a revision publishes (top of book, best net, best profit, capacity). */
@@ -55,7 +69,9 @@ export interface OpportunityNumbers {
   est_profit_usd: number;
   profit_size_usd: number;
   capacity_usd: number;
+  capacity_capped: boolean;
   liquidity_depth_usd: number;
+  liquidity_depth_capped: boolean;
   fees_bps: number;
   gas_usd: number;
 }
@@ -75,6 +91,10 @@ export interface OpenOpportunity {
   peak_capacity_usd: number;
   peak_profit_usd: number;
   peak_net_bps: number;
+  /** Peak raw spread, the ladder size of the peak profit, whether the peak capacity was a lower bound (absent in states saved before they were kept). */
+  peak_raw_bps?: number;
+  peak_profit_size_usd?: number;
+  peak_capacity_capped?: boolean;
   /** Integral of capacity over the opportunity's life (USD x ms), capacity held constant between evaluations. */
   capacity_usd_ms: number;
   source: Source;
@@ -128,7 +148,9 @@ function numbersOf(e: DirectionEvaluation): OpportunityNumbers {
     est_profit_usd: e.est_profit_usd,
     profit_size_usd: e.profit_size_usd,
     capacity_usd: e.capacity_usd,
+    capacity_capped: e.capacity_capped,
     liquidity_depth_usd: e.liquidity_depth_usd,
+    liquidity_depth_capped: e.liquidity_depth_capped,
     fees_bps: e.fees_bps,
     gas_usd: e.gas_usd,
   };
@@ -165,7 +187,9 @@ export function materialMove(last: OpportunityNumbers, next: OpportunityNumbers)
     movedBy(next.capacity_usd, last.capacity_usd, r.minRelativeMove) ||
     movedBy(next.liquidity_depth_usd, last.liquidity_depth_usd, r.minRelativeMove) ||
     next.net_size_usd !== last.net_size_usd ||
-    next.profit_size_usd !== last.profit_size_usd
+    next.profit_size_usd !== last.profit_size_usd ||
+    next.capacity_capped !== last.capacity_capped ||
+    next.liquidity_depth_capped !== last.liquidity_depth_capped
   );
 }
 
@@ -191,7 +215,9 @@ function record(pair: string, o: OpenOpportunity, status: DislocationRecord['sta
     net_spread_bps: n.net_spread_bps,
     est_profit_usd: n.est_profit_usd,
     capacity_usd: n.capacity_usd,
+    capacity_capped: n.capacity_capped,
     liquidity_depth_usd: n.liquidity_depth_usd,
+    liquidity_depth_capped: n.liquidity_depth_capped,
     status,
     opened_at_ms: o.opened_at_ms,
     updated_at_ms: atMs,
@@ -204,8 +230,12 @@ function record(pair: string, o: OpenOpportunity, status: DislocationRecord['sta
     fees_bps: n.fees_bps,
     gas_usd: n.gas_usd,
     peak_capacity_usd: o.peak_capacity_usd,
+    peak_capacity_capped: o.peak_capacity_capped ?? n.capacity_capped,
     peak_profit_usd: o.peak_profit_usd,
     peak_net_bps: o.peak_net_bps,
+    peak_raw_spread_bps: o.peak_raw_bps ?? n.raw_spread_bps,
+    peak_net_spread_bps: o.peak_net_bps,
+    peak_size_usd: o.peak_profit_size_usd ?? n.profit_size_usd,
     capacity_usd_ms: o.capacity_usd_ms,
     closed_at_ms: status === 'OPPORTUNITY' ? null : atMs,
   };
@@ -219,6 +249,7 @@ const openKey = (buy: string, sell: string) => `${buy}>${sell}`;
  */
 export function applyQuote(state: PairState, quote: QuoteEvent, options: DetectorOptions): DetectorOutput {
   const out: DetectorOutput = { applied: false, dislocations: [], samples: [] };
+  const minNet = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
   if (quote.pair !== state.pair) throw new Error(`detector: quote for ${quote.pair} applied to the state of ${state.pair}`);
   if (!newer(quote, state.quotes[quote.venue])) return out;
   out.applied = true;
@@ -242,11 +273,12 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
     }
     const t = newerQuote.event_time_ms;
     const directions = [evaluateDirection(quote, other), evaluateDirection(other, quote)];
+    const actionable = (e: DirectionEvaluation) => e.steps.length > 0 && e.best_net_bps > minNet;
     // Closes before opens: when the spread flips, the topic shows the old opportunity ending first.
-    for (const e of [...directions].sort((a, b) => Number(a.raw_top_bps > 0) - Number(b.raw_top_bps > 0))) {
+    for (const e of [...directions].sort((a, b) => Number(actionable(a)) - Number(actionable(b)))) {
       const key = openKey(e.buy_venue, e.sell_venue);
       const o = state.open[key];
-      if (e.raw_top_bps > 0) {
+      if (actionable(e)) {
         const numbers = numbersOf(e);
         if (!o) {
           const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, quote.event_id);
@@ -261,8 +293,11 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
             updated_at_ms: t,
             numbers,
             peak_capacity_usd: numbers.capacity_usd,
+            peak_capacity_capped: numbers.capacity_capped,
             peak_profit_usd: numbers.est_profit_usd,
+            peak_profit_size_usd: numbers.profit_size_usd,
             peak_net_bps: numbers.net_spread_bps,
+            peak_raw_bps: numbers.raw_spread_bps,
             capacity_usd_ms: 0,
             source: sourceOf(quote, other),
           };
@@ -272,10 +307,8 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
           o.capacity_usd_ms += o.numbers.capacity_usd * (t - o.updated_at_ms);
           o.revision += 1;
           o.updated_at_ms = t;
+          updatePeaks(o, numbers);
           o.numbers = numbers;
-          o.peak_capacity_usd = Math.max(o.peak_capacity_usd, numbers.capacity_usd);
-          o.peak_profit_usd = Math.max(o.peak_profit_usd, numbers.est_profit_usd);
-          o.peak_net_bps = Math.max(o.peak_net_bps, numbers.net_spread_bps);
           out.dislocations.push(record(state.pair, o, 'OPPORTUNITY', t, quote.event_id));
         }
       } else if (o) {
@@ -296,12 +329,29 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
       est_profit_usd: best.est_profit_usd,
       capacity_usd: best.capacity_usd,
       liquidity_depth_usd: best.liquidity_depth_usd,
+      liquidity_depth_capped: best.liquidity_depth_capped,
       quote_event_id: quote.event_id,
       counterpart_event_id: other.event_id,
       source: sourceOf(quote, other),
     });
   }
   return out;
+}
+
+/** The peaks of an open opportunity after a revision with `next` (states saved before a peak was kept start from the last revision). */
+function updatePeaks(o: OpenOpportunity, next: OpportunityNumbers): void {
+  const last = o.numbers;
+  if (next.capacity_usd > o.peak_capacity_usd || (next.capacity_usd === o.peak_capacity_usd && next.capacity_capped)) {
+    o.peak_capacity_usd = next.capacity_usd;
+    o.peak_capacity_capped = next.capacity_capped;
+  } else o.peak_capacity_capped ??= last.capacity_capped;
+  const peakProfitSize = o.peak_profit_size_usd ?? last.profit_size_usd;
+  if (next.est_profit_usd > o.peak_profit_usd) {
+    o.peak_profit_usd = next.est_profit_usd;
+    o.peak_profit_size_usd = next.profit_size_usd;
+  } else o.peak_profit_size_usd = peakProfitSize;
+  o.peak_net_bps = Math.max(o.peak_net_bps, next.net_spread_bps);
+  o.peak_raw_bps = Math.max(o.peak_raw_bps ?? last.raw_spread_bps, next.raw_spread_bps);
 }
 
 function close(state: PairState, key: string, o: OpenOpportunity, status: 'CLOSED' | 'EXPIRED', at: number, trigger: string): DislocationRecord {

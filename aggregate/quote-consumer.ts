@@ -34,7 +34,7 @@ import { insertDislocations } from '../core/store/tables/dislocations.js';
 import { quoteRow } from '../core/store/tables/quotes.js';
 import { spreadSampleRow } from '../core/store/tables/spread-samples.js';
 import { TOPICS } from '../core/topics.js';
-import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, emptyPairState, type DislocationRecord, type PairState } from './dislocation-detector.js';
+import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, DEFAULT_MIN_NET_BPS, emptyPairState, type DislocationRecord, type PairState } from './dislocation-detector.js';
 import { validateWith } from './fast-validate.js';
 import { parseMessage } from './raw-sinks.js';
 
@@ -60,6 +60,8 @@ export interface QuoteConsumerOptions {
   /** Consumer group, also the scope of the saved detector state. */
   groupId?: string;
   maxQuoteAgeMs?: number;
+  /** DISLOCATION_MIN_NET_BPS: a direction opens while its best net spread is above this. */
+  minNetBps?: number;
   /** Publish DislocationEvents to md.dislocations.v1 (default true). */
   publish?: boolean;
   fromBeginning?: boolean;
@@ -84,6 +86,7 @@ export interface BatchResult {
 export class QuoteProcessor {
   readonly scope: string;
   private readonly maxQuoteAgeMs: number;
+  private readonly minNetBps: number;
   private readonly states = new Map<string, PairState>();
   /** `<topic>/<partition>` -> offset the next batch must start at for the cache to be valid. */
   private readonly expected = new Map<string, bigint>();
@@ -97,6 +100,7 @@ export class QuoteProcessor {
   ) {
     this.scope = options.groupId ?? QUOTES_GROUP;
     this.maxQuoteAgeMs = options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS;
+    this.minNetBps = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
   }
 
   async handleBatch(messages: BusMessage[], ctx: BatchContext): Promise<BatchResult> {
@@ -121,7 +125,7 @@ export class QuoteProcessor {
     // (bench:pipeline: garbage collection was a quarter of the aggregate's CPU).
     const [quoteRows, sampleRows] = await Promise.all([this.store.beginInsert('quotes'), this.store.beginInsert('spread_samples')]);
     const apply = (state: PairState, q: QuoteEvent) => {
-      const out = applyQuote(state, q, { maxQuoteAgeMs: this.maxQuoteAgeMs });
+      const out = applyQuote(state, q, { maxQuoteAgeMs: this.maxQuoteAgeMs, minNetBps: this.minNetBps });
       if (!out.applied) return;
       result.applied += 1;
       dirty.add(q.pair);

@@ -18,7 +18,7 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
   // All groups at once: kafkajs' run() waits until the group is joined and synced, and joining a group whose
   // members are busy waits for their current batch, so one after another the waits add up (a second replica
   // took 9 s to start next to a busy one in bench:pipeline, 0.3 s alone).
-  const started = await Promise.allSettled(CONSUMER_GROUPS.map((group) => group.start(bus, store, logger)));
+  const started = await Promise.allSettled(CONSUMER_GROUPS.map((group) => group.start(bus, store, logger, ctx.config)));
   const consumers: Consumer[] = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {

@@ -1,7 +1,7 @@
 /**
  * Pure spread arithmetic between two venues' QuoteEvents (no I/O, no state).
  * Every formula here is written out in docs/metrics.md with the SQL that
- * reproduces it from the `quotes` table.
+ * reproduces it from the stored rows.
  *
  * A *direction* is "buy on venue B, sell on venue S". For a pair of quotes
  * (CEX, DEX) both directions are evaluated; at most one can have a positive
@@ -22,20 +22,27 @@
  *                    (CEX taker fee; a DEX pool fee is inside its quoter price)
  *      gas(s)      = (gas_usd of both quotes, null = 0) / s * 1e4
  *      net(s)      = raw(s) - fees - gas(s)   ( = raw_top - slippage - fees - gas )
- *  - best_net_bps       = max over s of net(s)                     (`net_spread_bps`)
- *  - est_profit_usd     = max(0, max over s of s * net(s) / 1e4)   (profit at the best ladder size)
- *  - capacity_usd       = size at which net falls to zero: the largest
- *    profitable ladder size s_k, moved towards the next fillable size
- *    s_{k+1} (whose net is <= 0) by linear interpolation of net:
- *    s_k + (s_{k+1} - s_k) * net(s_k) / (net(s_k) - net(s_{k+1})); s_k itself
- *    when it is the largest fillable size; 0 when no size is profitable.
- *  - liquidity_depth_usd = largest ladder size fillable on both venues.
+ *  - best_net_bps       = max over ladder sizes of net(s)          (`net_spread_bps`)
+ *  - est_profit_usd     = max(0, max over ladder sizes of s * net(s) / 1e4)
+ *                         (profit at the most profitable ladder size, `profit_size_usd`)
+ *  - liquidity_depth_usd = the measured depth of the direction:
+ *    min(B.depth.buy_usd, S.depth.sell_usd), each leg's largest notional
+ *    within its impact bound (QuoteEvent.depth: a DEX quoter search, a CEX
+ *    book walk). A leg without a measurement counts with its largest
+ *    fillable ladder size, as a lower bound. `liquidity_depth_capped`: the
+ *    binding leg's value is a lower bound (hard maximum, end of the book, or
+ *    no measurement).
+ *  - capacity_usd = the size at which the net spread falls to zero, looked
+ *    for up to the depth: each leg's price is a measured curve (its ladder
+ *    and its depth points, linear between measured sizes); net(s) is taken on
+ *    the union of both curves' sizes up to the depth, and between the largest
+ *    size with net > 0 and the next one the crossing net(s) = 0 is solved by
+ *    bisection on the curves. Net still positive at the depth: capacity =
+ *    depth, `capacity_capped` (at least that much). Nothing profitable: 0.
  *
- * Design note: the brief's "est_profit at the largest profitable size" is
- * close to zero by construction once capacity is refined to the zero
- * crossing (net(capacity) = 0), and at the largest profitable ladder step
- * the net is often marginal; the most profitable ladder size is what a desk
- * would trade, so that is what est_profit_usd reports (`profit_size_usd`).
+ * Design note: est_profit_usd stays at the ladder sizes (the sizes every
+ * venue quotes, reproducible from the stored ladders in SQL); capacity and
+ * depth use the measurements, which reach past the ladder.
  */
 import type { LadderStep, QuoteEvent } from '../core/events/market.js';
 
@@ -67,7 +74,11 @@ export interface DirectionEvaluation {
   est_profit_usd: number;
   profit_size_usd: number;
   capacity_usd: number;
+  /** Net still positive at the depth limit: capacity is at least this. */
+  capacity_capped: boolean;
   liquidity_depth_usd: number;
+  /** The binding leg's depth is a lower bound. */
+  liquidity_depth_capped: boolean;
 }
 
 /** Fee in bps a taker pays on top of this quote's prices. */
@@ -108,27 +119,20 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
   let netSize = 0;
   let profit = 0;
   let profitSize = 0;
-  let lastProfitable = -1;
   steps.forEach((s, i) => {
     if (i === 0 || s.net_bps > bestNet) {
       bestNet = s.net_bps;
       netSize = s.size_usd;
     }
-    if (s.net_bps > 0) {
-      lastProfitable = i;
-      if (s.profit_usd > profit) {
-        profit = s.profit_usd;
-        profitSize = s.size_usd;
-      }
+    if (s.net_bps > 0 && s.profit_usd > profit) {
+      profit = s.profit_usd;
+      profitSize = s.size_usd;
     }
   });
 
-  let capacity = 0;
-  if (lastProfitable >= 0) {
-    const k = steps[lastProfitable]!;
-    const next = steps[lastProfitable + 1];
-    capacity = next ? k.size_usd + ((next.size_usd - k.size_usd) * k.net_bps) / (k.net_bps - next.net_bps) : k.size_usd;
-  }
+  const depth = directionDepth(buy, sell);
+  // net(s) <= raw_top - fees at every size (prices only worsen with size): below that nothing can pay.
+  const capacity = rawTop - fees > 0 && depth.usd > 0 ? capacityOf(buy, sell, fees, gasUsd, depth) : { usd: 0, capped: false };
 
   return {
     buy_venue: buy.venue,
@@ -143,9 +147,110 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
     net_size_usd: netSize,
     est_profit_usd: profit,
     profit_size_usd: profitSize,
-    capacity_usd: capacity,
-    liquidity_depth_usd: steps.length ? steps[steps.length - 1]!.size_usd : 0,
+    capacity_usd: capacity.usd,
+    capacity_capped: capacity.capped,
+    liquidity_depth_usd: depth.usd,
+    liquidity_depth_capped: depth.capped,
   };
+}
+
+/** A leg's depth on one side: measured, or its largest fillable ladder size as a lower bound. */
+function legDepth(q: QuoteEvent, side: 'buy' | 'sell'): { usd: number; capped: boolean } {
+  if (q.depth) return side === 'buy' ? { usd: q.depth.buy_usd, capped: q.depth.buy_capped } : { usd: q.depth.sell_usd, capped: q.depth.sell_capped };
+  let largest = 0;
+  for (const step of q.ladder) if ((side === 'buy' ? step.buy_price : step.sell_price) !== null) largest = Math.max(largest, step.size_usd);
+  return { usd: largest, capped: true };
+}
+
+/** Depth of "buy on `buy`, sell on `sell`": the smaller leg; a lower bound when the binding leg's is (both, on a tie). */
+export function directionDepth(buy: QuoteEvent, sell: QuoteEvent): { usd: number; capped: boolean } {
+  const b = legDepth(buy, 'buy');
+  const s = legDepth(sell, 'sell');
+  if (b.usd < s.usd) return b;
+  if (s.usd < b.usd) return s;
+  return { usd: b.usd, capped: b.capped && s.capped };
+}
+
+/** A measured price curve: sizes ascending, the price at each. */
+interface Curve {
+  sizes: number[];
+  prices: number[];
+}
+
+/** A leg's executable prices on one side: its ladder and its depth points, by size (a ladder price wins a tie). */
+export function legCurve(q: QuoteEvent, side: 'buy' | 'sell'): Curve {
+  const points: [number, number][] = [];
+  for (const step of q.ladder) {
+    const price = side === 'buy' ? step.buy_price : step.sell_price;
+    if (price !== null) points.push([step.size_usd, price]);
+  }
+  const ladderPoints = points.length;
+  for (const p of (side === 'buy' ? q.depth?.buy_points : q.depth?.sell_points) ?? []) {
+    let known = false;
+    for (let i = 0; i < ladderPoints && !known; i++) known = points[i]![0] === p[0];
+    if (!known) points.push([p[0], p[1]]);
+  }
+  points.sort((a, b) => a[0] - b[0]);
+  const sizes: number[] = [];
+  const prices: number[] = [];
+  for (const [size, price] of points) {
+    if (sizes.length && sizes[sizes.length - 1] === size) continue;
+    sizes.push(size);
+    prices.push(price);
+  }
+  return { sizes, prices };
+}
+
+/** Price on a curve at `size`: linear between measured sizes, the first price below them, NaN above them. */
+export function curvePrice(c: Curve, size: number): number {
+  const n = c.sizes.length;
+  if (!n || size > c.sizes[n - 1]!) return NaN;
+  if (size <= c.sizes[0]!) return c.prices[0]!;
+  let i = 1;
+  while (c.sizes[i]! < size) i++;
+  const s0 = c.sizes[i - 1]!;
+  const s1 = c.sizes[i]!;
+  const p0 = c.prices[i - 1]!;
+  return p0 + ((c.prices[i]! - p0) * (size - s0)) / (s1 - s0);
+}
+
+/** Bisection steps for the zero crossing: the bracket shrinks below 1e-9 of its size (or 60 halvings). */
+const ROOT_REL_TOLERANCE = 1e-9;
+
+function capacityOf(buy: QuoteEvent, sell: QuoteEvent, fees: number, gasUsd: number, depth: { usd: number; capped: boolean }): { usd: number; capped: boolean } {
+  const buyCurve = legCurve(buy, 'buy');
+  const sellCurve = legCurve(sell, 'sell');
+  const net = (size: number): number => {
+    const b = curvePrice(buyCurve, size);
+    const s = curvePrice(sellCurve, size);
+    return ((s - b) / b) * 1e4 - fees - (gasUsd / size) * 1e4;
+  };
+  const limit = depth.usd;
+  const grid: number[] = [];
+  for (const size of buyCurve.sizes) if (size < limit) grid.push(size);
+  for (const size of sellCurve.sizes) if (size < limit) grid.push(size);
+  grid.push(limit);
+  grid.sort((a, b) => a - b);
+  let last = -1;
+  let previous = NaN;
+  const values: number[] = [];
+  for (const size of grid) {
+    if (size === previous) continue;
+    previous = size;
+    const n = net(size);
+    values.push(size);
+    if (n > 0) last = values.length - 1;
+  }
+  if (last < 0) return { usd: 0, capped: false };
+  if (last === values.length - 1) return { usd: limit, capped: true };
+  let lo = values[last]!;
+  let hi = values[last + 1]!;
+  for (let i = 0; i < 60 && hi - lo > ROOT_REL_TOLERANCE * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (net(mid) > 0) lo = mid;
+    else hi = mid;
+  }
+  return { usd: lo, capped: false };
 }
 
 /** Both directions between two quotes of one pair: [buy a / sell b, buy b / sell a]. */

@@ -15,6 +15,7 @@ import { mountMcp } from './mcp/mount.js';
 import { MCP_PATH } from './mcp/tools.js';
 import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
+import { liveExampleSource } from './discovery/live-examples.js';
 import type { SkuRuntime } from './catalogue/sku.js';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
@@ -45,7 +46,7 @@ export function createApp(deps: AppDeps): Koa {
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl, paymentCore } = deps.gateway;
     mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }) });
-    mountDiscovery(router, { catalogue: runtime.catalogue, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource({ ...runtime, log: deps.logger }), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
     if (paymentCore) mountMcp(router, { path: MCP_PATH, runtime, core: paymentCore, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
     mountDashboard(router, {
       store: runtime.store,

@@ -11,6 +11,7 @@ import { SYSTEM_PING } from '../jobs/system-ping.js';
 import { loadPairs } from '../core/markets/pairs.js';
 import { buildCatalogue } from './catalogue/catalogue.js';
 import type { Catalogue } from './catalogue/sku.js';
+import type { JobSku } from '../jobs/job-sku.js';
 import { paymentInfoOf } from './discovery/context.js';
 import { startPayments, type Payments } from './payment/payments.js';
 
@@ -20,7 +21,8 @@ export interface RunningApi extends RunningRole {
   payments: Payments;
 }
 
-export async function startApi(ctx: RoleContext): Promise<RunningApi> {
+/** `jobSkus`: the job SKUs the catalogue declares; default the catalogue's list (api/catalogue/sku-list.ts). */
+export async function startApi(ctx: RoleContext, jobSkus?: readonly JobSku[]): Promise<RunningApi> {
   const store = need(ctx.store, 'store', 'api');
   const queue = need(ctx.queue, 'queue', 'api');
   const { config } = ctx;
@@ -42,7 +44,7 @@ export async function startApi(ctx: RoleContext): Promise<RunningApi> {
 
   // The catalogue first: a bad PRICE_OVERRIDES refuses start-up before anything listens or settles.
   const pairs = loadPairs(config.PAIRS_FILE);
-  const catalogue = buildCatalogue({ config, pairs });
+  const catalogue = buildCatalogue({ config, pairs, ...(jobSkus ? { jobSkus } : {}) });
   const payments = await startPayments(config, { logger: ctx.logger, health: ctx.health });
   let http: HttpServer;
   try {

@@ -1,8 +1,8 @@
 /**
  * One flat, typed configuration object, built from environment variables and
  * validated with zod at start-up (PostHog ingestion style). Every variable is
- * declared once here with its default and description; the README table is
- * generated from this schema (`npm run config:docs`).
+ * declared once here with its default and description; the table in
+ * docs/configuration.md is generated from this schema (`npm run config:docs`).
  *
  * Longer than ~300 lines on purpose: the schema is one object so that every
  * variable, its default and its check live in one place, one `Config` type
@@ -102,6 +102,22 @@ export const configSpec = {
       .pipe(z.array(z.number().positive()).min(1).max(16))
       .default([1000, 10000, 50000, 100000]),
     'Order sizes (USD, comma-separated) quoted in both directions on every block.',
+  ],
+  DEPTH_IMPACT_BPS: [
+    z.coerce.number().positive().max(5000).default(100),
+    'Impact bound of the measured depth (bps): per side, the largest notional whose average price (fee excluded) stays within it of the venue mid (DEX: quoter search; CEX: book walk).',
+  ],
+  DEX_DEPTH_MAX_USD: [
+    z.coerce.number().positive().default(50_000_000),
+    'Hard maximum of the DEX depth search (USD): a depth that reaches it is reported as capped (at least this much), never silently.',
+  ],
+  DISLOCATION_MIN_NET_BPS: [
+    z.coerce.number().default(0),
+    'A dislocation opens while its best net spread (after fees, gas and slippage, at a ladder size) is above this (bps); raw-only crossings stay spread samples.',
+  ],
+  SIM_BACKFILL_MINUTES: [
+    z.coerce.number().int().min(0).max(1440).default(0),
+    'Simulated market only: start this many minutes in the past and publish that history at once (demos and tests on an empty store; a restart would publish another history over the same minutes).',
   ],
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
@@ -319,7 +335,7 @@ export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x8
  * Fail closed in production: a process serving paid routes with NODE_ENV=production refuses the dev chain
  * (it would advertise eip155:8453 while taking a test token on a chain inside its own process) and any
  * network or asset that is not real USDC, unless PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true.
- * Checked by core/main.ts before anything starts, and again when settlement starts.
+ * Checked by roles/main.ts before anything starts, and again when settlement starts.
  */
 export function settlementSafetyProblems(
   config: Pick<Config, 'NODE_ENV' | 'SETTLEMENT' | 'PAYMENT_NETWORK' | 'PAYMENT_ASSET' | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'>,
@@ -340,7 +356,7 @@ export function settlementSafetyProblems(
   return [];
 }
 
-/** Rows for the README table: name, default, description. */
+/** Rows for the docs/configuration.md table: name, default, description. */
 export function configDocs(): { name: string; default: string; description: string }[] {
   return Object.entries(configSpec).map(([name, [schema, description]]) => {
     const parsed = (schema as z.ZodType).safeParse(undefined);

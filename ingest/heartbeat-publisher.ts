@@ -1,6 +1,8 @@
 /**
- * Publishes the pipeline canary on a fixed interval. Its event id is
- * deterministic (source + sequence) so a replay never counts twice.
+ * Publishes the pipeline canary on a fixed interval. Its event id names the
+ * run (source, the start time of this publisher) and the sequence: a replay
+ * never counts twice, and a restarted process (which may get the same pid,
+ * pid 1 in a container) never reuses an id for another canary.
  */
 import type { Bus } from '../core/bus/bus.js';
 import type { Logger } from '../core/logger.js';
@@ -11,6 +13,7 @@ import { errorMessage } from '../core/errors.js';
 
 export class HeartbeatPublisher {
   private seq = 0;
+  private readonly run = Date.now().toString(36);
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
   private lastOkAt = 0;
@@ -34,7 +37,7 @@ export class HeartbeatPublisher {
 
   private async publishOne(): Promise<void> {
     const event: HeartbeatEvent = {
-      event_id: `${this.source}:${this.seq}`,
+      event_id: `${this.source}:${this.run}:${this.seq}`,
       source: this.source,
       seq: this.seq,
       emitted_at_ms: Date.now(),

@@ -36,15 +36,19 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
       ladderUsd: config.DEX_LADDER_USD,
       seed: DEMO_SEED,
       tickMs: 500,
+      backfillMs: config.SIM_BACKFILL_MINUTES * 60_000,
+      impactBps: config.DEPTH_IMPACT_BPS,
+      dexDepthMaxUsd: config.DEX_DEPTH_MAX_USD,
       logger: ctx.logger.child({ ingestor: 'simulator' }),
     });
     feed.start();
     ctx.health.register('ingest.simulator', async () => feed.health());
     stops.push(() => feed.stop());
   } else {
-    const [{ CexIngestor, createCexExchange }, { DexIngestor }, { createPublicClient, http, webSocket }, { base }] = await Promise.all([
+    const [{ CexIngestor, createCexExchange }, { DexIngestor }, { cexReference }, { createPublicClient, http, webSocket }, { base }] = await Promise.all([
       import('./cex/cex-ingestor.js'),
       import('./dex/dex-ingestor.js'),
+      import('./dex/cex-reference.js'),
       import('viem'),
       import('viem/chains'),
     ]);
@@ -60,6 +64,7 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
       bus,
       logger: ctx.logger.child({ ingestor: 'cex' }),
       source: 'live',
+      depthImpactBps: config.DEPTH_IMPACT_BPS,
     });
     cex.start();
     ctx.health.register('ingest.cex', async () => cex.health());
@@ -74,6 +79,10 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
       bus,
       logger: ctx.logger.child({ ingestor: 'dex' }),
       source: 'live',
+      depthImpactBps: config.DEPTH_IMPACT_BPS,
+      depthMaxUsd: config.DEX_DEPTH_MAX_USD,
+      // The CEX book this process holds (fresh ones only): the depth search also finds where the arbitrage stops paying.
+      reference: (pair) => cexReference(cex.latestBook(pair), catalogue.cex_taker_fee_bps, config.CEX_STALE_MS),
     });
     // Start-up reads (pool discovery, decimals checks) go to the network: never block the process on them.
     const dexStarted = dex.start().catch((err) => ctx.logger.warn({ err: errorMessage(err) }, 'dex ingestor start failed; health reports it'));

@@ -2,8 +2,8 @@
  * The contract between a paid job SKU (api/catalogue) and its processor in the
  * worker role. The API validates the input, enqueues it on the queue port as
  * job `sku.<id>`, awaits the result with the SKU's deadline and settles the
- * payment only on a 200 (api/catalogue/job-handler.ts). The worker builds each
- * registered processor once (warm resources such as an OCR worker pool live in
+ * payment only on a 200 (api/catalogue/job-sku-route.ts). The worker builds each
+ * served processor once (warm resources such as an OCR worker pool live in
  * it) and takes jobs (jobs/role.ts).
  *
  * A processor returns the SKU's 200 body (the catalogue's output schema) or

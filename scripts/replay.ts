@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       const t0 = Date.now();
       const bar = new cliProgress.SingleBar({ format: `${group.groupId} [{bar}] {percentage}% | {value}/{total} msgs | {rate} msg/s | ETA {eta}s`, hideCursor: true }, cliProgress.Presets.shades_classic);
       bar.start(Math.max(total, 0), 0, { rate: 0 });
-      const consumer = await group.start(bus, store, logger);
+      const consumer = await group.start(bus, store, logger, config);
       let done = 0;
       while (true) {
         const committed = await bus.committedOffsets(group.groupId, topic);

@@ -1,7 +1,8 @@
 /**
- * The catalogue: the spec's 17 routes, in the order of its route table, with
- * each price taken from PRICE_OVERRIDES (core/config.ts) or the spec's
- * default. Everything public is generated from it: the router (api/router.ts),
+ * The catalogue: the spec's 17 routes, in the order of its route table (the
+ * job SKUs of sku-list.ts, then the telemetry SKUs), with each price taken
+ * from PRICE_OVERRIDES (core/config.ts) or the SKU's default. It adds nothing
+ * to a SKU's contract. Everything public is generated from it: the router (api/router.ts),
  * the x402 route config of each paid route, and the discovery documents
  * (api/discovery/).
  *
@@ -13,51 +14,29 @@
 import type { Config } from '../../core/config.js';
 import { ConfigError } from '../../core/config.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { aiSkus } from './ai-skus.js';
+import type { JobSku } from '../../jobs/job-sku.js';
+import { jobSkuEntry } from './job-sku-route.js';
 import type { Catalogue, PricedSku, Sku } from './sku.js';
-import { telemetrySkus } from './telemetry-skus.js';
-import { utilitySkus } from './utility-skus.js';
+import type { TelemetrySku } from '../telemetry/telemetry-sku.js';
+import { JOB_SKUS, TELEMETRY_SKUS } from './sku-list.js';
 
 /** 0.0000015 USD is 1.5 atomic units: the smallest legal whole price is 2. */
 export const MIN_PRICE_ATOMIC = 2n;
 /** 0.2 USD. */
 export const MAX_PRICE_ATOMIC = 200_000n;
 
-/** The spec's route table order. */
-export const SPEC_ORDER = [
-  'stealth-dom',
-  'airgap-scrub',
-  'rag-shrink',
-  'code-denoise',
-  'domain-check',
-  'dex-price-summary',
-  'x-sentiment',
-  'image-ocr-shrink',
-  'embed-text',
-  'embed-multilingual',
-  'summarize',
-  'coverage',
-  'spread-candles',
-  'dislocations',
-  'execution-latency',
-  'shadow-capacity',
-  'impact-simulation',
-] as const;
-
 export interface CatalogueDeps {
   config: Pick<Config, 'PRICE_OVERRIDES' | 'CEX_EXCHANGE'> & Partial<Pick<Config, 'SKUS_DISABLED'>>;
   pairs: PairsCatalogue;
+  /** The job SKUs to serve; default the catalogue's list (sku-list.ts). Tests add a fixture SKU here. */
+  jobSkus?: readonly JobSku[];
+  /** The telemetry SKUs to serve; default the catalogue's list (sku-list.ts). */
+  telemetrySkus?: readonly TelemetrySku[];
 }
 
-/** Every declared SKU with its spec default price. */
+/** Every declared SKU with its spec default price: the job SKUs of the list, then the telemetry SKUs. */
 export function declaredSkus(deps: CatalogueDeps): Sku[] {
-  const all = [...utilitySkus(), ...aiSkus(), ...telemetrySkus(deps)];
-  const byId = new Map(all.map((s) => [s.id, s]));
-  return SPEC_ORDER.map((id) => {
-    const sku = byId.get(id);
-    if (!sku) throw new Error(`catalogue: no SKU declared for ${id}`);
-    return sku;
-  });
+  return [...(deps.jobSkus ?? JOB_SKUS).map(jobSkuEntry), ...(deps.telemetrySkus ?? TELEMETRY_SKUS).map((sku) => sku(deps))];
 }
 
 /** Whether an atomic price is a legal paid price (2..200000). */

@@ -2,19 +2,18 @@
  * A SKU: one public route of the gateway, declared once. The router, the x402
  * route config (and so the 402 challenge), `/api/v1/discovery`, `/openapi.json`,
  * `/agents.md`, `/skill.md`, `/llms.txt` and the `.well-known` documents are all
- * generated from the catalogue of SKUs (catalogue.ts).
+ * generated from the catalogue of SKUs (catalogue.ts). A SKU is its public
+ * contract (core/sku-contract.ts) plus what serves it: availability, an
+ * optional pre-flight and the handler.
  */
-import type { z } from 'zod';
+import type { SkuContract } from '../../core/sku-contract.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import type { Store } from '../../core/store/store.js';
 import type { JobQueue } from '../../core/queue/queue.js';
 
-export const CATEGORIES = ['Data', 'AI', 'Finance', 'Blockchain', 'Trading'] as const;
-export type Category = (typeof CATEGORIES)[number];
-
-export type HttpMethod = 'GET' | 'POST';
+export { CATEGORIES, type Category, type HttpMethod } from '../../core/sku-contract.js';
 
 /** What a handler reads at run time (the catalogue itself is static). */
 export interface SkuRuntime {
@@ -42,30 +41,7 @@ export interface SkuCall<I> {
  * `P`: what the pre-flight hands to the handler (e.g. the resolved time window).
  * Methods (not function properties) so a concrete SKU is assignable to `Sku`.
  */
-export interface SkuDefinition<I = unknown, O = unknown, P = unknown> {
-  /** Stable id, the last path segment (`spread-candles`); the key of PRICE_OVERRIDES. */
-  id: string;
-  /** The spec's method. */
-  method: HttpMethod;
-  /** Telemetry routes also accept POST with a JSON body (the original service's published clients send POST). */
-  alsoPost?: boolean;
-  path: string;
-  /** Short human title. */
-  title: string;
-  categories: Category[];
-  /** Price in atomic USDC (6 decimals) from the spec's route table; "0" when free. */
-  defaultPriceAtomic: string;
-  free: boolean;
-  input: z.ZodType<I>;
-  output: z.ZodType<O>;
-  /** A real 200 body; validates against `output` (checked by the catalogue at start-up). */
-  example: O;
-  /** An input that validates against `input` (discovery and docs show it). */
-  exampleInput: Record<string, unknown>;
-  description: string;
-  /** From the spec's route table. */
-  avgLatencyMs: number;
-  latencyTargetMs: number;
+export interface SkuDefinition<I = unknown, O = unknown, P = unknown> extends SkuContract<I, O> {
   /** False: declared (schemas, price, docs) but not served yet; answers 503 `sku_unavailable` before any challenge. */
   available: boolean;
   /** Checks that need data (coverage, a fresh book); throws an AppError (404/503, never charged). Runs before the 402 challenge. */

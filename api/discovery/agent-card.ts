@@ -6,7 +6,7 @@
  * `x-x402`.
  */
 import { priceText } from '../catalogue/schemas.js';
-import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext } from './context.js';
+import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf, exampleRequestText } from './context.js';
 
 export function buildAgentCard(ctx: DiscoveryContext) {
   return {
@@ -36,7 +36,7 @@ export function buildAgentCard(ctx: DiscoveryContext) {
       name: s.title,
       description: `${s.description} ${s.method} ${s.path}; ${s.free ? 'free' : `${s.priceAtomic} atomic USDC (${priceText(s.priceAtomic)})`}${s.available ? '' : '; not served yet (503)'}.`,
       tags: [...s.categories],
-      examples: [JSON.stringify(s.exampleInput)],
+      examples: [JSON.stringify(exampleInputOf(ctx, s)), exampleRequestText(ctx, s)],
       inputModes: ['application/json'],
       outputModes: ['application/json'],
       'x-x402': { method: s.method, methods: methodsOf(s), path: s.path, url: `${ctx.baseUrl}${s.path}`, free: s.free, available: s.available, pricing: pricing(s), paymentNetwork: paymentNetwork(ctx.payment) },

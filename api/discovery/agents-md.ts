@@ -1,27 +1,48 @@
 /**
  * GET /agents.md: a Markdown guide for agents, generated from the catalogue:
  * how to pay, the route table (method, path, price in atomic USDC and USDC,
- * availability) and, per available route, its parameters and an example.
+ * availability) and, per available route, its parameters and an example
+ * (the request built from current coverage, so it answers 200 on this install;
+ * long number arrays of the example bodies cut, so the guide stays ~20 KB).
  */
-import { outputJsonSchema, paramsOf, type JsonSchema } from '../catalogue/json-schema.js';
+import { paramsOf, type ParamDoc } from '../catalogue/json-schema.js';
 import { priceText } from '../catalogue/schemas.js';
 import type { PricedSku } from '../catalogue/sku.js';
 import { MCP_PATH } from '../mcp/tools.js';
 import { toolNameOf } from '../mcp/tool-name.js';
-import { DOCUMENTS, GROUPS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, groupOf, methodsOf, paymentNetwork, paymentSteps, type DiscoveryContext } from './context.js';
+import { DOCUMENTS, GROUPS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, exampleRequestText, groupOf, methodsOf, paymentNetwork, paymentSteps, type DiscoveryContext } from './context.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/** `| METHOD | path | atomic | USDC | available | description |` rows: the same routes and prices as the catalogue. */
+/** The OpenAPI component name of a SKU's 200 body (openapi.ts: `<PascalId>Response`). */
+const schemaName = (sku: PricedSku) => `${sku.id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase())}Response`;
+
+/** `| METHOD | path | atomic | USDC | available | title | target | schema |` rows: the same routes and prices as the catalogue (descriptions in the sections). */
 export function routeTable(skus: readonly PricedSku[]): string[] {
   return [
-    '| Method | Path | Price (atomic USDC) | Price | Available | What it does |',
-    '|---|---|---|---|---|---|',
-    ...skus.map((s) => `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.description)} |`),
+    '| Method | Path | Price (atomic USDC) | Price | Available | Route | Latency target | Response schema |',
+    '|---|---|---|---|---|---|---|---|',
+    ...skus.map((s) => `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.title)} | < ${s.latencyTargetMs} ms | \`${schemaName(s)}\` |`),
   ];
 }
 
-function section(sku: PricedSku, baseUrl: string): string[] {
+/** Parameters described the same way by several routes of a group: described once, in the group's intro. */
+function commonParams(skus: readonly PricedSku[]): Map<string, ParamDoc> {
+  const seen = new Map<string, { doc: ParamDoc; count: number }>();
+  for (const sku of skus) {
+    for (const [name, doc] of Object.entries(paramsOf(sku))) {
+      const key = `${name}\u0000${doc.type}\u0000${doc.description}`;
+      const entry = seen.get(key);
+      if (entry) entry.count += 1;
+      else seen.set(key, { doc, count: 1 });
+    }
+  }
+  const out = new Map<string, ParamDoc>();
+  for (const [key, { doc, count }] of seen) if (count >= 3) out.set(key.split('\u0000')[0]!, doc);
+  return out;
+}
+
+function section(sku: PricedSku, ctx: DiscoveryContext, common: Map<string, ParamDoc>): string[] {
   const params = Object.entries(paramsOf(sku));
   const methods = methodsOf(sku);
   const lines = [
@@ -29,38 +50,95 @@ function section(sku: PricedSku, baseUrl: string): string[] {
     '',
     `${sku.description}`,
     '',
-    `- Price: ${sku.free ? 'free' : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})`}; latency target < ${sku.latencyTargetMs} ms.`,
-    `- Methods: ${methods.join(', ')}${methods.length > 1 ? ' (GET: query parameters; POST: the same fields as a JSON body)' : ''}.`,
-    `- Categories: ${sku.categories.join(', ')}.`,
-    '',
   ];
+  if (methods.length > 1) lines.push(`${methods.join(' or ')}: query parameters, or the same fields as a JSON body.`, '');
   if (params.length) {
     lines.push('| Parameter | Type | Required | Description |', '|---|---|---|---|');
-    for (const [name, p] of params) lines.push(`| ${name} | ${cell(p.type)} | ${p.required ? 'yes' : 'no'} | ${cell(p.description)} |`);
+    for (const [name, p] of params) {
+      const shared = common.get(name);
+      const description = shared && shared.description === p.description && shared.type === p.type ? 'as above' : p.description;
+      lines.push(`| ${name} | ${cell(p.type)} | ${p.required ? 'yes' : 'no'} | ${cell(description)} |`);
+    }
     lines.push('');
   }
-  const fields = Object.entries(((outputJsonSchema(sku).properties ?? {}) as Record<string, JsonSchema>));
-  if (fields.length) {
-    lines.push('| Response field | Description |', '|---|---|');
-    for (const [name, f] of fields) lines.push(`| ${name} | ${cell(String(f.description ?? ''))} |`);
-    lines.push('');
-  }
-  const query = new URLSearchParams(Object.entries(sku.exampleInput).map(([k, v]): [string, string] => [k, String(v)])).toString();
   lines.push(
-    'Example request:',
+    ctx.examples?.inputs.has(sku.id) ? 'Example request (current coverage: it answers 200 now):' : 'Example request:',
     '',
     '```http',
-    sku.method === 'GET' ? `GET ${baseUrl}${sku.path}${query ? `?${query}` : ''}` : `POST ${baseUrl}${sku.path}\nContent-Type: application/json\n\n${JSON.stringify(sku.exampleInput)}`,
+    exampleRequestText(ctx, sku),
     '```',
     '',
     'Example 200 body:',
     '',
     '```json',
-    JSON.stringify(sku.example, null, 2),
+    readableJson(sku.example, 0, groupOf(sku) === 'Crypto telemetry' ? Number.POSITIVE_INFINITY : MAX_TOP_FIELDS),
     '```',
     '',
   );
   return lines;
+}
+
+/** Numeric arrays longer than this are cut in the guide (an embedding is 768 numbers). */
+const MAX_ARRAY_SHOWN = 8;
+
+/** Strings longer than this are cut in the guide (page contents, OCR text). */
+const MAX_STRING_SHOWN = 60;
+
+/** Top-level fields of a utility or AI example body shown in the guide (telemetry bodies are shown whole: they are the data). */
+const MAX_TOP_FIELDS = 10;
+
+/**
+ * JSON for the guide: one top-level field per line and, inside arrays, one
+ * element per line; anything deeper on one line. Long number arrays are cut
+ * to their first few values with a note (an embedding is 768 numbers), long
+ * strings and long arrays of objects likewise: the guide stays a page an
+ * agent reads (~20 KB), not a data dump. The full bodies are in
+ * /api/v1/discovery (`examples`).
+ */
+export function readableJson(value: unknown, depth = 0, maxTopFields = Number.POSITIVE_INFINITY): string {
+  const v = shortened(value);
+  const pad = '  '.repeat(depth + 1);
+  const end = '  '.repeat(depth);
+  if (depth === 0 && v && typeof v === 'object' && !Array.isArray(v)) {
+    const all = Object.entries(v);
+    const shown = all.length > maxTopFields + 1 ? all.slice(0, maxTopFields) : all;
+    if (shown.length < all.length) shown.push(['...', `${all.length - shown.length} more fields not shown here`]);
+    const entries = shown.map(([k, x]) => `${pad}${JSON.stringify(k)}: ${Array.isArray(x) && x.some((e) => e && typeof e === 'object') ? readableJson(x, depth + 1) : inline(x)}`);
+    return `{\n${entries.join(',\n')}\n}`;
+  }
+  if (depth === 1 && Array.isArray(v)) return v.length ? `[\n${v.map((x) => `${pad}${inline(x)}`).join(',\n')}\n${end}]` : '[]';
+  return inline(v);
+}
+
+/** One-line JSON with a space after commas and colons. */
+function inline(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(inline).join(', ')}]`;
+  if (value && typeof value === 'object') return `{${Object.entries(value).map(([k, x]) => `${JSON.stringify(k)}: ${inline(x)}`).join(', ')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Nested objects with more fields than this show their first ones and a note. */
+const MAX_NESTED_FIELDS = 3;
+
+/** The value with long number arrays, long strings, long arrays of objects and wide nested objects cut (a note says what was left out). */
+function shortened(value: unknown, nested = false): unknown {
+  if (Array.isArray(value)) {
+    if (value.length > MAX_ARRAY_SHOWN && value.every((x) => typeof x === 'number')) {
+      return [...value.slice(0, MAX_ARRAY_SHOWN), `... (${value.length} numbers, ${value.length - MAX_ARRAY_SHOWN} more not shown here)`];
+    }
+    // List items are the payload: shown whole (two of them at most).
+    if (value.length > 2 && value.every((x) => x && typeof x === 'object')) return [...value.slice(0, 2).map((x) => shortened(x)), `... (${value.length} items, ${value.length - 2} more not shown here)`];
+    return value.map((x) => shortened(x));
+  }
+  if (typeof value === 'string' && value.length > MAX_STRING_SHOWN) return `${value.slice(0, MAX_STRING_SHOWN)}... (${value.length} characters)`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    const shown = nested && entries.length > MAX_NESTED_FIELDS + 1 ? entries.slice(0, MAX_NESTED_FIELDS) : entries;
+    const out = Object.fromEntries(shown.map(([k, x]) => [k, shortened(x, true)]));
+    if (shown.length < entries.length) out['...'] = `${entries.length - shown.length} more fields not shown here`;
+    return out;
+  }
+  return value;
 }
 
 /** The MCP door: where it answers, how tools are named, and how x402 rides in `_meta`. */
@@ -98,14 +176,20 @@ export function buildAgentsMd(ctx: DiscoveryContext): string {
     '',
     ...routeTable(ctx.catalogue.skus),
     '',
-    `Free documents: ${Object.values(DOCUMENTS).map((p) => `\`${p}\``).join(', ')}.`,
+    `Free documents: ${Object.values(DOCUMENTS).map((p) => `\`${p}\``).join(', ')}. Every response field (unit, precision, meaning) is defined in ${DOCUMENTS.openapi} under the route's response schema named below; the full example bodies are in ${DOCUMENTS.discovery}.`,
     '',
   ];
   for (const group of GROUPS) {
     const skus = available.filter((s) => groupOf(s) === group);
     if (!skus.length) continue;
     lines.push(`## ${group}`, '');
-    for (const sku of skus) lines.push(...section(sku, ctx.baseUrl));
+    const common = commonParams(skus);
+    if (common.size) {
+      lines.push('Parameters shared by these routes:', '', '| Parameter | Type | Description |', '|---|---|---|');
+      for (const [name, p] of common) lines.push(`| ${name} | ${cell(p.type)} | ${cell(p.description)} |`);
+      lines.push('');
+    }
+    for (const sku of skus) lines.push(...section(sku, ctx, common));
   }
   const pending = ctx.catalogue.skus.filter((s) => !s.available);
   if (pending.length) {

@@ -8,8 +8,9 @@ import type { PaymentTerms } from '../payment/settlement.js';
 import { priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage.js';
+import type { LiveExamples } from './live-examples.js';
 
-/** Equals core/process.ts SERVICE_VERSION (checked by test/unit/discovery.test.ts; not imported to keep api/ free of a cycle). */
+/** Equals roles/process.ts SERVICE_VERSION (checked by test/unit/discovery.test.ts; not imported to keep api/ free of a cycle). */
 export const SERVICE_VERSION = '2.0.0';
 export const SERVICE_ID = 'x402-gateway';
 export const SERVICE_NAME = 'x402 Agent Utility Gateway';
@@ -36,6 +37,20 @@ export interface DiscoveryContext {
   payment: PaymentInfo;
   /** Origin the documents' absolute URLs start with, without a trailing slash. */
   baseUrl: string;
+  /** Example requests built from current coverage (live-examples.ts); absent: the catalogue's static ones. */
+  examples?: LiveExamples | undefined;
+}
+
+/** The example request a document shows for a SKU: the current one when known, else the catalogue's. */
+export function exampleInputOf(ctx: DiscoveryContext, sku: PricedSku): Record<string, unknown> {
+  return ctx.examples?.inputs.get(sku.id) ?? sku.exampleInput;
+}
+
+/** `GET <url>?<query>` or `POST <url>` + JSON body of a SKU's example request. */
+export function exampleRequestText(ctx: DiscoveryContext, sku: PricedSku): string {
+  const input = exampleInputOf(ctx, sku);
+  const query = new URLSearchParams(Object.entries(input).map(([k, v]): [string, string] => [k, String(v)])).toString();
+  return sku.method === 'GET' ? `GET ${ctx.baseUrl}${sku.path}${query ? `?${query}` : ''}` : `POST ${ctx.baseUrl}${sku.path}\nContent-Type: application/json\n\n${JSON.stringify(input)}`;
 }
 
 export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentInfo {

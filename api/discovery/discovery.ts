@@ -4,7 +4,8 @@
  * pricing {atomicUnits, readableUsdc}, paymentNetwork {chain, name,
  * tokenAssetId, tokenName}, params {name: {type, required, description}},
  * examples = the exact 200 body) plus id, methods, title, categories, free,
- * available, exampleRequest and latency.
+ * available, exampleRequest (built from current coverage: it answers 200 on
+ * this install, live-examples.ts; `examplesSlice` names its slice) and latency.
  */
 import { paramsOf } from '../catalogue/json-schema.js';
 import {
@@ -15,6 +16,7 @@ import {
   SERVICE_NAME,
   SERVICE_SUMMARY,
   SERVICE_VERSION,
+  exampleInputOf,
   methodsOf,
   paymentNetwork,
   pricing,
@@ -46,6 +48,7 @@ export function buildDiscovery(ctx: DiscoveryContext) {
       billing: 'Only 200 responses are settled; 400 and pre-flight 404 are answered before any challenge and never charged.',
     },
     paymentNetwork: network,
+    ...(ctx.examples?.slice ? { examplesSlice: ctx.examples.slice } : {}),
     documents: Object.fromEntries(Object.entries(DOCUMENTS).map(([k, path]) => [k, `${ctx.baseUrl}${path}`])),
     endpoints: ctx.catalogue.skus.map((sku) => ({
       id: sku.id,
@@ -61,7 +64,7 @@ export function buildDiscovery(ctx: DiscoveryContext) {
       paymentNetwork: network,
       params: paramsOf(sku),
       examples: sku.example,
-      exampleRequest: sku.exampleInput,
+      exampleRequest: exampleInputOf(ctx, sku),
       latency: { avgMs: sku.avgLatencyMs, targetMs: sku.latencyTargetMs },
     })),
   };

@@ -14,12 +14,15 @@ import { buildLlmsTxt } from './llms-txt.js';
 import { buildMcpJson } from './mcp-json.js';
 import { buildOpenApi } from './openapi.js';
 import { buildSkillMd } from './skill-md.js';
+import type { LiveExampleSource } from './live-examples.js';
 
 export interface DiscoveryOptions {
   catalogue: Catalogue;
   payment: PaymentInfo;
   /** Public origin of the documents' URLs; default each request's own origin. */
   publicBaseUrl?: string;
+  /** Example requests from current coverage (live-examples.ts); without it the catalogue's static examples. */
+  examples?: LiveExampleSource;
 }
 
 export type Build = (ctx: DiscoveryContext) => unknown;
@@ -39,26 +42,28 @@ export const TEXT_DOCS: [string, Build, string][] = [
 ];
 
 export function mountDiscovery(router: Router, options: DiscoveryOptions): void {
-  const contextOf = (ctx: Context): DiscoveryContext => ({
+  const contextOf = async (ctx: Context): Promise<DiscoveryContext> => ({
     catalogue: options.catalogue,
     payment: options.payment,
     // Koa 3's ctx.origin is the Origin request header, not this server's origin.
     baseUrl: (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, ''),
+    // A store that cannot answer leaves the static examples: the documents never fail on it.
+    examples: await options.examples?.().catch(() => undefined),
   });
   for (const [path, build] of JSON_DOCS) {
-    router.get(path, (ctx) => {
+    router.get(path, async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=60');
       ctx.set('Access-Control-Allow-Origin', '*');
       ctx.type = 'application/json';
-      ctx.body = build(contextOf(ctx));
+      ctx.body = build(await contextOf(ctx));
     });
   }
   for (const [path, build, type] of TEXT_DOCS) {
-    router.get(path, (ctx) => {
+    router.get(path, async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=60');
       ctx.set('Access-Control-Allow-Origin', '*');
       ctx.type = type;
-      ctx.body = build(contextOf(ctx));
+      ctx.body = build(await contextOf(ctx));
     });
   }
 }

@@ -11,7 +11,7 @@ import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from
 import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../catalogue/schemas.js';
 import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
 import { DEFAULT_BODY_LIMIT } from '../router.js';
-import { DOCUMENTS, MAX_PRICE_USD, MIN_PRICE_USD, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext } from './context.js';
+import { DOCUMENTS, MAX_PRICE_USD, MIN_PRICE_USD, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf } from './context.js';
 
 const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 const camel = (id: string) => id.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -31,7 +31,7 @@ export function buildOpenApi(ctx: DiscoveryContext) {
     schemas[`${name}Request`] = inputJsonSchema(sku);
     schemas[`${name}Response`] = outputJsonSchema(sku);
     const item: Record<string, unknown> = (paths[sku.path] ??= {});
-    for (const method of methodsOf(sku) as HttpMethod[]) item[method.toLowerCase()] = operation(sku, method, name, network.name);
+    for (const method of methodsOf(sku) as HttpMethod[]) item[method.toLowerCase()] = operation(sku, method, name, network.name, exampleInputOf(ctx, sku));
   }
 
   return {
@@ -73,7 +73,7 @@ export function buildOpenApi(ctx: DiscoveryContext) {
   };
 }
 
-function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: string): Record<string, unknown> {
+function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: string, example: Record<string, unknown>): Record<string, unknown> {
   const alias = method !== sku.method;
   const requestRef = { $ref: `#/components/schemas/${name}Request` };
   const responses: Record<string, unknown> = {
@@ -126,11 +126,11 @@ function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: 
         required: required.has(pname),
         ...(description ? { description } : {}),
         schema: rest,
-        ...(sku.exampleInput[pname] !== undefined ? { example: sku.exampleInput[pname] } : {}),
+        ...(example[pname] !== undefined ? { example: example[pname] } : {}),
       };
     });
   } else {
-    op.requestBody = { required: true, content: json(requestRef, sku.exampleInput) };
+    op.requestBody = { required: true, content: json(requestRef, example) };
   }
   return op;
 }

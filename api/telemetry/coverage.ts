@@ -61,10 +61,13 @@ export function telemetryDirectory(catalogue: Catalogue): { endpoints: Record<st
  * dislocations and executions), on a free route that agents poll: they are
  * read at most once per COVERAGE_TTL_MS per store and pair, and refreshed in
  * the background once older (callers get the previous figures meanwhile and
- * never wait for a scan, except the very first). `updated_at` says when the
+ * do not wait for the scan). Figures older than COVERAGE_MAX_STALE_MS (no
+ * caller for a while) are not served: that caller waits for the scan (and
+ * gets the old figures only if the scan fails). `updated_at` says when the
  * figures were read.
  */
 export const COVERAGE_TTL_MS = 5000;
+export const COVERAGE_MAX_STALE_MS = 30_000;
 interface CoverageEntry {
   readAt: number;
   value?: Coverage;
@@ -89,8 +92,10 @@ async function cachedCoverage(store: Store, pair: string | undefined): Promise<{
         e.refreshing = undefined;
       }
     })());
+  const age = Date.now() - e.readAt;
   if (e.value === undefined) await refresh();
-  else if (Date.now() - e.readAt >= COVERAGE_TTL_MS) void refresh().catch(() => undefined); // the next request retries
+  else if (age >= COVERAGE_MAX_STALE_MS) await refresh().catch(() => undefined); // too old to serve: wait (the old figures only if the scan fails)
+  else if (age >= COVERAGE_TTL_MS) void refresh().catch(() => undefined); // the next request retries
   return { value: e.value!, readAt: e.readAt };
 }
 

@@ -1,16 +1,22 @@
 /**
  * GET|POST /api/v1/crypto/dislocations: the dislocations (CEX/DEX arbitrage
- * opportunities) of a pair opened in a 15-minute slice, each at its latest
- * revision (core/store/tables/dislocations.ts, docs/metrics.md section 2).
- * An empty list is a valid answer inside coverage; outside it the pre-flight
+ * opportunities that pay after fees, gas and slippage at an executable size)
+ * of a pair opened in a 15-minute slice, each at its latest revision with its
+ * peaks, and with `revisions=true` every revision of each
+ * (core/store/tables/dislocations.ts, dislocation-revisions.ts,
+ * docs/metrics.md section 2). Numbers are rounded as precision.ts says. An
+ * empty list is a valid answer inside coverage; outside it the pre-flight
  * answers 404 with no charge.
  */
 import { z } from 'zod';
 import { DislocationStatus } from '../../core/events/market.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
+import { revisionsInSlice, type RevisionItem } from '../../core/store/tables/dislocation-revisions.js';
 import { dislocationsInSlice } from '../../core/store/tables/dislocations.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
+import { booleanFlag } from './params.js';
+import { PRECISION as P } from './precision.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
 
 export function dislocationsInput(pairs: PairsCatalogue) {
@@ -18,44 +24,94 @@ export function dislocationsInput(pairs: PairsCatalogue) {
     pair: pairParam(pairs),
     date: DateParam.optional(),
     time: TimeParam.optional(),
+    revisions: booleanFlag()
+      .optional()
+      .describe('`true`: each item also carries `revisions`, every revision of the opportunity (its path while open); default false'),
   });
 }
 export type DislocationsInput = z.output<ReturnType<typeof dislocationsInput>>;
 
-export const DislocationItem = z
-  .object({
-    id: z.number().int().describe('Public numeric id of the opportunity (52 bits of sha256 of its internal id)'),
-    timestamp: IsoTimestamp.describe('When the opportunity opened'),
-    pair: z.string(),
-    buy_venue: z.string().describe('Venue identifier where the base is bought (CEX id or `<protocol>_base`)'),
-    sell_venue: z.string().describe('Venue identifier where the base is sold'),
-    buy_price: z.number().describe('Ask on the buy venue (USD per base unit)'),
-    sell_price: z.number().describe('Bid on the sell venue (USD per base unit)'),
-    raw_spread_bps: z.number().describe('(sell bid - buy ask) / buy ask x 1e4'),
-    net_spread_bps: z.number().describe('Best net spread after fees, gas and slippage over the ladder sizes'),
-    est_profit_usd: z.number().describe('Profit at the most profitable ladder size (>= 0)'),
-    liquidity_depth_usd: z.number().describe('Largest USD size fillable on both venues'),
-    status: DislocationStatus.describe('`OPPORTUNITY` while open, then `CLOSED` or `EXPIRED`'),
-    duration_ms: z.number().int().describe('Time open so far, or until it closed'),
-  });
+const bps = (what: string) => z.number().describe(`${what}, bps (2 decimals)`);
+const usd = (what: string) => z.number().describe(`${what}, USD (cents)`);
 
-export const DislocationsOutput = z
-  .object({
-    pair: z.string(),
-    slice_start: IsoTimestamp,
-    slice_end: IsoTimestamp,
-    count: z.number().int().describe('Length of `dislocations`'),
-    dislocations: z.array(DislocationItem).describe('Opportunities opened in the slice, oldest first, at their latest revision'),
-    source: SourceField,
-  });
+export const RevisionSchema = z.object({
+  revision: z.number().int().describe('0 when it opened, then one per material change, and the close'),
+  status: DislocationStatus,
+  updated_at: IsoTimestamp.describe('Event time of the revision'),
+  buy_price: z.number(),
+  sell_price: z.number(),
+  raw_spread_bps: bps('Raw top-of-book spread'),
+  net_spread_bps: bps('Best net spread over the ladder sizes'),
+  est_profit_usd: usd('Profit at the most profitable ladder size'),
+  profit_size_usd: z.number().describe('The ladder size of that profit, USD'),
+  capacity_usd: usd('Size at which the net spread falls to zero (measured prices)'),
+  capacity_capped: z.boolean().describe('Net spread still positive at the measured depth: capacity is at least the value'),
+  liquidity_depth_usd: usd('Measured two-venue depth within the impact bound'),
+  liquidity_depth_capped: z.boolean().describe('The depth is a lower bound (search hard maximum or end of the book reached)'),
+});
+
+export const DislocationItem = z.object({
+  id: z.number().int().describe('Public numeric id of the opportunity (52 bits of sha256 of its internal id)'),
+  timestamp: IsoTimestamp.describe('When the opportunity opened'),
+  pair: z.string(),
+  buy_venue: z.string().describe('Venue identifier where the base is bought (CEX id or `<protocol>_base`)'),
+  sell_venue: z.string().describe('Venue identifier where the base is sold'),
+  buy_price: z.number().describe('Ask on the buy venue (USD per base unit, 6 significant digits)'),
+  sell_price: z.number().describe('Bid on the sell venue (USD per base unit, 6 significant digits)'),
+  raw_spread_bps: bps('(sell bid - buy ask) / buy ask x 1e4, latest revision'),
+  net_spread_bps: bps('Best net spread after fees, gas and slippage over the ladder sizes, latest revision'),
+  est_profit_usd: usd('Profit at the most profitable ladder size, latest revision'),
+  liquidity_depth_usd: usd('Measured depth of the direction: the smaller leg of the buy venue\'s buy depth and the sell venue\'s sell depth within the impact bound (DEX: quoter search; CEX: book walk)'),
+  status: DislocationStatus.describe('`OPPORTUNITY` while open, then `CLOSED` (the net spread fell to the threshold) or `EXPIRED` (a venue went silent)'),
+  duration_ms: z.number().int().describe('Time open so far, or until it closed'),
+  liquidity_depth_capped: z.boolean().describe('The depth is a lower bound: the search reached its hard maximum or the end of the visible book'),
+  capacity_usd: usd('Size at which the net spread falls to zero, on measured prices, at most the depth'),
+  capacity_capped: z.boolean().describe('Net spread still positive at the depth: capacity is at least the value'),
+  peak_raw_spread_bps: bps('Highest raw spread over the revisions'),
+  peak_net_spread_bps: bps('Highest net spread over the revisions'),
+  peak_profit_usd: usd('Highest estimated profit over the revisions'),
+  peak_size_usd: z.number().describe('Ladder size of the peak profit, USD'),
+  peak_capacity_usd: usd('Largest capacity over the revisions'),
+  revision_count: z.number().int().describe('Revisions so far (see `revisions=true`)'),
+  updated_at: IsoTimestamp.describe('Event time of the latest revision'),
+  revisions: z.array(RevisionSchema).optional().describe('Every revision, oldest first (only with `revisions=true`)'),
+});
+
+export const DislocationsOutput = z.object({
+  pair: z.string(),
+  slice_start: IsoTimestamp,
+  slice_end: IsoTimestamp,
+  count: z.number().int().describe('Length of `dislocations`'),
+  dislocations: z.array(DislocationItem).describe('Opportunities opened in the slice, oldest first, at their latest revision with their peaks'),
+  source: SourceField,
+});
 export type DislocationsOutput = z.infer<typeof DislocationsOutput>;
 
 export function dislocationsPreflight({ input, runtime }: SkuCall<DislocationsInput>): Promise<TimeWindow> {
   return windowWithinCoverage(runtime.store, input, { pair: input.pair });
 }
 
+const roundRevision = (r: RevisionItem): z.infer<typeof RevisionSchema> => ({
+  revision: r.revision,
+  status: r.status,
+  updated_at: r.updated_at,
+  buy_price: P.price(r.buy_price),
+  sell_price: P.price(r.sell_price),
+  raw_spread_bps: P.bps(r.raw_spread_bps),
+  net_spread_bps: P.bps(r.net_spread_bps),
+  est_profit_usd: P.usd(r.est_profit_usd),
+  profit_size_usd: P.usd(r.profit_size_usd),
+  capacity_usd: P.usd(r.capacity_usd),
+  capacity_capped: r.capacity_capped,
+  liquidity_depth_usd: P.usd(r.liquidity_depth_usd),
+  liquidity_depth_capped: r.liquidity_depth_capped,
+});
+
 export async function dislocationsHandler({ input, runtime }: SkuCall<DislocationsInput>, window: TimeWindow): Promise<DislocationsOutput> {
-  const slice = await dislocationsInSlice(runtime.store, input.pair, window.fromMs, window.toMs);
+  const [slice, revisions] = await Promise.all([
+    dislocationsInSlice(runtime.store, input.pair, window.fromMs, window.toMs),
+    input.revisions ? revisionsInSlice(runtime.store, input.pair, window.fromMs, window.toMs) : undefined,
+  ]);
   const pools = runtime.pairs.pairs.find((p) => p.pair === input.pair)?.dex ?? [];
   const venues = slice.dislocations.length
     ? slice.dislocations.flatMap((d) => [d.buy_venue, d.sell_venue]).sort((a, b) => Number(b === runtime.config.CEX_EXCHANGE) - Number(a === runtime.config.CEX_EXCHANGE))
@@ -71,14 +127,25 @@ export async function dislocationsHandler({ input, runtime }: SkuCall<Dislocatio
       pair: d.pair,
       buy_venue: d.buy_venue,
       sell_venue: d.sell_venue,
-      buy_price: d.buy_price,
-      sell_price: d.sell_price,
-      raw_spread_bps: d.raw_spread_bps,
-      net_spread_bps: d.net_spread_bps,
-      est_profit_usd: d.est_profit_usd,
-      liquidity_depth_usd: d.liquidity_depth_usd,
+      buy_price: P.price(d.buy_price),
+      sell_price: P.price(d.sell_price),
+      raw_spread_bps: P.bps(d.raw_spread_bps),
+      net_spread_bps: P.bps(d.net_spread_bps),
+      est_profit_usd: P.usd(d.est_profit_usd),
+      liquidity_depth_usd: P.usd(d.liquidity_depth_usd),
       status: d.status,
       duration_ms: d.duration_ms,
+      liquidity_depth_capped: d.liquidity_depth_capped,
+      capacity_usd: P.usd(d.capacity_usd),
+      capacity_capped: d.capacity_capped,
+      peak_raw_spread_bps: P.bps(d.peak_raw_spread_bps),
+      peak_net_spread_bps: P.bps(d.peak_net_spread_bps),
+      peak_profit_usd: P.usd(d.peak_profit_usd),
+      peak_size_usd: P.usd(d.peak_size_usd),
+      peak_capacity_usd: P.usd(d.peak_capacity_usd),
+      revision_count: d.revision_count,
+      updated_at: d.updated_at,
+      ...(revisions ? { revisions: (revisions.get(d.opportunity_id) ?? []).map(roundRevision) } : {}),
     })),
     source: sourceText(venues, slice.source, runtime.config.MARKET_SOURCE),
   };

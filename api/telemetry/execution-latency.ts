@@ -16,21 +16,22 @@ import { sql } from '../../core/store/sql.js';
 import { DEX_VENUE_FILTER, executionLatency } from '../../core/store/tables/latency-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
+import { caseInsensitiveEnum } from './params.js';
+import { orNull, PRECISION as P } from './precision.js';
 import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
 
 export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
   return z.strictObject({
     date: DateParam.optional(),
     time: TimeParam.optional(),
-    venue: z
-      .enum([config.CEX_EXCHANGE, DEX_VENUE_FILTER])
+    venue: caseInsensitiveEnum([config.CEX_EXCHANGE, DEX_VENUE_FILTER])
       .optional()
-      .describe(`Only this venue's samples: \`${config.CEX_EXCHANGE}\` (the centralized exchange's REST API) or \`${DEX_VENUE_FILTER}\` (every Base RPC sample)`),
+      .describe(`Only this venue's samples: \`${config.CEX_EXCHANGE}\` (the centralized exchange's REST API) or \`${DEX_VENUE_FILTER}\` (every Base RPC sample); any case`),
   });
 }
 export type ExecutionLatencyInput = z.output<ReturnType<typeof executionLatencyInput>>;
 
-const ms = (what: string) => z.number().describe(`${what}, ms`);
+const ms = (what: string) => z.number().describe(`${what}, ms (1 decimal)`);
 
 export const ExecutionLatencyOutput = z
   .object({
@@ -78,14 +79,14 @@ export async function executionLatencyHandler({ input, runtime }: SkuCall<Execut
     slice_start: stats.slice_start,
     slice_end: stats.slice_end,
     sample_count: stats.sample_count,
-    p50_latency_ms: need(stats.p50_latency_ms),
-    p90_latency_ms: need(stats.p90_latency_ms),
-    p99_latency_ms: need(stats.p99_latency_ms),
-    min_latency_ms: need(stats.min_latency_ms),
-    max_latency_ms: need(stats.max_latency_ms),
-    avg_latency_ms: need(stats.avg_latency_ms),
-    fill_rate_pct: stats.fill_rate_pct,
-    venues: stats.venues,
+    p50_latency_ms: P.ms(need(stats.p50_latency_ms)),
+    p90_latency_ms: P.ms(need(stats.p90_latency_ms)),
+    p99_latency_ms: P.ms(need(stats.p99_latency_ms)),
+    min_latency_ms: P.ms(need(stats.min_latency_ms)),
+    max_latency_ms: P.ms(need(stats.max_latency_ms)),
+    avg_latency_ms: P.ms(need(stats.avg_latency_ms)),
+    fill_rate_pct: orNull(P.pct)(stats.fill_rate_pct),
+    venues: { cex_rest_ms: orNull(P.ms)(stats.venues.cex_rest_ms), dex_base_ms: orNull(P.ms)(stats.venues.dex_base_ms) },
     source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE),
   };
 }

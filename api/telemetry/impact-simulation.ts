@@ -20,6 +20,8 @@ import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../catalogu
 import type { SkuCall } from '../catalogue/sku.js';
 import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from './book-walk.js';
 import { latestBook } from './latest-book.js';
+import { caseInsensitiveEnum } from './params.js';
+import { PRECISION as P } from './precision.js';
 import { sourceText } from './window.js';
 
 export const VOLATILITY_WINDOW_MS = 15 * 60_000;
@@ -31,7 +33,7 @@ export function impactSimulationInput(pairs: PairsCatalogue) {
   return z
     .strictObject({
       pair: pairParam(pairs),
-      side: z.enum(['buy', 'sell']).describe('`buy` walks the asks, `sell` walks the bids'),
+      side: caseInsensitiveEnum(['buy', 'sell']).describe('`buy` walks the asks, `sell` walks the bids (any case: `BUY`, the response\'s own form, is accepted)'),
       size_base: size('Order size in base units; give this or `size_usd`'),
       size_usd: size('Order notional in USD; give this or `size_base`'),
     })
@@ -106,22 +108,22 @@ export async function impactSimulationHandler(call: SkuCall<ImpactSimulationInpu
   return {
     pair: book.pair,
     side: input.side === 'buy' ? 'BUY' : 'SELL',
-    requested_size_base: walk.requested_size_base,
-    requested_size_usd: walk.requested_size_usd,
-    mid_price: walk.mid_price,
-    best_bid: walk.best_bid,
-    best_ask: walk.best_ask,
-    spread_bps: walk.spread_bps,
-    expected_fill_price: walk.expected_fill_price,
-    slippage_bps: walk.slippage_bps,
-    fillable_size_base: walk.fillable_size_base,
-    fillable_size_usd: walk.fillable_size_usd,
-    fill_ratio: walk.fill_ratio,
-    full_fill_probability: probabilities.full_fill_probability,
-    partial_fill_probability: probabilities.partial_fill_probability,
+    requested_size_base: P.base(walk.requested_size_base),
+    requested_size_usd: P.usd(walk.requested_size_usd),
+    mid_price: P.price(walk.mid_price),
+    best_bid: P.price(walk.best_bid),
+    best_ask: P.price(walk.best_ask),
+    spread_bps: P.fineBps(walk.spread_bps),
+    expected_fill_price: P.price(walk.expected_fill_price),
+    slippage_bps: P.fineBps(walk.slippage_bps),
+    fillable_size_base: P.base(walk.fillable_size_base),
+    fillable_size_usd: P.usd(walk.fillable_size_usd),
+    fill_ratio: P.probability(walk.fill_ratio),
+    full_fill_probability: P.probability(probabilities.full_fill_probability),
+    partial_fill_probability: P.probability(probabilities.partial_fill_probability),
     executable: walk.executable,
     levels_consumed: walk.levels_consumed,
-    opposite_depth_usd: walk.opposite_depth_usd,
+    opposite_depth_usd: P.usd(walk.opposite_depth_usd),
     source: `${sourceText([book.venue], book.source, runtime.config.MARKET_SOURCE)}, level-2 book of ${new Date(book.event_time_ms).toISOString()}, paper order (nothing placed)`,
     charged: priceText(call.priceAtomic),
   };

@@ -8,9 +8,10 @@
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/dislocations.js';
+import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/shadow-capacity.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
+import { orNull, PRECISION as P } from './precision.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
 
 export function shadowCapacityInput(pairs: PairsCatalogue) {
@@ -22,7 +23,7 @@ export function shadowCapacityInput(pairs: PairsCatalogue) {
 }
 export type ShadowCapacityInput = z.output<ReturnType<typeof shadowCapacityInput>>;
 
-const usd = (what: string) => z.number().describe(`${what}, USD`);
+const usd = (what: string) => z.number().describe(`${what}, USD (cents)`);
 const split = z.object({
   quote_usd: usd('USD the venue must hold for the uncaptured opportunities that buy there'),
   base_usd: usd('Base-asset inventory (valued in USD) the venue must hold for the uncaptured opportunities that sell there'),
@@ -38,6 +39,7 @@ const groupShape = {
   est_uncaptured_profit_usd: usd('Sum of peak profit less the realised profit of filled paper executions (floored at 0 each)'),
   avg_capacity_usd: usd('Mean peak capacity over actionable opportunities'),
   max_capacity_usd: usd('Largest peak capacity'),
+  max_capacity_capped: z.boolean().describe('The largest peak capacity is a lower bound: its net spread was still positive at the measured depth'),
   time_weighted_capacity_usd: usd('Capacity on offer at an average instant of the slice: integral of capacity over time / slice length'),
   capital_required_usd: z
     .object({ cex: usd('Capital on the centralized exchange'), base_dex: usd('Capital on Base (the DEX pools)') })
@@ -60,21 +62,23 @@ export function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapaci
   return windowWithinCoverage(runtime.store, input, input.pair === undefined ? {} : { pair: input.pair });
 }
 
+/** One group of figures, rounded (precision.ts: USD to cents, percentages to 2 decimals). */
 const group = (g: ShadowCapacityGroup) => ({
   opportunities: g.opportunities,
   actionable_opportunities: g.actionable_opportunities,
-  available_volume_usd: g.available_volume_usd,
-  captured_volume_usd: g.captured_volume_usd,
-  uncaptured_volume_usd: g.uncaptured_volume_usd,
-  capture_rate_pct: g.capture_rate_pct,
-  est_uncaptured_profit_usd: g.est_uncaptured_profit_usd,
-  avg_capacity_usd: g.avg_capacity_usd,
-  max_capacity_usd: g.max_capacity_usd,
-  time_weighted_capacity_usd: g.time_weighted_capacity_usd,
-  capital_required_usd: { cex: g.capital_required_usd.cex, base_dex: g.capital_required_usd.base_dex },
+  available_volume_usd: P.usd(g.available_volume_usd),
+  captured_volume_usd: P.usd(g.captured_volume_usd),
+  uncaptured_volume_usd: P.usd(g.uncaptured_volume_usd),
+  capture_rate_pct: orNull(P.pct)(g.capture_rate_pct),
+  est_uncaptured_profit_usd: P.usd(g.est_uncaptured_profit_usd),
+  avg_capacity_usd: P.usd(g.avg_capacity_usd),
+  max_capacity_usd: P.usd(g.max_capacity_usd),
+  max_capacity_capped: g.max_capacity_capped,
+  time_weighted_capacity_usd: P.usd(g.time_weighted_capacity_usd),
+  capital_required_usd: { cex: P.usd(g.capital_required_usd.cex), base_dex: P.usd(g.capital_required_usd.base_dex) },
   capital_split_usd: {
-    cex: { quote_usd: g.capital_split_usd.cex.quote_usd, base_usd: g.capital_split_usd.cex.base_usd },
-    base_dex: { quote_usd: g.capital_split_usd.base_dex.quote_usd, base_usd: g.capital_split_usd.base_dex.base_usd },
+    cex: { quote_usd: P.usd(g.capital_split_usd.cex.quote_usd), base_usd: P.usd(g.capital_split_usd.cex.base_usd) },
+    base_dex: { quote_usd: P.usd(g.capital_split_usd.base_dex.quote_usd), base_usd: P.usd(g.capital_split_usd.base_dex.base_usd) },
   },
 });
 

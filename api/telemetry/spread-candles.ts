@@ -2,7 +2,7 @@
  * GET|POST /api/v1/crypto/spread-candles: one OHLC candle of the raw CEX/DEX
  * spread of a pair over a 15-minute slice (or a 1h/4h/1d bucket), from the
  * stored spread samples (core/store/tables/spread-samples.ts, formulas in
- * docs/metrics.md section 3). A window outside coverage, or one without any
+ * docs/metrics.md section 3), rounded as precision.ts says. A window outside coverage, or one without any
  * sample of the pair, is refused by the pre-flight (404, no charge).
  */
 import { z } from 'zod';
@@ -11,6 +11,8 @@ import { sql } from '../../core/store/sql.js';
 import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../core/store/tables/spread-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
 import type { SkuCall } from '../catalogue/sku.js';
+import { caseInsensitiveEnum } from './params.js';
+import { PRECISION as P } from './precision.js';
 import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
 
 const INTERVALS = Object.keys(CANDLE_INTERVALS) as [CandleInterval, ...CandleInterval[]];
@@ -20,12 +22,12 @@ export function spreadCandlesInput(pairs: PairsCatalogue) {
     pair: pairParam(pairs),
     date: DateParam.optional(),
     time: TimeParam.optional(),
-    interval: z.enum(INTERVALS).default('15m').describe('Candle interval: 15m (default), 1h, 4h or 1d; UTC-aligned buckets'),
+    interval: caseInsensitiveEnum(INTERVALS).default('15m').describe('Candle interval: 15m (default), 1h, 4h or 1d (any case); UTC-aligned buckets'),
   });
 }
 export type SpreadCandlesInput = z.output<ReturnType<typeof spreadCandlesInput>>;
 
-const bps = (what: string) => z.number().describe(`${what}, basis points of the buy price`);
+const bps = (what: string) => z.number().describe(`${what}, basis points of the buy price (2 decimals)`);
 
 export const SpreadCandlesOutput = z
   .object({
@@ -39,8 +41,9 @@ export const SpreadCandlesOutput = z
     close_raw_spread_bps: bps('Raw spread of the last sample'),
     avg_net_spread_bps: bps('Mean net spread (after fees, gas and slippage at the best size)'),
     max_net_spread_bps: bps('Highest net spread'),
-    volume_depth_usd: z.number().describe('Mean liquidity depth: largest USD size fillable on both venues'),
-    dislocation_count: z.number().int().describe('Distinct dislocations of the pair opened in the bucket'),
+    volume_depth_usd: z.number().describe('Mean measured two-venue depth of the samples: per sample, the smaller leg of the notional each venue fills within the impact bound (DEX: quoter search; CEX: book walk), USD (cents)'),
+    volume_depth_capped: z.boolean().describe('Some sample\'s depth was a lower bound (search hard maximum, end of the book): the mean is at least the value'),
+    dislocation_count: z.number().int().describe('Distinct dislocations (net spread above the threshold) of the pair opened in the bucket'),
     source: SourceField,
   });
 export type SpreadCandlesOutput = z.infer<typeof SpreadCandlesOutput>;
@@ -62,13 +65,14 @@ export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCan
     interval: candle.interval,
     slice_start: candle.slice_start,
     slice_end: candle.slice_end,
-    open_raw_spread_bps: candle.open_raw_spread_bps,
-    high_raw_spread_bps: candle.high_raw_spread_bps,
-    low_raw_spread_bps: candle.low_raw_spread_bps,
-    close_raw_spread_bps: candle.close_raw_spread_bps,
-    avg_net_spread_bps: candle.avg_net_spread_bps,
-    max_net_spread_bps: candle.max_net_spread_bps,
-    volume_depth_usd: candle.volume_depth_usd,
+    open_raw_spread_bps: P.bps(candle.open_raw_spread_bps),
+    high_raw_spread_bps: P.bps(candle.high_raw_spread_bps),
+    low_raw_spread_bps: P.bps(candle.low_raw_spread_bps),
+    close_raw_spread_bps: P.bps(candle.close_raw_spread_bps),
+    avg_net_spread_bps: P.bps(candle.avg_net_spread_bps),
+    max_net_spread_bps: P.bps(candle.max_net_spread_bps),
+    volume_depth_usd: P.usd(candle.volume_depth_usd),
+    volume_depth_capped: candle.volume_depth_capped,
     dislocation_count: candle.dislocation_count,
     source: sourceText(pairVenues(runtime.config.CEX_EXCHANGE, pools), candle.source, runtime.config.MARKET_SOURCE),
   };

@@ -37,15 +37,27 @@ export class KafkaBusAdmin {
     const names = [...new Set(topics.flatMap((t) => [t, dlqTopic(t)]))];
     if (!names.length) return;
     await kafkaCall('ensureTopics', async () => {
-      await this.admin.createTopics({
-        topics: names.map((topic) => ({ topic, numPartitions: this.settings.partitions })),
-        waitForLeaders: true,
-      });
-      // createTopics skips the leader wait when some topics already existed: wait here for all of them.
+      // On a loaded broker, createTopics' own leader wait can read "This server does not host this topic-partition"
+      // for a topic created a moment ago and throw it: a retriable answer means "not yet", and the wait below (which
+      // covers every topic; createTopics skips its wait when some already existed) reads it the same way.
+      await this.admin
+        .createTopics({
+          topics: names.map((topic) => ({ topic, numPartitions: this.settings.partitions })),
+          waitForLeaders: true,
+        })
+        .catch((err: unknown) => {
+          if ((err as { retriable?: boolean }).retriable !== true) throw err;
+        });
       const until = Date.now() + 30000;
       for (;;) {
-        const { topics: meta } = await this.admin.fetchTopicMetadata({ topics: names });
-        if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+        const ready = await this.admin.fetchTopicMetadata({ topics: names }).then(
+          ({ topics: meta }) => meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
+          (err: unknown) => {
+            if ((err as { retriable?: boolean }).retriable === true && Date.now() <= until) return false;
+            throw err;
+          },
+        );
+        if (ready) return;
         if (Date.now() > until) throw new Error(`topics ${names.join(', ')} have no leader after 30 s`);
         await new Promise((r) => setTimeout(r, 100));
       }

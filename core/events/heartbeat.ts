@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Canary event published by every ingest process; its id is deterministic (source + sequence). */
+/** Canary event published by every ingest process; its id names the publisher's run and the sequence (ingest/heartbeat-publisher.ts). */
 export const HeartbeatEvent = z.object({
   event_id: z.string().min(1),
   source: z.string().min(1),

@@ -1,9 +1,11 @@
 /**
  * Market-data events on the bus (versioned topics in core/topics.ts), keyed by
- * pair. Every event carries a deterministic `event_id` (same input, same id,
- * so a replay never counts twice), the event time at the venue and the ingest
- * time, and `source` (`live` or `simulated`) which surfaces in every response
- * built from it.
+ * pair. Every event carries an `event_id` derived from what it is (venue,
+ * pair, sequence or block, event time, and a digest of its content: see
+ * core/events/event-id.ts), so a replay never counts twice and no id names two
+ * different events across restarts and replicas; the event time at the venue
+ * and the ingest time; and `source` (`live` or `simulated`), which surfaces in
+ * every response built from it.
  */
 import { z } from 'zod';
 
@@ -36,6 +38,31 @@ export const LadderStep = z.object({
 });
 export type LadderStep = z.infer<typeof LadderStep>;
 
+/** An executable price measured at a size: [size_usd, price per base unit], on the ladder's fee basis. */
+export const PricePoint = z.tuple([z.number().positive(), z.number().positive()]);
+
+/**
+ * Measured depth of one venue (docs/metrics.md, "Depth"): per side, the
+ * largest USD notional a taker order trades with its average execution price
+ * (fee excluded) within `impact_bps` of the venue's mid. DEX: found by
+ * searching the quoter (ingest/dex/depth-search.ts); CEX: by walking the
+ * level-2 book (ingest/cex/book-math.ts). `*_capped`: the search stopped at
+ * its limit (DEX: the documented hard maximum; CEX: the end of the top-N
+ * book), so the depth is at least the value: never a silent cap.
+ * `*_points`: executable prices measured beside the ladder (the search's
+ * probes, the depth itself), ascending by size, on the ladder's fee basis.
+ */
+export const QuoteDepth = z.object({
+  impact_bps: z.number().positive(),
+  buy_usd: z.number().nonnegative(),
+  sell_usd: z.number().nonnegative(),
+  buy_capped: z.boolean(),
+  sell_capped: z.boolean(),
+  buy_points: z.array(PricePoint).max(32),
+  sell_points: z.array(PricePoint).max(32),
+});
+export type QuoteDepth = z.infer<typeof QuoteDepth>;
+
 export const QuoteEvent = z.object({
   ...envelope,
   venue_kind: VenueKind,
@@ -54,6 +81,8 @@ export const QuoteEvent = z.object({
   gas_price_gwei: z.number().nonnegative().nullable(),
   /** CEX book sequence/nonce or DEX block number, when known. */
   sequence: z.number().int().nonnegative().nullable(),
+  /** Measured depth; absent when the producer did not measure it (then the ladder's largest size is a lower bound). */
+  depth: QuoteDepth.optional(),
 });
 export type QuoteEvent = z.infer<typeof QuoteEvent>;
 
@@ -106,5 +135,13 @@ export const DislocationEvent = z.object({
   updated_at_ms: z.number().int().positive(),
   duration_ms: z.number().int().nonnegative(),
   source: DataSource,
+  /** Capacity or depth reached the measurement's limit: the value is a lower bound (absent in events before it was published). */
+  capacity_capped: z.boolean().optional(),
+  liquidity_depth_capped: z.boolean().optional(),
+  /** Maxima over the revisions so far, and the ladder size of the peak profit (absent in events before they were published). */
+  peak_raw_spread_bps: z.number().optional(),
+  peak_net_spread_bps: z.number().optional(),
+  peak_profit_usd: z.number().optional(),
+  peak_size_usd: z.number().nonnegative().optional(),
 });
 export type DislocationEvent = z.infer<typeof DislocationEvent>;

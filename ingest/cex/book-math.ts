@@ -7,7 +7,7 @@
  * Levels are `[price, size in base units]`, best first (bids descending,
  * asks ascending), as ccxt delivers them. Prices are quote (USD) per base unit.
  */
-import type { LadderStep } from '../../core/events/market.js';
+import type { LadderStep, QuoteDepth } from '../../core/events/market.js';
 
 export type Level = readonly [price: number, size: number];
 
@@ -123,4 +123,75 @@ export function copyLevels(levels: ArrayLike<ArrayLike<unknown>>, depth: number)
     if (Number.isFinite(price) && Number.isFinite(size)) out.push([price, size]);
   }
   return out;
+}
+
+/** Depth of one side of a book within an impact bound (see depthWithinImpact). */
+export interface SideDepth {
+  /** Largest USD notional whose average price stays within the bound (the whole side when `capped`). */
+  usd: number;
+  /** Average price per base unit of that notional (null when `usd` is 0). */
+  price: number | null;
+  /** The levels ran out before the bound: the depth is at least `usd` (a top-N book shows only part of the side). */
+  capped: boolean;
+}
+
+/**
+ * The largest USD notional a taker can buy (`side: 'buy'`, walking the asks)
+ * or sell (walking the bids) with its average execution price (VWAP) within
+ * `bps` of `mid`: buy VWAP <= mid x (1 + bps/1e4), sell VWAP >= mid x (1 - bps/1e4).
+ * Exact, level by level: a level priced inside the bound is taken whole (the
+ * VWAP stays inside); in the first level priced beyond it, the partial size x
+ * that brings the VWAP exactly to the bound L solves (Q + p x) / (B + x) = L
+ * (Q, B: notional and base taken so far), x = (L B - Q) / (p - L). The point
+ * (usd, L) is then on the side's VWAP curve. When every level is inside the
+ * bound, the whole side is the depth and `capped` is true.
+ */
+export function depthWithinImpact(levels: readonly Level[], mid: number, bps: number, side: 'buy' | 'sell'): SideDepth {
+  if (!(mid > 0) || !(bps > 0)) throw new RangeError(`depthWithinImpact: mid and bps must be positive (mid ${mid}, bps ${bps})`);
+  const bound = side === 'buy' ? mid * (1 + bps / 1e4) : mid * (1 - bps / 1e4);
+  let quote = 0;
+  let base = 0;
+  for (const level of levels) {
+    if (!usable(level)) continue;
+    const [price, size] = level;
+    const inside = side === 'buy' ? price <= bound : price >= bound;
+    if (inside) {
+      quote += price * size;
+      base += size;
+      continue;
+    }
+    // (Q + p x) / (B + x) = L  ->  x = (L B - Q) / (p - L); the same for both sides (signs cancel).
+    const x = Math.min(size, Math.max(0, (bound * base - quote) / (price - bound)));
+    quote += price * x;
+    base += x;
+    return { usd: quote, price: base > 0 ? quote / base : null, capped: false };
+  }
+  return { usd: quote, price: base > 0 ? quote / base : null, capped: true };
+}
+
+/**
+ * The measured depth of a book (QuoteEvent.depth): per side depthWithinImpact
+ * against the book's mid, with two measured points of the side's VWAP curve
+ * beside the ladder, at half the depth and at the depth (both exact walks).
+ * Undefined when the book has no mid (a side is empty).
+ */
+export function measuredBookDepth(book: BookSides, impactBps: number): QuoteDepth | undefined {
+  const mid = midPrice(book);
+  if (mid === null) return undefined;
+  const buy = depthWithinImpact(book.asks, mid, impactBps, 'buy');
+  const sell = depthWithinImpact(book.bids, mid, impactBps, 'sell');
+  const points = (d: SideDepth, levels: readonly Level[]): [number, number][] => {
+    if (!(d.usd > 0) || d.price === null) return [];
+    const half = vwapForUsd(levels, d.usd / 2);
+    return half === null ? [[d.usd, d.price]] : [[d.usd / 2, half], [d.usd, d.price]];
+  };
+  return {
+    impact_bps: impactBps,
+    buy_usd: buy.usd,
+    sell_usd: sell.usd,
+    buy_capped: buy.capped,
+    sell_capped: sell.capped,
+    buy_points: points(buy, book.asks),
+    sell_points: points(sell, book.bids),
+  };
 }

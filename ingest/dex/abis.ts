@@ -5,7 +5,7 @@
  * ship (@uniswap/v3-core, @uniswap/v3-periphery): nothing hand-copied that a
  * package already carries. JSON imports are typed loosely by TypeScript
  * (`type: string`), so they are exposed as viem's `Abi`; callers check the
- * decoded values at run time (see dex-ingestor.ts).
+ * decoded values at run time (see pool-resolver.ts and pool-reader.ts).
  *
  * Aerodrome is the exception: no npm package ships its artifacts, so the few
  * functions read are written out below with the signatures of Aerodrome's

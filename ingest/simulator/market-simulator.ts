@@ -1,22 +1,35 @@
 /**
- * Seeded market simulator: a CEX mid-price process (geometric Brownian motion
- * with occasional jumps) quoted through a level-2 book, Base constant-product
- * pools that lag it, arbitrageurs that close most of a gap once it pays for
- * fees and gas, gas-price and latency noise. Same seed, same start time: the
- * same events with the same ids, so replays and benchmarks are reproducible.
- * Every event is labelled `source: 'simulated'`.
+ * Seeded market simulator with a pulse: the market model (market-model.ts:
+ * correlated jump-diffusion prices with clustered volatility, pools that lag
+ * the CEX and dislocate, gas, outages) observed through its venues
+ * (venue-models.ts: a CEX book whose spread and depth move with volatility,
+ * constant-product pools with closed-form depth), turned into the same
+ * events the live ingestors publish: QuoteEvents (with measured depth),
+ * BookEvents and LatencyEvents (jittered round trips with outliers, failed
+ * probes during outages). Every event is `source: 'simulated'`.
+ *
+ * Reproducible: the same seed, start time and options give the same events
+ * with the same ids. Ids name the run (seed, start time and a digest of the
+ * options) and the tick or block, so a restarted simulator (another start
+ * time) or a replica never reuses an id for another event.
  *
  * Written by hand because this is the product's own market model; the
- * randomness comes from pure-rand.
+ * randomness comes from pure-rand (random.ts).
  */
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
-import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
-import type { BookEvent, LadderStep, LatencyEvent, QuoteEvent } from '../../core/events/market.js';
+import { createHash } from 'node:crypto';
+import type { BookEvent, LatencyEvent, QuoteEvent } from '../../core/events/market.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import { TOPICS } from '../../core/topics.js';
-import { FALLBACK_PROFILE, SIM_PROFILES, type SimPairProfile } from './reference-prices.js';
-import { ladder as bookLadder } from '../cex/book-math.js';
+import { ladder as bookLadder, measuredBookDepth } from '../cex/book-math.js';
+import { CALIBRATION as C } from './calibration.js';
+import { MarketModel, type PairModel } from './market-model.js';
+import { SeededRandom } from './random.js';
+import { FALLBACK_PROFILE, SIM_PROFILES } from './reference-prices.js';
+import { poolDepth, poolLadder, simulatedBook, type SimBook, type SimPool } from './venue-models.js';
+
+/** Default impact bound of the measured depth (DEPTH_IMPACT_BPS) and the DEX search's hard maximum (DEX_DEPTH_MAX_USD). */
+export const SIM_DEFAULT_IMPACT_BPS = 100;
+export const SIM_DEFAULT_DEX_DEPTH_MAX_USD = 50_000_000;
 
 export interface SimulatorOptions {
   seed: number;
@@ -32,6 +45,10 @@ export interface SimulatorOptions {
   bookEveryTicks?: number;
   /** CEX REST probe cadence. */
   probeMs?: number;
+  /** Impact bound of the measured depth, bps. */
+  impactBps?: number;
+  /** Largest DEX depth reported (beyond it: capped). */
+  dexDepthMaxUsd?: number;
 }
 
 export type SimEvent =
@@ -39,50 +56,53 @@ export type SimEvent =
   | { topic: typeof TOPICS.books; key: string; event: BookEvent }
   | { topic: typeof TOPICS.latency; key: string; event: LatencyEvent };
 
-interface PairState {
-  pair: string;
-  profile: SimPairProfile;
-  dexVenue: string;
-  feeBps: number;
-  cexMid: number;
-  dexMid: number;
-}
-
-const YEAR_MS = 365 * 24 * 3600 * 1000;
-const SWAP_GAS_UNITS = 150_000;
+const ETH_FALLBACK_USD = 3000;
 
 export class MarketSimulator {
-  private readonly rng: RandomGenerator;
-  private readonly pairs: PairState[];
+  private readonly rng: SeededRandom;
+  private readonly model: MarketModel;
   private readonly cexTickMs: number;
   private readonly blockMs: number;
   private readonly bookDepth: number;
   private readonly bookEveryTicks: number;
   private readonly probeMs: number;
+  private readonly impactBps: number;
+  private readonly dexDepthMaxUsd: number;
+  /** Names this run in every event id: seed, start time, options. */
+  readonly runId: string;
   private now: number;
   private tick = 0;
   private block = 0;
   private nextBlockAt: number;
   private nextProbeAt: number;
-  private gasGwei = 0.01;
-  private readonly ethPair: PairState | undefined;
+  private readonly ethPair: PairModel | undefined;
 
   constructor(private readonly catalogue: PairsCatalogue, private readonly options: SimulatorOptions) {
-    this.rng = xoroshiro128plus(options.seed);
+    this.rng = new SeededRandom(options.seed);
     this.cexTickMs = options.cexTickMs ?? 500;
     this.blockMs = options.blockMs ?? 2000;
     this.bookDepth = options.bookDepth ?? 50;
     this.bookEveryTicks = options.bookEveryTicks ?? 2;
     this.probeMs = options.probeMs ?? 10_000;
+    this.impactBps = options.impactBps ?? SIM_DEFAULT_IMPACT_BPS;
+    this.dexDepthMaxUsd = options.dexDepthMaxUsd ?? SIM_DEFAULT_DEX_DEPTH_MAX_USD;
     this.now = options.startMs;
     this.nextBlockAt = options.startMs;
     this.nextProbeAt = options.startMs;
-    this.pairs = catalogue.pairs.map((p) => {
-      const profile = SIM_PROFILES[p.pair] ?? FALLBACK_PROFILE;
-      const pool = p.dex[0]!;
-      return { pair: p.pair, profile, dexVenue: pool.venue, feeBps: pool.fee_tier / 100, cexMid: profile.price, dexMid: profile.price };
-    });
-    this.ethPair = this.pairs.find((p) => p.pair === 'ETH/USD');
+    this.model = new MarketModel(
+      this.rng,
+      catalogue.pairs.map((p) => {
+        const pool = p.dex[0]!;
+        return { pair: p.pair, profile: SIM_PROFILES[p.pair] ?? FALLBACK_PROFILE, dexVenue: pool.venue, feeBps: pool.fee_tier / 100 };
+      }),
+      catalogue.cex_taker_fee_bps,
+    );
+    this.ethPair = this.model.pairs.find((p) => p.pair === 'ETH/USD');
+    const optionsDigest = createHash('sha256')
+      .update(JSON.stringify([catalogue.pairs.map((p) => p.pair), options.cexVenue, options.ladderUsd, this.cexTickMs, this.blockMs, this.bookDepth, this.impactBps, this.dexDepthMaxUsd]))
+      .digest('hex')
+      .slice(0, 6);
+    this.runId = `${options.seed.toString(36)}.${options.startMs.toString(36)}.${optionsDigest}`;
   }
 
   /** Simulated clock (ms) of the next event batch. */
@@ -93,28 +113,27 @@ export class MarketSimulator {
   /** Advances one CEX tick and returns the events of that tick, in time order. */
   step(): SimEvent[] {
     const events: SimEvent[] = [];
-    const dtYears = this.cexTickMs / YEAR_MS;
-    for (const s of this.pairs) {
-      const sigma = s.profile.vol;
-      let logReturn = sigma * Math.sqrt(dtYears) * this.normal() - 0.5 * sigma * sigma * dtYears;
-      // Rare jumps (news, liquidations) open the gaps the telemetry is about.
-      if (this.uniform() < 0.0015) logReturn += (this.uniform() < 0.5 ? -1 : 1) * (0.002 + 0.006 * this.uniform());
-      s.cexMid *= Math.exp(logReturn);
-      events.push({ topic: TOPICS.quotes, key: s.pair, event: this.cexQuote(s) });
-      if (this.tick % this.bookEveryTicks === 0) events.push({ topic: TOPICS.books, key: s.pair, event: this.cexBook(s) });
+    const m = this.model;
+    m.advanceCex(this.cexTickMs / 1000, this.now);
+    const cexUp = !m.cexDown(this.now);
+    if (cexUp) {
+      for (const p of m.pairs) {
+        const book = simulatedBook(this.rng, p.cexMid, p.profile, m.volMultiplier(p), this.bookDepth);
+        events.push({ topic: TOPICS.quotes, key: p.pair, event: this.cexQuote(p, book) });
+        if (this.tick % this.bookEveryTicks === 0) events.push({ topic: TOPICS.books, key: p.pair, event: this.cexBook(p, book) });
+      }
     }
     if (this.now >= this.nextBlockAt) {
       this.block += 1;
-      this.gasGwei = Math.min(5, Math.max(0.001, this.gasGwei * Math.exp(0.15 * this.normal())));
-      for (const s of this.pairs) {
-        this.arbitrage(s);
-        events.push({ topic: TOPICS.quotes, key: s.pair, event: this.dexQuote(s) });
-      }
-      events.push({ topic: TOPICS.latency, key: 'base_rpc', event: this.latency('base_rpc', 'dex', 'dex_rpc', 'eth_blockNumber', 25, 0.5) });
+      m.advanceBlock(this.blockMs / 1000, this.now);
+      const rpcUp = !m.rpcDown(this.now);
+      if (rpcUp) for (const p of m.pairs) events.push({ topic: TOPICS.quotes, key: p.pair, event: this.dexQuote(p) });
+      events.push({ topic: TOPICS.latency, key: 'base_rpc', event: this.latency('base_rpc', 'dex', 'dex_rpc', 'eth_gasPrice', C.latency.rpc, rpcUp, `block:${this.block}`) });
       this.nextBlockAt += this.blockMs;
     }
     if (this.now >= this.nextProbeAt) {
-      events.push({ topic: TOPICS.latency, key: this.options.cexVenue, event: this.latency(this.options.cexVenue, 'cex', 'cex_rest', 'GET /api/v3/brokerage/time', 70, 0.35) });
+      const v = this.options.cexVenue;
+      events.push({ topic: TOPICS.latency, key: v, event: this.latency(v, 'cex', 'cex_rest', 'GET /api/v3/brokerage/time', C.latency.cex, cexUp, `tick:${this.tick}`) });
       this.nextProbeAt += this.probeMs;
     }
     this.tick += 1;
@@ -127,28 +146,24 @@ export class MarketSimulator {
     while (this.now < untilMs) yield* this.step();
   }
 
-  private arbitrage(s: PairState): void {
-    const gapBps = Math.log(s.cexMid / s.dexMid) * 1e4;
-    // An arbitrageur acts once the gap pays for fees and gas; threshold and reaction vary per block.
-    const threshold = s.feeBps + this.catalogue.cex_taker_fee_bps + 5 + 25 * this.uniform();
-    if (Math.abs(gapBps) > threshold && this.uniform() < 0.75) {
-      const closed = 0.7 + 0.25 * this.uniform();
-      s.dexMid *= Math.exp((gapBps * closed) / 1e4);
-    }
-    // Retail flow moves the pool a little either way.
-    s.dexMid *= Math.exp((s.profile.vol * 2e-4 * this.normal()) / Math.sqrt(s.profile.poolDepthUsd / 1e6 + 1));
+  private id(...parts: (string | number)[]): string {
+    return `sim:${this.runId}:${parts.join(':')}`;
   }
 
-  private cexQuote(s: PairState): QuoteEvent {
-    const book = this.levels(s);
+  private ingestDelay(medianMs: number): number {
+    return Math.max(1, Math.round(this.rng.lognormal(medianMs, 0.6)));
+  }
+
+  private cexQuote(p: PairModel, book: SimBook): QuoteEvent {
     const [bestBid, bestAsk] = [book.bids[0]!, book.asks[0]!];
+    const depth = measuredBookDepth(book, this.impactBps);
     return {
-      event_id: `sim:${this.options.seed}:${this.options.cexVenue}:${s.pair}:${this.tick}`,
-      pair: s.pair,
+      event_id: this.id(this.options.cexVenue, p.pair, this.tick),
+      pair: p.pair,
       venue: this.options.cexVenue,
       venue_kind: 'cex',
       event_time_ms: this.now,
-      ingest_time_ms: this.now + this.jitter(3, 25),
+      ingest_time_ms: this.now + this.ingestDelay(C.latency.cexIngestMedianMs),
       source: 'simulated',
       bid: bestBid[0],
       ask: bestAsk[0],
@@ -160,17 +175,17 @@ export class MarketSimulator {
       gas_usd: null,
       gas_price_gwei: null,
       sequence: this.tick,
+      ...(depth ? { depth } : {}),
     };
   }
 
-  private cexBook(s: PairState): BookEvent {
-    const book = this.levels(s);
+  private cexBook(p: PairModel, book: SimBook): BookEvent {
     return {
-      event_id: `sim:${this.options.seed}:${this.options.cexVenue}:book:${s.pair}:${this.tick}`,
-      pair: s.pair,
+      event_id: this.id(this.options.cexVenue, 'book', p.pair, this.tick),
+      pair: p.pair,
       venue: this.options.cexVenue,
       event_time_ms: this.now,
-      ingest_time_ms: this.now + this.jitter(3, 25),
+      ingest_time_ms: this.now + this.ingestDelay(C.latency.cexIngestMedianMs),
       source: 'simulated',
       bids: book.bids,
       asks: book.asks,
@@ -178,92 +193,50 @@ export class MarketSimulator {
     };
   }
 
-  /** A deterministic book around the CEX mid: widening levels, depth growing away from the touch. */
-  private levels(s: PairState): { bids: [number, number][]; asks: [number, number][] } {
-    const half = s.profile.cexSpreadBps / 2 / 1e4;
-    const step = Math.max(s.profile.cexSpreadBps, 1) / 1e4;
-    const bids: [number, number][] = [];
-    const asks: [number, number][] = [];
-    // Sizes vary with the tick but not with the draw order, so a quote and a book of the same tick agree.
-    for (let i = 0; i < this.bookDepth; i++) {
-      const usd = s.profile.bookLevelUsd * (1 + 0.35 * i) * (0.6 + 0.8 * hash01(this.tick, i, s.pair));
-      const bid = s.cexMid * (1 - half - step * i);
-      const ask = s.cexMid * (1 + half + step * i);
-      bids.push([bid, usd / bid]);
-      asks.push([ask, usd / ask]);
-    }
-    return { bids, asks };
-  }
-
-  private dexQuote(s: PairState): QuoteEvent {
-    const fee = s.feeBps / 1e4;
-    const depth = s.profile.poolDepthUsd;
-    const reserveUsd = depth;
-    const reserveBase = depth / s.dexMid;
-    const ladder: LadderStep[] = this.options.ladderUsd.map((size) => {
-      const usdIn = size * (1 - fee);
-      const baseOut = (reserveBase * usdIn) / (reserveUsd + usdIn);
-      const baseIn = size / s.dexMid;
-      const usdOut = (reserveUsd * baseIn * (1 - fee)) / (reserveBase + baseIn * (1 - fee));
-      return { size_usd: size, buy_price: size / baseOut, sell_price: usdOut / baseIn };
-    });
-    const ethUsd = this.ethPair?.dexMid ?? 3000;
+  private dexQuote(p: PairModel): QuoteEvent {
+    const pool: SimPool = { price: p.poolPrice, reserveUsd: this.model.poolReserveUsd(p), feeBps: p.feeBps };
+    const ladder = poolLadder(pool, this.options.ladderUsd);
+    const gasGwei = this.model.gasGwei();
+    const ethUsd = this.ethPair?.poolPrice ?? ETH_FALLBACK_USD;
     return {
-      event_id: `sim:${this.options.seed}:${s.dexVenue}:${s.pair}:block:${this.block}`,
-      pair: s.pair,
-      venue: s.dexVenue,
+      event_id: this.id(p.dexVenue, p.pair, 'block', this.block),
+      pair: p.pair,
+      venue: p.dexVenue,
       venue_kind: 'dex',
       event_time_ms: this.now,
-      ingest_time_ms: this.now + this.jitter(20, 120),
+      ingest_time_ms: this.now + this.ingestDelay(C.latency.dexIngestMedianMs),
       source: 'simulated',
       bid: ladder[0]!.sell_price!,
       ask: ladder[0]!.buy_price!,
       bid_size: null,
       ask_size: null,
       ladder,
-      fee_bps: s.feeBps,
+      fee_bps: p.feeBps,
       fee_included: true,
-      gas_usd: SWAP_GAS_UNITS * this.gasGwei * 1e-9 * ethUsd,
-      gas_price_gwei: this.gasGwei,
+      gas_usd: this.model.swapGasUnits() * gasGwei * 1e-9 * ethUsd,
+      gas_price_gwei: gasGwei,
       sequence: this.block,
+      depth: poolDepth(pool, this.impactBps, this.dexDepthMaxUsd),
     };
   }
 
-  private latency(venue: string, venueKind: 'cex' | 'dex', kind: 'cex_rest' | 'dex_rpc', endpoint: string, medianMs: number, sigma: number): LatencyEvent {
-    const rtt = medianMs * Math.exp(sigma * this.normal());
+  /** One round trip: lognormal, 2 % outliers with a Pareto tail; a failed probe (timeout) while the venue is down. */
+  private latency(venue: string, venueKind: 'cex' | 'dex', kind: 'cex_rest' | 'dex_rpc', endpoint: string, model: { medianMs: number; logSd: number }, up: boolean, at: string): LatencyEvent {
+    const L = C.latency;
+    let rtt = this.rng.lognormal(model.medianMs, model.logSd);
+    if (this.rng.uniform() < L.outlierShare) rtt *= Math.min(L.outlierMax, this.rng.pareto(2, L.outlierTailIndex));
+    if (!up) rtt = L.timeoutMs;
     return {
-      event_id: `sim:${this.options.seed}:latency:${venue}:${this.tick}`,
+      event_id: this.id('latency', venue, at),
       venue,
       venue_kind: venueKind,
       kind,
       endpoint,
       rtt_ms: Math.round(rtt * 10) / 10,
-      ok: true,
+      ok: up,
       event_time_ms: this.now,
       ingest_time_ms: this.now + Math.round(rtt),
       source: 'simulated',
     };
   }
-
-  private uniform(): number {
-    return uniformFloat64(this.rng);
-  }
-
-  /** Standard normal by Box-Muller. */
-  private normal(): number {
-    const u = Math.max(this.uniform(), 1e-12);
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.uniform());
-  }
-
-  private jitter(min: number, max: number): number {
-    return Math.round(min + (max - min) * this.uniform());
-  }
-}
-
-/** A stable pseudo-random number in [0, 1) from integers and a string (FNV-1a). */
-function hash01(a: number, b: number, s: string): number {
-  let h = 0x811c9dc5 ^ a;
-  h = Math.imul(h ^ b, 0x01000193);
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return ((h >>> 0) % 1_000_003) / 1_000_003;
 }

@@ -17,6 +17,11 @@ export interface SimulatedFeedOptions {
   seed: number;
   tickMs: number;
   logger: Logger;
+  /** Start this long before now and publish that history at once (SIM_BACKFILL_MINUTES; for an empty store). */
+  backfillMs?: number;
+  /** Impact bound and DEX hard maximum of the simulated depth (DEPTH_IMPACT_BPS, DEX_DEPTH_MAX_USD). */
+  impactBps?: number;
+  dexDepthMaxUsd?: number;
 }
 
 export class SimulatedFeed {
@@ -30,10 +35,13 @@ export class SimulatedFeed {
   constructor(private readonly options: SimulatedFeedOptions) {
     this.sim = new MarketSimulator(options.catalogue, {
       seed: options.seed,
-      startMs: Date.now(),
+      // A new run per start: event ids name it, so a restart never reuses an id (market-simulator.ts).
+      startMs: Date.now() - (options.backfillMs ?? 0),
       cexVenue: options.cexVenue,
       ladderUsd: options.ladderUsd,
       cexTickMs: options.tickMs,
+      ...(options.impactBps !== undefined ? { impactBps: options.impactBps } : {}),
+      ...(options.dexDepthMaxUsd !== undefined ? { dexDepthMaxUsd: options.dexDepthMaxUsd } : {}),
     });
   }
 
@@ -47,23 +55,33 @@ export class SimulatedFeed {
     this.timer.unref();
   }
 
+  /** Events generated but not published yet (a failed publish keeps them for the next tick, in order). */
+  private unsent = new Map<string, OutgoingMessage[]>();
+
   private async publishUntil(now: number): Promise<void> {
-    const byTopic = new Map<string, OutgoingMessage[]>();
+    const byTopic = this.unsent;
+    this.unsent = new Map();
     for (const e of this.sim.generate(now + 1) as Iterable<SimEvent>) {
       const list = byTopic.get(e.topic) ?? [];
       list.push({ key: e.key, value: JSON.stringify(e.event), timestamp: e.event.event_time_ms });
       byTopic.set(e.topic, list);
     }
-    try {
-      for (const [topic, messages] of byTopic) {
-        await this.options.bus.publish(topic, messages);
-        this.published += messages.length;
+    for (const [topic, messages] of byTopic) {
+      try {
+        if (!this.unsent.size) {
+          await this.options.bus.publish(topic, messages);
+          this.published += messages.length;
+          continue;
+        }
+      } catch (err) {
+        this.lastError = errorMessage(err);
+        this.options.logger.warn({ err: this.lastError, kept: messages.length }, 'simulated feed publish failed; retrying with the next tick');
       }
+      this.unsent.set(topic, messages);
+    }
+    if (!this.unsent.size) {
       this.lastOkAt = Date.now();
       this.lastError = undefined;
-    } catch (err) {
-      this.lastError = errorMessage(err);
-      this.options.logger.warn({ err: this.lastError }, 'simulated feed publish failed');
     }
   }
 

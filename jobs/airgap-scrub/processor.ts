@@ -1,5 +1,5 @@
 /**
- * airgap-scrub: stateless redaction of PII and PCI (docs/skus/airgap-scrub.md).
+ * airgap-scrub: stateless redaction of PII and PCI (jobs/airgap-scrub/README.md).
  *
  * Standard mode: the pattern detectors (detectors.ts) for EMAIL, CREDIT_CARD,
  * SSN, PHONE, ADDRESS and ZIP. Strict mode adds the AI provider's NAME and
@@ -18,7 +18,7 @@
  */
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/max';
 import type { z } from 'zod';
-import { AirgapScrubInput, type AirgapScrubOutput, type AirgapScrubRequest } from '../../api/catalogue/utility-skus.js';
+import { AirgapScrubInput, type AirgapScrubOutput, type AirgapScrubRequest } from './sku.js';
 import type { SensitiveSpan } from '../../core/ai/ai-provider.js';
 import { AppError } from '../../core/errors.js';
 import { JobError } from '../../core/queue/queue.js';

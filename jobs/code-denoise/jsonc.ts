@@ -6,7 +6,7 @@
  * (trailing commas allowed, as JSONC files use them).
  */
 import { createScanner, parse, type ParseError } from 'jsonc-parser';
-import type { DenoiseResult } from './lezer.js';
+import type { DenoiseResult } from './denoise-result.js';
 
 // jsonc-parser's SyntaxKind values (a const enum, which isolated modules cannot import).
 const LINE_COMMENT = 12;

@@ -7,13 +7,10 @@
  */
 import type { SyntaxNode, Tree } from '@lezer/common';
 import type { LRParser } from '@lezer/lr';
+import type { DenoiseResult } from './denoise-result.js';
 import type { Edit } from './normalize.js';
 
-export interface DenoiseResult {
-  code: string;
-  commentsRemoved: number;
-  syntaxErrors: number;
-}
+export type { DenoiseResult };
 
 export interface Grammar {
   /** Parsers to try in order; the first with no error node wins, else the one with the fewest. */

@@ -21,8 +21,6 @@ import { denoiseSql } from './lezer-sql.js';
 import { bestTree, collect, cSpace, lineSensitive, set, type DenoiseResult, type Grammar } from './lezer-walk.js';
 import { normalize, type Edit } from './normalize.js';
 
-export type { DenoiseResult } from './lezer-walk.js';
-
 const isWord = (c: string) => /[\w$\u0080-\uFFFF-]/.test(c);
 
 const JS_KEEP = /^(?:\/\/\/\s*<(?:reference|amd-module|amd-dependency)\b|\/[/*]\s*@ts-(?:ignore|expect-error|nocheck|check)\b|\/\*\*?\s*@jsx(?:ImportSource|Runtime|Frag)?\b)/;

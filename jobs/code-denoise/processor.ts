@@ -1,23 +1,24 @@
 /**
  * code-denoise: strips comments, docstrings, sourcemap comments and
  * redundant whitespace from code, keeping string, template, regex and color
- * literals byte for byte (docs/skus/code-denoise.md). Each language is read
+ * literals byte for byte (jobs/code-denoise/README.md). Each language is read
  * by a real tokenizer: Lezer grammars (lezer.ts), jsonc-parser's scanner
  * (jsonc.ts), and for shell a lexer written here (shell.ts, which says why).
  */
 import type { z } from 'zod';
-import { CodeDenoiseInput, type CodeDenoiseOutput, type CodeDenoiseRequest } from '../../api/catalogue/utility-skus.js';
+import { CodeDenoiseInput, type CodeDenoiseOutput, type CodeDenoiseRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { denoiseJsonc } from './jsonc.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES, type Language } from './languages.js';
-import { denoiseWithGrammar, type DenoiseResult } from './lezer.js';
+import type { DenoiseResult } from './denoise-result.js';
+import { denoiseWithGrammar } from './lezer.js';
 import { normalize } from './normalize.js';
 import { shellEdits } from './shell.js';
 
 export type CodeDenoiseResponse = z.infer<typeof CodeDenoiseOutput>;
 
-/** One token per 4 characters, as rag-shrink estimates (docs/skus/rag-shrink.md). */
+/** One token per 4 characters, as rag-shrink estimates (jobs/rag-shrink/README.md). */
 const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
 export function denoise(code: string, language: Language, alias: string = language): DenoiseResult {

@@ -4,7 +4,7 @@
  * a DEX aggregator in DexScreener's format (dexscreener.ts, select.ts), with
  * the project's own Base pool price for tokens it ingests (own-prices.ts).
  *
- * `source` (docs/skus/dex-price-summary.md):
+ * `source` (jobs/dex-price-summary/README.md):
  *  - `dex-aggregator`: everything from the aggregator's top pair;
  *  - `own-base-pools+dex-aggregator`: the token is in the pairs catalogue and
  *    the store has a fresh live quote from its Base pools: `summary.priceUsd`
@@ -17,7 +17,7 @@
  * (no DEX pair lists the token as its base token), as the spec's `found`
  * field implies. Aggregator failure -> 502, timeout -> 504, rate limit -> 503.
  */
-import type { DexPriceSummaryRequest } from '../../api/catalogue/utility-skus.js';
+import type { DexPriceSummaryRequest } from './sku.js';
 import { errorMessage } from '../../core/errors.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { DexScreenerClient } from './dexscreener.js';

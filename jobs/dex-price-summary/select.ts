@@ -1,5 +1,5 @@
 /**
- * From a query to the summary's pair (docs/skus/dex-price-summary.md):
+ * From a query to the summary's pair (jobs/dex-price-summary/README.md):
  *  - the query is an EVM address (`0x` + 40 hex), a Solana address (base58,
  *    32-44 characters) or else a symbol (a leading `$` is dropped);
  *  - candidates are the pairs where the token is the BASE token: same

@@ -1,7 +1,7 @@
 /**
  * domain-check: RDAP lookup of a domain routed through the IANA bootstrap
  * registry (bootstrap.ts), answered in the spec's domain-check record
- * (docs/skus/domain-check.md).
+ * (jobs/domain-check/README.md).
  *
  * name -> punycode + registrable domain (domain-name.ts) -> RDAP base URL of
  * its TLD (400 `tld_not_supported` when the registry lists none) -> `GET
@@ -9,7 +9,7 @@
  * jobs/web-fetch) -> registered record, or `available: true` when the
  * registry answers 404.
  */
-import type { DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
+import type { DomainCheckRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig } from '../web-fetch/safe-fetch.js';

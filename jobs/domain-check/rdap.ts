@@ -18,7 +18,7 @@
  * address (no DNS rebinding). A registry (or a registrar it redirects to)
  * cannot make the worker reach a private or metadata address.
  *
- * Outcomes (see docs/skus/domain-check.md):
+ * Outcomes (see jobs/domain-check/README.md):
  *  - 200 with a domain object -> registered;
  *  - 404 from the server the bootstrap registry names -> available (the
  *    registry holds no registration); a 404 after a redirect is a 502: the
@@ -144,7 +144,7 @@ function statusError(status: number, url: string, headers: Record<string, string
   return new JobError('upstream_error', `RDAP server ${origin(url)} answered HTTP ${status}`, 502, { upstream: origin(url), upstream_status: status });
 }
 
-/** The fetcher's JobErrors in domain-check's vocabulary (docs/skus/domain-check.md). */
+/** The fetcher's JobErrors in domain-check's vocabulary (jobs/domain-check/README.md). */
 function fetcherError(err: unknown, url: string, hop: number, options: RdapFetchOptions): JobError {
   const upstream = origin(url);
   if (!(err instanceof JobError)) {

@@ -5,7 +5,7 @@
  *     scores the page's blocks by their text, commas, link density and
  *     class names, keeps the best subtree with its siblings and cleans it
  *     (share bars, bylines, forms, low-text tables and lists). On article
- *     pages it is the best open extractor we measured (docs/skus/rag-shrink.md).
+ *     pages it is the best open extractor we measured (jobs/rag-shrink/README.md).
  *  2. The semantic root: <main> (or role=main), else the page's only
  *     <article> (among several, the outermost holding the first h1), else
  *     <body>, with noise.ts's drop rules. It is what stays when Readability

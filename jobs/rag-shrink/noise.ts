@@ -3,7 +3,7 @@
  * media, navigation, page headers and footers, asides, forms, dialogs,
  * hidden elements, and blocks whose class or id says ads, cookie banner,
  * share bar, related links, comments, newsletter and the like
- * (docs/skus/rag-shrink.md, "What is dropped").
+ * (jobs/rag-shrink/README.md, "What is dropped").
  */
 import { type DomElement, type DomNode, ELEMENT } from './dom.js';
 

@@ -1,10 +1,10 @@
 /**
- * rag-shrink: HTML semantic denoising for RAG (docs/skus/rag-shrink.md).
+ * rag-shrink: HTML semantic denoising for RAG (jobs/rag-shrink/README.md).
  * The work is shrink.ts; this is the job: input checks, the size statistics
  * and the token estimate.
  */
 import type { z } from 'zod';
-import { RagShrinkInput, type RagShrinkOutput, type RagShrinkRequest } from '../../api/catalogue/utility-skus.js';
+import { RagShrinkInput, type RagShrinkOutput, type RagShrinkRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { shrinkHtml } from './shrink.js';

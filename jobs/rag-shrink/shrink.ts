@@ -1,5 +1,5 @@
 /**
- * HTML semantic denoising for RAG (docs/skus/rag-shrink.md): the page is
+ * HTML semantic denoising for RAG (jobs/rag-shrink/README.md): the page is
  * parsed by a real HTML parser (linkedom, on htmlparser2), its main content
  * found (main-content.ts: Readability, or the semantic root), and walked
  * into Markdown (markdown.ts) without the noise (noise.ts).

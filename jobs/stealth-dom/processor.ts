@@ -2,7 +2,7 @@
  * stealth-dom: fetch a public URL through the SSRF-safe fetcher (with the
  * caller's User-Agent) and return its main content as Markdown (default),
  * plain text or the raw source, at most 10,000 characters, with the page's
- * HTTP status. See docs/skus/stealth-dom.md.
+ * HTTP status. See jobs/stealth-dom/README.md.
  *
  * Upstream statuses: every page the site actually served is a result (200,
  * charged): 2xx, a 3xx without Location, and 4xx such as 404 or 410 come back
@@ -10,7 +10,7 @@
  * is the site failing for now: 502 `upstream_error` (details.upstream_status),
  * never charged, worth a retry later.
  */
-import type { StealthDomRequest } from '../../api/catalogue/utility-skus.js';
+import type { StealthDomRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig, type FetcherSettings } from '../web-fetch/safe-fetch.js';

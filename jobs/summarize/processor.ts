@@ -3,11 +3,11 @@
  * digest within `maxLength` words (default 150), through the AI provider
  * port: the local TextRank-style extractive summariser or a remote chat
  * model, both laid out and held to the word budget by
- * core/ai/summary-format.ts. Response: api/catalogue/ai-skus.ts
- * SummarizeOutput; docs/skus/ai.md.
+ * core/ai/summary-format.ts. Response: sku.ts
+ * SummarizeOutput; README.md beside it.
  */
 import type { z } from 'zod';
-import type { SummarizeOutput, SummarizeRequest } from '../../api/catalogue/ai-skus.js';
+import type { SummarizeOutput, SummarizeRequest } from './sku.js';
 import { countWords } from '../../core/ai/text.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';

@@ -17,7 +17,7 @@
  * `x_upstream_error` (never charged).
  */
 import type { z } from 'zod';
-import type { XSentimentOutput, XSentimentRequest } from '../../api/catalogue/ai-skus.js';
+import type { XSentimentOutput, XSentimentRequest } from './sku.js';
 import type { AiProvider, SentimentSignal } from '../../core/ai/ai-provider.js';
 import { requireAi } from '../../core/ai/create-ai-provider.js';
 import { labelOf } from '../../core/ai/local/sentiment.js';

@@ -55,14 +55,14 @@ export function writeState(dir: string, processes: ClusterProcess[]): void {
   writeFileSync(stateFile(dir), `${JSON.stringify({ processes }, null, 2)}\n`);
 }
 
-/** True when `pid` runs and is one of ours (its command line runs core/main.ts): a reused pid is not. */
+/** True when `pid` runs and is one of ours (its command line runs roles/main.ts): a reused pid is not. */
 export function running(p: ClusterProcess): boolean {
   if (!p.pid) return false;
   try {
     process.kill(p.pid, 0);
     const cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
     const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
-    return cmdline.includes('core/main.ts') && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return cmdline.includes('roles/main.ts') && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -82,7 +82,7 @@ export function start(p: ClusterProcess, root: string, env: NodeJS.ProcessEnv): 
   mkdirSync(join(p.log, '..'), { recursive: true });
   const fd = openSync(p.log, 'a');
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], {
       cwd: root,
       env: { ...env, ROLE: p.role, HTTP_PORT: String(p.port), DATA_DIR: p.dataDir },
       detached: true,

@@ -22,7 +22,7 @@
  *    nothing goes on chain; test/bench/x402-load.ts and bench-app.ts, shared
  *    with the other benches). One request at a time: the unloaded latency.
  * Figures are printed against the spec's average latency and target per
- * route (api/catalogue/ai-skus.ts).
+ * route (jobs/<id>/sku.ts).
  *
  * Knobs: BENCH_AI_SECONDS (2, per throughput case), BENCH_AI_RUNS (100, per
  * latency case), BENCH_AI_HTTP_RUNS (40, per paid route), BENCH_AI_HTTP (1).
@@ -30,13 +30,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { aiSkus } from '../../api/catalogue/ai-skus.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { embedForRoute } from '../../core/ai/embedding-route.js';
 import { LocalAiProvider } from '../../core/ai/local/local-provider.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createQueue, createStore } from '../../core/ports.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
-import { SKU_PROCESSORS } from '../../jobs/registry.js';
 import { skuJobName } from '../../jobs/sku-processor.js';
 import { cexQuote, dexQuote } from '../helpers/market-fixtures.js';
 import { testConfig, testLogger } from '../helpers/config.js';
@@ -58,7 +57,7 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
 };
 const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1);
-const SPEC = new Map(aiSkus().map((s) => [s.id, { avg: s.avgLatencyMs, target: s.latencyTargetMs }]));
+const SPEC = new Map(JOB_SKUS.map((s) => [s.id, { avg: s.avgLatencyMs, target: s.latencyTargetMs }]));
 
 interface LatencyRow {
   where: string;
@@ -129,7 +128,7 @@ async function main(): Promise<void> {
   const queue = await createQueue(config, logger);
   const pairs = loadPairs();
   for (const id of ['embed-text', 'embed-multilingual', 'summarize', 'x-sentiment']) {
-    const create = await SKU_PROCESSORS[id]!.load();
+    const create = await JOB_SKUS.find((s) => s.id === id)!.processor!.load();
     const p = await create({ config, logger, pairs, store, ai });
     await queue.process(skuJobName(id), p.handle, { concurrency: config.JOB_CONCURRENCY });
   }

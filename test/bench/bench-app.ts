@@ -10,7 +10,7 @@ import type { RunningApi } from '../../api/role.js';
 import type { PaymentSettlement } from '../../api/payment/settlement.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import { startProcess, type RunningProcess } from '../../roles/process.js';
 import { excludeSettlement } from './x402-load.js';
 
 /** A knob that must be a positive number when set. */

@@ -222,7 +222,7 @@ async function main(): Promise<void> {
     DASHBOARD_DELAY_SECONDS: '0',
     DASHBOARD_RATE_LIMIT_PER_MINUTE: '100000000',
   });
-  const { startProcess } = await import('../../core/process.js');
+  const { startProcess } = await import('../../roles/process.js');
   const proc = await startProcess(config, benchLogger(join(dataDir, 'app.log')));
   const cleanup = cleanupOnSignal(async () => {
     await proc.shutdown('bench done');

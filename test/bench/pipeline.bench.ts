@@ -1,7 +1,7 @@
 /**
  * `npm run bench:pipeline`: the market-data pipeline end to end on the real
  * engines (`npm run engines:up`): Kafka -> aggregate -> ClickHouse, the
- * aggregate being the real role (`ROLE=aggregate node core/main.ts`: quote
+ * aggregate being the real role (`ROLE=aggregate node roles/main.ts`: quote
  * consumer, raw sinks, heartbeat sink, paper executor) in
  * BENCH_AGGREGATE_PROCESSES child processes (default 2, one per core; Kafka
  * splits the topic's BENCH_PARTITIONS partitions (default BUS_PARTITIONS, 3) between them, as it
@@ -54,6 +54,7 @@ import { num } from '../../core/store/tables/query-helpers.js';
 import { TOPICS } from '../../core/topics.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { measureDepthSearch } from './depth-search.js';
 
 const config = testConfig();
 const logger = testLogger();
@@ -180,7 +181,7 @@ const raw = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOU
 
 // ---------------------------------------------------------------- aggregate processes
 
-const MAIN = fileURLToPath(new URL('../../core/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../roles/main.ts', import.meta.url));
 
 interface AggregateProcesses {
   pids: number[];
@@ -330,7 +331,8 @@ for (const e of sim.generate(Number.MAX_SAFE_INTEGER)) {
   if (++generated === N) break;
 }
 const pairsUsed = new Set(templates.map((q) => q.pair)).size;
-log(`generated in ${seconds(t).toFixed(1)} s (${pairsUsed} pairs, CEX ticks + DEX blocks)`);
+const meanBytes = values.reduce((a, v) => a + v.length, 0) / N;
+log(`generated in ${seconds(t).toFixed(1)} s (${pairsUsed} pairs, CEX ticks + DEX blocks; the simulator with a pulse, measured depth on every quote: ${Math.round(meanBytes)} bytes a quote)`);
 
 t = performance.now();
 await publishAll(bus);
@@ -581,6 +583,11 @@ const p50 = pct(0.5);
 const p99 = pct(0.99);
 log(`latency: ${latencies.length} markers, p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms${lost ? `, ${lost} never seen` : ''}`);
 
+// ---------------------------------------------------------------- 6. the DEX depth search's quoter calls
+
+log('depth search: the real DEX ingestor on hardhat, one Uniswap v3 pool per catalogue pair');
+const depth = await measureDepthSearch();
+
 // ---------------------------------------------------------------- report
 
 const slower = Math.min(kafkaRate, insertRate);
@@ -607,6 +614,12 @@ console.log(`| markers (every ${MARKER_EVERY}th quote, polled every ${POLL_MS} m
 console.log(`| event-to-queryable p50 | ${p50} ms |`);
 console.log(`| event-to-queryable p99 | ${p99} ms (target <= 2000: ${p99 <= 2000 ? 'met' : 'NOT met'}) |`);
 console.log(`| ${fmtCpu(latSplit)} | |`);
+console.log(`\n| DEX depth search (${depth.pools} Uniswap v3 pools on hardhat, ${depth.blocks} blocks, Multicall3 batches; half the pools with a CEX reference) | per block |`);
+console.log('|---|---|');
+console.log(`| quoter calls per pool: ladder (4 sizes x 2 sides) + search | ${depth.ladderCallsPerBlockPerPool.toFixed(1)} + ${depth.searchCallsPerBlockPerPool.toFixed(1)} = ${(depth.ladderCallsPerBlockPerPool + depth.searchCallsPerBlockPerPool).toFixed(1)} |`);
+console.log(`| search rounds (sequential round trips, all pools batched) | ${depth.roundsPerBlock.toFixed(2)} |`);
+console.log(`| search time, all pools | ${depth.searchMsPerBlock.toFixed(0)} ms |`);
+console.log(`| whole block (state, ladder, search, publish) | ${depth.processMsPerBlock.toFixed(0)} ms |`);
 
 // ---------------------------------------------------------------- cleanup
 

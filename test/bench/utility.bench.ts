@@ -75,13 +75,12 @@ import { Redis } from 'ioredis';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import type { z } from 'zod';
-import { utilitySkus } from '../../api/catalogue/utility-skus.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import type { Config } from '../../core/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import { startProcess, type RunningProcess } from '../../roles/process.js';
 import { JobError, type JobContext } from '../../core/queue/queue.js';
-import { SKU_PROCESSORS } from '../../jobs/registry.js';
 import type { SkuProcessor } from '../../jobs/sku-processor.js';
 import { testConfig } from '../helpers/config.js';
 import { dexFixture, DexScreenerServer } from '../helpers/dexscreener-server.js';
@@ -522,12 +521,12 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_SKUS?.split(',').map((s) => s.trim());
   console.log(`bench:utility: load average at start ${load()} on ${cpus().length} cores; ${new Date().toISOString()}`);
 
-  const catalogue = new Map(utilitySkus().map((s) => [s.id, s]));
+  const catalogue = new Map(JOB_SKUS.map((s) => [s.id, s]));
   const wanted = UTILITY_SKUS.filter((id) => !only || only.includes(id));
-  const registered = wanted.filter((id) => Object.hasOwn(SKU_PROCESSORS, id));
+  const registered = wanted.filter((id) => JOB_SKUS.some((s) => s.id === id && s.processor));
   const skipped = wanted.filter((id) => !registered.includes(id));
-  if (skipped.length) console.log(`Skipped (no processor in jobs/registry.ts yet): ${skipped.join(', ')}`);
-  if (!registered.length) throw new Error('no utility SKU is registered in jobs/registry.ts');
+  if (skipped.length) console.log(`Skipped (no processor in its jobs/<id>/job.ts): ${skipped.join(', ')}`);
+  if (!registered.length) throw new Error('no utility SKU of the catalogue list has a processor');
 
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-utility-'));
   const logFile = process.env.BENCH_LOG_FILE ?? join(dataDir, 'app.log');
@@ -615,7 +614,7 @@ async function main(): Promise<void> {
       for (const id of registered) {
         const sku = catalogue.get(id)!;
         const t0 = performance.now();
-        const factory = await SKU_PROCESSORS[id]!.load();
+        const factory = await JOB_SKUS.find((s) => s.id === id)!.processor!.load();
         const processor = await factory({ config: workerConfig, logger: logger.child({ sku: id }), pairs, store });
         const buildMs = performance.now() - t0;
         try {
@@ -802,7 +801,7 @@ async function main(): Promise<void> {
     console.log(
       `\nPayments: ${payment.verifyMs.length} verifications (real facilitator on the dev chain), ${payment.settleCalls()} settle calls answered by the no-op; signing ${signS.toFixed(1)} s in the load generator.`,
     );
-    if (skipped.length) console.log(`Skipped SKUs (not registered in jobs/registry.ts): ${skipped.join(', ')}.`);
+    if (skipped.length) console.log(`Skipped SKUs (no processor in the catalogue list): ${skipped.join(', ')}.`);
     console.log(missed.length ? `p99 excluding the upstream NOT below the spec average: ${missed.join(', ')}.` : 'Every SKU run: p99 excluding the upstream below its spec average latency.');
     if (schema.length) console.log(`Output schema mismatches in phase A: ${schema.join(', ')}.`);
     console.log(`Total ${((performance.now() - tStart) / 1000).toFixed(0)} s; load average at the end ${load()}.`);

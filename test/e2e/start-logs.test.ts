@@ -53,7 +53,7 @@ describe('start-up logs', () => {
   it('on a terminal: pretty, coloured lines', async () => {
     const port = String(await freePort());
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HTTP_HOST: '127.0.0.1', HTTP_PORT: port, DATA_DIR: await dataDir(), MARKET_SOURCE: 'simulated', TERM: 'xterm-256color' };
-    const child = spawn('script', ['-qfec', `${process.execPath} --import tsx core/main.ts`, '/dev/null'], { cwd: ROOT, env });
+    const child = spawn('script', ['-qfec', `${process.execPath} --import tsx roles/main.ts`, '/dev/null'], { cwd: ROOT, env });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -1,4 +1,4 @@
-/** Runs the real entry point (`core/main.ts`) as a child process, the way `npm start` does. */
+/** Runs the real entry point (`roles/main.ts`) as a child process, the way `npm start` does. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ export async function freePort(): Promise<number> {
 
 export async function startApp(env: Record<string, string>): Promise<AppProcess> {
   const port = env.HTTP_PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', HTTP_HOST: '127.0.0.1', ...env, HTTP_PORT: port },
   });

@@ -4,12 +4,13 @@
  * free port, the catalogue's default prices. `overrides` picks the store and
  * whatever else a suite needs. Returns the running process, the api role, its
  * URL and the dev chain's demo payer, once the payment gate is ready.
+ * `wiring` replaces what the process wires into its roles (e.g. the SKU list).
  */
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
-import { startProcess, type RunningProcess } from '../../core/process.js';
+import { startProcess, type ProcessWiring, type RunningProcess } from '../../roles/process.js';
 import { testConfig } from './config.js';
 
 export interface PaidApi {
@@ -20,7 +21,7 @@ export interface PaidApi {
   payer: PrivateKeyAccount;
 }
 
-export async function startPaidApi(dataDir: string, overrides: Record<string, string>, logger: Logger): Promise<PaidApi> {
+export async function startPaidApi(dataDir: string, overrides: Record<string, string>, logger: Logger, wiring: ProcessWiring = {}): Promise<PaidApi> {
   const config = testConfig({
     ROLE: 'api',
     BUS: 'memory',
@@ -33,7 +34,7 @@ export async function startPaidApi(dataDir: string, overrides: Record<string, st
     PRICE_OVERRIDES: '',
     ...overrides,
   });
-  const proc = await startProcess(config, logger);
+  const proc = await startProcess(config, logger, wiring);
   const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
   await api.payments.gate.ready();
   return { config, proc, api, url: proc.http.url, payer: privateKeyToAccount(api.payments.settlement.devChain!.payerKey) };

@@ -3,7 +3,7 @@
  * compiled artifacts: UniswapV3Factory (@uniswap/v3-core), NonfungiblePositionManager,
  * QuoterV2 and SwapRouter (@uniswap/v3-periphery), one pool per requested pair,
  * initialised at a chosen price and given full-range liquidity through the
- * position manager.
+ * position manager (optionally a second, concentrated position around the price).
  *
  * Test tokens: the Uniswap packages ship no test ERC20 (v3-core's TestERC20 is
  * not in its npm artifacts), so the tokens are OpenZeppelin 3.4's
@@ -24,7 +24,7 @@ import QuoterV2Artifact from '@uniswap/v3-periphery/artifacts/contracts/lens/Quo
 import SwapRouterArtifact from '@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json' with { type: 'json' };
 import ERC20PresetArtifact from '@openzeppelin/contracts/build/contracts/ERC20PresetMinterPauser.json' with { type: 'json' };
 import type { ChainSpec, PoolSpec, TokenSpec } from '../../core/markets/pairs.js';
-import { uniswapV3FactoryAbi } from '../../ingest/dex/abis.js';
+import { uniswapV3FactoryAbi, uniswapV3PoolAbi } from '../../ingest/dex/abis.js';
 import { priceToSqrtPriceX96, sortsBefore, toRawAmount } from '../../ingest/dex/uniswap-v3-pricing.js';
 import { installMulticall3, type Devchain } from './devchain.js';
 
@@ -50,6 +50,13 @@ export interface FixturePoolOptions {
   baseIsToken0?: boolean;
   /** Full-range liquidity: USD value deposited on each side. Default 5,000,000. */
   liquidityUsdPerSide?: number;
+  /**
+   * A second, concentrated position around the initial price (ticks
+   * [tick - halfWidthTicks, tick + halfWidthTicks], aligned to the spacing),
+   * up to `liquidityUsdPerSide` USD of each token: swaps that leave it cross
+   * initialized ticks, so the pool's depth is not one constant-liquidity range.
+   */
+  concentrated?: { halfWidthTicks: number; liquidityUsdPerSide: number };
   /** Default `uniswap_v3_base`. */
   venue?: string;
 }
@@ -67,6 +74,8 @@ export interface FixturePool {
   address: Address;
   baseIsToken0: boolean;
   fee: number;
+  /** Tick bounds of the concentrated position, when one was minted. */
+  concentratedTicks?: { lower: number; upper: number };
 }
 
 export interface UniswapFixture {
@@ -178,12 +187,36 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
       },
     ]);
     const address = (await publicClient.readContract({ address: factory, abi: uniswapV3FactoryAbi, functionName: 'getPool', args: [base.address, usdc.address, fee] })) as Address;
+    let concentratedTicks: { lower: number; upper: number } | undefined;
+    if (p.concentrated) {
+      const [, tick] = (await publicClient.readContract({ address, abi: uniswapV3PoolAbi, functionName: 'slot0' })) as readonly [bigint, number];
+      const lower = Math.floor((tick - p.concentrated.halfWidthTicks) / spacing) * spacing;
+      const upper = Math.ceil((tick + p.concentrated.halfWidthTicks) / spacing) * spacing;
+      const usd = p.concentrated.liquidityUsdPerSide;
+      await write(positionManager, positionManagerAbi, 'mint', [
+        {
+          token0: token0.address,
+          token1: token1.address,
+          fee,
+          tickLower: lower,
+          tickUpper: upper,
+          amount0Desired: baseIsToken0 ? toRawAmount(usd / Number(p.price), base.decimals) : toRawAmount(usd, usdc.decimals),
+          amount1Desired: baseIsToken0 ? toRawAmount(usd, usdc.decimals) : toRawAmount(usd / Number(p.price), base.decimals),
+          amount0Min: 0n,
+          amount1Min: 0n,
+          recipient: me,
+          deadline: 2n ** 48n,
+        },
+      ]);
+      concentratedTicks = { lower, upper };
+    }
     pools.push({
       pair: p.pair,
       address: getAddress(address),
       baseIsToken0,
       fee,
       spec: { venue: p.venue ?? 'uniswap_v3_base', protocol: 'uniswap_v3', base_token: base, quote_token: usdc, fee_tier: fee },
+      ...(concentratedTicks ? { concentratedTicks } : {}),
     });
   }
 

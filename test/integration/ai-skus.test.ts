@@ -19,7 +19,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbedMultilingualOutput, EmbedTextOutput, SummarizeOutput, XSentimentOutput } from '../../api/catalogue/ai-skus.js';
+import { EmbedMultilingualOutput } from '../../jobs/embed-multilingual/sku.js';
+import { EmbedTextOutput } from '../../jobs/embed-text/sku.js';
+import { SummarizeOutput } from '../../jobs/summarize/sku.js';
+import { XSentimentOutput } from '../../jobs/x-sentiment/sku.js';
 import { dot } from '../../core/ai/chunking.js';
 import { LocalAiProvider } from '../../core/ai/local/local-provider.js';
 import { OpenAiCompatibleProvider } from '../../core/ai/openai-compatible-provider.js';
@@ -33,7 +36,7 @@ import type { Store } from '../../core/store/store.js';
 import { insertDislocations, type DislocationRecord } from '../../core/store/tables/dislocations.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
-import { SKU_PROCESSORS } from '../../jobs/registry.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { cexQuote, dexQuote } from '../helpers/market-fixtures.js';
 import { testConfig, testLogger } from '../helpers/config.js';
@@ -114,7 +117,7 @@ async function worker(cfg: Config, ai: AiProvider): Promise<Worker> {
   const queue = await createQueue(cfg, logger);
   const processors: SkuProcessor[] = [];
   for (const id of AI_SKUS) {
-    const create = await SKU_PROCESSORS[id]!.load();
+    const create = await JOB_SKUS.find((s) => s.id === id)!.processor!.load();
     const p = await create({ config: cfg, logger, pairs, store, ai });
     processors.push(p);
     await queue.process(skuJobName(id), p.handle);
@@ -157,6 +160,7 @@ function spread(seq: number, tsMs: number, net: number): SpreadSample {
     est_profit_usd: 0,
     capacity_usd: 0,
     liquidity_depth_usd: 10_000,
+    liquidity_depth_capped: false,
     quote_event_id: `q-${seq}`,
     counterpart_event_id: `c-${seq}`,
     source: 'simulated',
@@ -190,8 +194,14 @@ function opportunity(n: number, openedMs: number, buy: string, sell: string): Di
     fees_bps: 10,
     gas_usd: 0.5,
     peak_capacity_usd: 5000,
+    peak_capacity_capped: false,
     peak_profit_usd: 20,
     peak_net_bps: 30,
+    peak_raw_spread_bps: 50,
+    peak_net_spread_bps: 30,
+    peak_size_usd: 1000,
+    capacity_capped: false,
+    liquidity_depth_capped: false,
     capacity_usd_ms: 5000 * 5000,
     closed_at_ms: openedMs + 5000,
   };

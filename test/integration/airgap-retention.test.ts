@@ -25,7 +25,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createApp } from '../../api/app.js';
 import type { Catalogue } from '../../api/catalogue/sku.js';
-import { utilitySkus } from '../../api/catalogue/utility-skus.js';
+import { jobSkuEntry } from '../../api/catalogue/job-sku-route.js';
+import { airgapScrubJob } from '../../jobs/airgap-scrub/job.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
 import { createBullMqQueue } from '../../core/queue/bullmq-queue.js';
@@ -141,7 +142,7 @@ beforeAll(async () => {
   // The API side: the real app and router; a pass-through instead of the x402 gate.
   store = await createStore(config, logger);
   // Only this SKU, as the catalogue declares it (the other SKUs are not under test here).
-  const sku = utilitySkus().find((s) => s.id === 'airgap-scrub')!;
+  const sku = jobSkuEntry(airgapScrubJob);
   expect(sku.available).toBe(true);
   const priced = { ...sku, priceAtomic: sku.defaultPriceAtomic };
   const catalogue: Catalogue = { skus: [priced], byId: (id) => (id === priced.id ? priced : undefined) };

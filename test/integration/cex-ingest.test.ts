@@ -4,6 +4,7 @@
  * serves recorded-shape REST payloads and the level2 websocket feed; events
  * land on the in-process bus.
  */
+import { idMatchesContent } from '../../core/events/event-id.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exchange, OrderBook } from 'ccxt';
 import { createMemoryBus } from '../../core/bus/memory-bus.js';
@@ -137,7 +138,8 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
 
     expect(eth).toMatchObject({ venue: 'coinbase', venue_kind: 'cex', source: 'live', bid: 3012.45, bid_size: 0.8, ask: 3012.46, ask_size: 0.5 });
     expect(eth).toMatchObject({ fee_bps: 60, fee_included: false, gas_usd: null, gas_price_gwei: null });
-    expect(eth.event_id).toMatch(/^cex:coinbase:ETH\/USD:ws:\d+:\d+$/);
+    expect(eth.event_id).toMatch(/^cex:coinbase:ETH\/USD:ws:\d+:\d+:[0-9a-f]{16}$/);
+    expect(idMatchesContent(eth)).toBe(true); // identity + digest of the content (core/events/event-id.ts)
     expect(Number.isInteger(eth.sequence)).toBe(true);
     expect(eth.ladder.map((s) => s.size_usd)).toEqual(LADDER);
     const [l1k, l10k, l50k, l100k] = eth.ladder;
@@ -198,9 +200,10 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
       bid0[1] = saved[0];
       ask0[0] = saved[1];
     }
-    // A quote and the book of the same update come from the same copy.
+    // A quote and the book of the same update come from the same copy (same pair, venue time and sequence; distinct ids).
     const last = published.at(-1)!.event;
-    const sameUpdate = h.quotes.find((q) => q.event_id === last.event_id)!;
+    const sameUpdate = h.quotes.find((q) => q.pair === last.pair && q.event_time_ms === last.event_time_ms && q.sequence === last.sequence)!;
+    expect(sameUpdate.event_id).not.toBe(last.event_id);
     expect(sameUpdate.bid).toBe(last.bids[0]![0]);
     expect(sameUpdate.ask).toBe(last.asks[0]![0]);
   });
@@ -219,7 +222,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
     h.server.pushUpdate('ETH-USD', [{ side: 'bid', price: '3012.49', size: '0.25' }]);
     const viaRest = await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':rest:') && q.bid === 3012.49), 'REST quote with the new bid');
     expect(viaRest).toMatchObject({ bid_size: 0.25, ask: 3012.5, sequence: null });
-    expect(viaRest.event_id).toMatch(/^cex:coinbase:ETH\/USD:rest:\d+$/);
+    expect(viaRest.event_id).toMatch(/^cex:coinbase:ETH\/USD:rest:\d+:[0-9a-f]{16}$/);
     // Polling keeps going, for both symbols.
     const restQuotes = () => h.quotes.filter((q) => q.event_id.includes(':rest:')).length;
     const n = restQuotes();
@@ -300,7 +303,8 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
     expect(sample).toMatchObject({ venue: 'coinbase', venue_kind: 'cex', kind: 'cex_rest', endpoint: 'GET /api/v3/brokerage/time', ok: true, source: 'live' });
     expect(sample.rtt_ms).toBeGreaterThan(0);
     expect(sample.rtt_ms).toBeLessThan(1000);
-    expect(sample.event_id).toMatch(/^cex:coinbase:rest_rtt:\d+$/);
+    expect(sample.event_id).toMatch(/^cex:coinbase:rest_rtt:\d+:[0-9a-f]{16}$/);
+    expect(idMatchesContent(sample)).toBe(true);
     expect(h.server.hits('/api/v3/brokerage/time').length).toBeGreaterThanOrEqual(h.latency.length);
     expect(h.ingestor.health().probe).toMatchObject({ last_ok: true });
   });

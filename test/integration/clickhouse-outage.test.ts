@@ -1,6 +1,6 @@
 /**
  * Honest health through a ClickHouse outage, on real engines: the aggregate
- * role (`core/main.ts`, ROLE=aggregate, a child process) consumes quotes from
+ * role (`roles/main.ts`, ROLE=aggregate, a child process) consumes quotes from
  * the shared Kafka into a PRIVATE ClickHouse started here by
  * scripts/engines.sh in a temporary ENGINES_DIR on free ports (the shared one
  * is never stopped). While quotes flow:

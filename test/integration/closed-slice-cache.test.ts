@@ -34,6 +34,7 @@ function sample(seq: number, tsMs: number): SpreadSample {
     est_profit_usd: 1,
     capacity_usd: 1000,
     liquidity_depth_usd: 10_000,
+    liquidity_depth_capped: false,
     quote_event_id: `q-${seq}`,
     counterpart_event_id: `c-${seq}`,
     source: 'simulated',

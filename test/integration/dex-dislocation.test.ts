@@ -85,7 +85,11 @@ function byHand(buy: QuoteEvent, sell: QuoteEvent) {
   }
   const net = nets.length ? Math.max(...nets.map((x) => x.net)) : raw - fees;
   const profit = Math.max(0, ...nets.map((x) => (x.size * x.net) / 1e4));
-  return { raw, fees, net, profit, depth: Math.max(0, ...nets.map((x) => x.size)) };
+  // Depth: the measured sides the direction trades (the CEX's asks within the bound, the pool's sells within it);
+  // a side without a measurement counts with its largest fillable rung.
+  const buyDepth = buy.depth ? buy.depth.buy_usd : Math.max(0, ...buy.ladder.filter((x) => x.buy_price !== null).map((x) => x.size_usd));
+  const sellDepth = sell.depth ? sell.depth.sell_usd : Math.max(0, ...sell.ladder.filter((x) => x.sell_price !== null).map((x) => x.size_usd));
+  return { raw, fees, net, profit, depth: Math.min(buyDepth, sellDepth) };
 }
 
 describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the dislocation', () => {
@@ -211,7 +215,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     // The CEX quote is the fixed book as published; the DEX quote is the pool after the swap.
     expect(buy).toEqual(published.get(buy.event_id));
     const pool = fixture.pools[0]!;
-    expect(sell.event_id).toBe(`dex:${devchain.chainId}:${pool.address.toLowerCase()}:${sell.sequence}`);
+    expect(sell.event_id).toMatch(new RegExp(`^dex:${devchain.chainId}:${pool.address.toLowerCase()}:${sell.sequence}:[0-9a-f]{16}$`));
     expect(sell.sequence!).toBeGreaterThanOrEqual(Number(swap.blockNumber));
     expect(sell.bid).toBeGreaterThan(PRICE * 1.05);
 
@@ -227,6 +231,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     expect(num(row!.fees_bps)).toBe(hand.fees);
     expect(num(row!.net_spread_bps)).toBeCloseTo(hand.net, 8);
     expect(num(row!.est_profit_usd)).toBeCloseTo(hand.profit, 6);
+    expect(sell.depth).toBeDefined(); // the pool's depth was measured by the quoter search
     expect(num(row!.liquidity_depth_usd)).toBe(hand.depth);
     expect(hand.net).toBeLessThan(hand.raw - hand.fees);
   }, 180_000);

@@ -6,6 +6,7 @@
  * Run once on the in-process bus (reads batched through Multicall3) and once
  * on Kafka at KAFKA_BROKERS (parallel calls, QuoterV2 through simulateContract).
  */
+import { idMatchesContent } from '../../core/events/event-id.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Bus, Consumer } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
@@ -183,7 +184,8 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     expect(rel((eth.bid + eth.ask) / 2, ETH_PRICE)).toBeLessThan(0.0005);
     expect(rel((btc.bid + btc.ask) / 2, BTC_PRICE)).toBeLessThan(0.003);
     const ethPool = fixture.pools.find((p) => p.pair === 'ETH/USD')!;
-    expect(eth.event_id).toBe(`dex:${devchain.chainId}:${ethPool.address.toLowerCase()}:${eth.sequence}`);
+    expect(eth.event_id).toMatch(new RegExp(`^dex:${devchain.chainId}:${ethPool.address.toLowerCase()}:${eth.sequence}:[0-9a-f]{16}$`));
+    expect(idMatchesContent(eth)).toBe(true); // identity + digest of the content (core/events/event-id.ts)
     // Gas priced with the ETH/USD pool: gas_usd = QuoterV2's gasEstimate (a v3 swap: ~80k-200k) x gas price x ETH/USD.
     for (const q of [eth, btc]) {
       const gasUnits = q.gas_usd! / (q.gas_price_gwei! * 1e-9 * ETH_PRICE);

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DexPriceSummaryOutput, type DexPriceSummaryRequest } from '../../api/catalogue/utility-skus.js';
+import { DexPriceSummaryOutput, type DexPriceSummaryRequest } from '../../jobs/dex-price-summary/sku.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
 import type { JobError} from '../../core/queue/queue.js';

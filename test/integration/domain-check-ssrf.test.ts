@@ -21,7 +21,7 @@ import type { JobError} from '../../core/queue/queue.js';
 import { type JobContext } from '../../core/queue/queue.js';
 import { createDomainCheckProcessor, type DomainCheckResult } from '../../jobs/domain-check/processor.js';
 import type { SkuProcessor } from '../../jobs/sku-processor.js';
-import type { DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
+import type { DomainCheckRequest } from '../../jobs/domain-check/sku.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { rdapFixture, RdapServer, writeBootstrapFile } from '../helpers/rdap-server.js';
 import { startFixtureDns, type FixtureDns } from '../helpers/web-fixtures-dns.js';

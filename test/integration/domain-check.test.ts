@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainCheckOutput, type DomainCheckRequest } from '../../api/catalogue/utility-skus.js';
+import { DomainCheckOutput, type DomainCheckRequest } from '../../jobs/domain-check/sku.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
 import type { JobError} from '../../core/queue/queue.js';

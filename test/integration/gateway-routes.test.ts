@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { decodePaymentResponseHeader } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import type { RunningProcess } from '../../core/process.js';
+import type { RunningProcess } from '../../roles/process.js';
 import { startPaidApi } from '../helpers/paid-api.js';
 import type { Store } from '../../core/store/store.js';
 import { ident, sql } from '../../core/store/sql.js';
@@ -64,6 +64,7 @@ function sample(seq: number, tsMs: number, raw: number, net: number, depth: numb
     est_profit_usd: Math.max(0, net),
     capacity_usd: 1000,
     liquidity_depth_usd: depth,
+    liquidity_depth_capped: false,
     quote_event_id: `q-${pair}-${seq}`,
     counterpart_event_id: `c-${pair}-${seq}`,
     source: 'simulated',
@@ -129,8 +130,14 @@ function disloc(o: Opp): DislocationRecord {
     fees_bps: 10,
     gas_usd: 0.5,
     peak_capacity_usd: o.peakCap,
+    peak_capacity_capped: false,
     peak_profit_usd: o.peakProfit,
     peak_net_bps: o.net,
+    peak_raw_spread_bps: o.raw,
+    peak_net_spread_bps: o.net,
+    peak_size_usd: 10_000,
+    capacity_capped: false,
+    liquidity_depth_capped: false,
     capacity_usd_ms: o.capMs,
     closed_at_ms: o.status === 'OPPORTUNITY' ? null : o.updated,
   };
@@ -206,6 +213,9 @@ const LATENCIES: LatencyEvent[] = [
 /** Nearest rank (ClickHouse quantileExact): sorted[floor(q x n)]. */
 const rank = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.floor(q * values.length)]!;
 const mean = (values: number[]) => values.reduce((a, v) => a + v, 0) / values.length;
+/** The served precision (docs/metrics.md, "Precision"), written again: decimals, and significant digits for prices. */
+const dp = (v: number, places: number) => Math.round(v * 10 ** places) / 10 ** places;
+const price6 = (v: number) => (Math.abs(v) >= 1e4 ? dp(v, 2) : Number(v.toPrecision(6)));
 
 /** Standard normal CDF from a 60-term Taylor series of erf (independent of the product's approximation). */
 function phi(z: number): number {
@@ -381,22 +391,23 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       high_raw_spread_bps: 12,
       low_raw_spread_bps: -4,
       close_raw_spread_bps: 7,
-      avg_net_spread_bps: (-3 + 2 - 11 + 1) / 4,
+      avg_net_spread_bps: dp((-3 + 2 - 11 + 1) / 4, 2),
       max_net_spread_bps: 2,
       volume_depth_usd: (10_000 + 20_000 + 30_000 + 40_000) / 4,
+      volume_depth_capped: false,
       dislocation_count: 2, // A and B opened in the slice; C opened at 09:13
       source: SOURCE,
     };
     const body = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0915', undefined, SpreadCandlesOutput, 'spread-candles');
     expect(keysOf(body)).toEqual(
-      ['pair', 'interval', 'slice_start', 'slice_end', 'open_raw_spread_bps', 'high_raw_spread_bps', 'low_raw_spread_bps', 'close_raw_spread_bps', 'avg_net_spread_bps', 'max_net_spread_bps', 'volume_depth_usd', 'dislocation_count', 'source'].sort(),
+      ['pair', 'interval', 'slice_start', 'slice_end', 'open_raw_spread_bps', 'high_raw_spread_bps', 'low_raw_spread_bps', 'close_raw_spread_bps', 'avg_net_spread_bps', 'max_net_spread_bps', 'volume_depth_usd', 'volume_depth_capped', 'dislocation_count', 'source'].sort(),
     );
     expect(body).toEqual(expected);
     // A time inside the slice floors to it; POST with a JSON body and the ETH-USD spelling answers the same.
     const viaPost = await paid('/api/v1/crypto/spread-candles', post({ pair: 'ETH-USD', date: '2025-03-10', time: '0929' }), SpreadCandlesOutput, 'spread-candles');
     expect(viaPost).toEqual(expected);
-    // 1h bucket 09:00-10:00: samples 0..4 (09:14 .. 09:25); 09:30:30 too.
-    const hour = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0900&interval=1h', undefined, SpreadCandlesOutput, 'spread-candles');
+    // 1h bucket 09:00-10:00: samples 0..4 (09:14 .. 09:25); 09:30:30 too. The interval in any case.
+    const hour = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0900&interval=1H', undefined, SpreadCandlesOutput, 'spread-candles');
     const h = SAMPLES.filter((s) => s.pair === 'ETH/USD' && s.ts_ms >= T0 - 15 * MIN && s.ts_ms < T0 + 45 * MIN);
     expect(hour).toMatchObject({
       interval: '1h',
@@ -409,8 +420,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       max_net_spread_bps: 150,
       dislocation_count: 3,
     });
-    expect(hour.avg_net_spread_bps).toBeCloseTo(mean(h.map((s) => s.net_spread_bps)), 9);
-    expect(hour.volume_depth_usd).toBeCloseTo(mean(h.map((s) => s.liquidity_depth_usd)), 9);
+    expect(hour.avg_net_spread_bps).toBe(dp(mean(h.map((s) => s.net_spread_bps)), 2));
+    expect(hour.volume_depth_usd).toBe(dp(mean(h.map((s) => s.liquidity_depth_usd)), 2));
     // Neither date nor time: the slice holding the newest sample of the pair (11:00).
     const newest = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD', undefined, SpreadCandlesOutput, 'spread-candles');
     expect(newest).toMatchObject({ slice_start: iso(Date.UTC(2025, 2, 10, 11, 0)), open_raw_spread_bps: 3, close_raw_spread_bps: 3, dislocation_count: 0 });
@@ -439,6 +450,16 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
           liquidity_depth_usd: 50_000,
           status: 'CLOSED',
           duration_ms: 10_000,
+          liquidity_depth_capped: false,
+          capacity_usd: 26_463.5,
+          capacity_capped: false,
+          peak_raw_spread_bps: 50,
+          peak_net_spread_bps: 35,
+          peak_profit_usd: 24.47,
+          peak_size_usd: 10_000,
+          peak_capacity_usd: 26_463.5,
+          revision_count: 2,
+          updated_at: iso(A.opened + 10_000),
         },
         {
           id: 1002,
@@ -454,15 +475,38 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
           liquidity_depth_usd: 20_000,
           status: 'OPPORTUNITY',
           duration_ms: 0,
+          liquidity_depth_capped: false,
+          capacity_usd: 5000,
+          capacity_capped: false,
+          peak_raw_spread_bps: 9.99,
+          peak_net_spread_bps: 1.5,
+          peak_profit_usd: 3,
+          peak_size_usd: 10_000,
+          peak_capacity_usd: 5000,
+          revision_count: 1,
+          updated_at: iso(B.opened),
         },
       ],
       source: SOURCE,
     });
     for (const item of body.dislocations) {
       expect(keysOf(item)).toEqual(
-        ['id', 'timestamp', 'pair', 'buy_venue', 'sell_venue', 'buy_price', 'sell_price', 'raw_spread_bps', 'net_spread_bps', 'est_profit_usd', 'liquidity_depth_usd', 'status', 'duration_ms'].sort(),
+        [
+          ...['id', 'timestamp', 'pair', 'buy_venue', 'sell_venue', 'buy_price', 'sell_price', 'raw_spread_bps', 'net_spread_bps', 'est_profit_usd', 'liquidity_depth_usd', 'status', 'duration_ms'],
+          ...['liquidity_depth_capped', 'capacity_usd', 'capacity_capped', 'peak_raw_spread_bps', 'peak_net_spread_bps', 'peak_profit_usd', 'peak_size_usd', 'peak_capacity_usd', 'revision_count', 'updated_at'],
+        ].sort(),
       );
     }
+    // revisions=true (any case): every revision of each opportunity beside it, oldest first.
+    const withRevisions = await paid('/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915&revisions=TRUE', undefined, DislocationsOutput, 'dislocations');
+    const [a, b] = withRevisions.dislocations;
+    expect(a!.revisions!.map((r) => [r.revision, r.status, r.updated_at])).toEqual([
+      [0, 'OPPORTUNITY', iso(A.opened)],
+      [1, 'CLOSED', iso(A.opened + 10_000)],
+    ]);
+    expect(a!.revisions![0]).toMatchObject({ raw_spread_bps: 50, net_spread_bps: 35, est_profit_usd: 24.47, profit_size_usd: 10_000, capacity_usd: 26_463.5, liquidity_depth_usd: 50_000, capacity_capped: false, liquidity_depth_capped: false });
+    expect(b!.revisions!.map((r) => r.revision)).toEqual([0]);
+    expect({ ...a, revisions: undefined }).toEqual({ ...body.dislocations[0], revisions: undefined });
     // POST alias; an empty slice inside coverage is a valid (paid) empty list.
     const empty = await paid('/api/v1/crypto/dislocations', post({ pair: 'ETH/USD', date: '2025-03-10', time: '1000' }), DislocationsOutput, 'dislocations');
     expect(empty).toMatchObject({ count: 0, dislocations: [], slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)), source: SOURCE });
@@ -484,17 +528,18 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       p99_latency_ms: rank(all, 0.99),
       min_latency_ms: 40,
       max_latency_ms: 140,
-      avg_latency_ms: mean(all),
+      avg_latency_ms: dp(mean(all), 1),
       fill_rate_pct: 50,
-      venues: { cex_rest_ms: mean(CEX_RTT), dex_base_ms: mean(DEX_RTT) },
+      venues: { cex_rest_ms: dp(mean(CEX_RTT), 1), dex_base_ms: dp(mean(DEX_RTT), 1) },
       source: 'coinbase+base_rpc (simulated)',
     });
     expect(body.p50_latency_ms).toBe(90);
 
     const cex = await paid('/api/v1/crypto/execution-latency', post({ date: '2025-03-10', time: '0915', venue: 'coinbase' }), ExecutionLatencyOutput, 'execution-latency');
-    expect(cex).toMatchObject({ sample_count: 5, p50_latency_ms: rank(CEX_RTT, 0.5), p90_latency_ms: rank(CEX_RTT, 0.9), avg_latency_ms: mean(CEX_RTT), fill_rate_pct: 50 });
-    const dex = await paid('/api/v1/crypto/execution-latency?date=2025-03-10&time=0915&venue=base_dex', undefined, ExecutionLatencyOutput, 'execution-latency');
-    expect(dex).toMatchObject({ sample_count: 3, p50_latency_ms: 50, min_latency_ms: 40, max_latency_ms: 60, venues: { cex_rest_ms: mean(CEX_RTT), dex_base_ms: mean(DEX_RTT) } });
+    expect(cex).toMatchObject({ sample_count: 5, p50_latency_ms: rank(CEX_RTT, 0.5), p90_latency_ms: rank(CEX_RTT, 0.9), avg_latency_ms: dp(mean(CEX_RTT), 1), fill_rate_pct: 50 });
+    // The venue in any case.
+    const dex = await paid('/api/v1/crypto/execution-latency?date=2025-03-10&time=0915&venue=BASE_DEX', undefined, ExecutionLatencyOutput, 'execution-latency');
+    expect(dex).toMatchObject({ sample_count: 3, p50_latency_ms: 50, min_latency_ms: 40, max_latency_ms: 60, venues: { cex_rest_ms: dp(mean(CEX_RTT), 1), dex_base_ms: dp(mean(DEX_RTT), 1) } });
   });
 
   it('shadow-capacity: available, captured and uncaptured volume and the capital split, by hand', async () => {
@@ -510,11 +555,12 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       available_volume_usd: peakA + peakB,
       captured_volume_usd: captured,
       uncaptured_volume_usd: peakA + peakB - captured,
-      capture_rate_pct: (captured / (peakA + peakB)) * 100,
-      est_uncaptured_profit_usd: Math.max(0, 24.47 - 20) + Math.max(0, 3 - 0),
-      avg_capacity_usd: (peakA + peakB) / 2,
+      capture_rate_pct: dp((captured / (peakA + peakB)) * 100, 2),
+      est_uncaptured_profit_usd: dp(Math.max(0, 24.47 - 20) + Math.max(0, 3 - 0), 2),
+      avg_capacity_usd: dp((peakA + peakB) / 2, 2),
       max_capacity_usd: peakA,
-      time_weighted_capacity_usd: (peakA * 10_000 + 0) / (15 * MIN),
+      max_capacity_capped: false,
+      time_weighted_capacity_usd: dp((peakA * 10_000 + 0) / (15 * MIN), 2),
       capital_required_usd: { cex: uncapturedA + uncapturedB, base_dex: uncapturedA + uncapturedB },
       // A buys on the DEX (USD there) and sells on the CEX (base there); B the other way round.
       capital_split_usd: { cex: { quote_usd: uncapturedB, base_usd: uncapturedA }, base_dex: { quote_usd: uncapturedA, base_usd: uncapturedB } },
@@ -523,8 +569,7 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(body.pair).toBeNull();
     expect(body.source).toBe(SOURCE);
     const { slice_start: _s, slice_end: _e, pair: _p, pairs, source: _src, ...total } = body;
-    expect(total.est_uncaptured_profit_usd).toBeCloseTo(group.est_uncaptured_profit_usd, 9);
-    expect({ ...total, est_uncaptured_profit_usd: 0 }).toEqual({ ...group, est_uncaptured_profit_usd: 0 });
+    expect(total).toEqual(group);
     expect(pairs).toHaveLength(1);
     expect(pairs[0]!.pair).toBe('ETH/USD');
     expect(pairs[0]!.uncaptured_volume_usd).toBe(group.uncaptured_volume_usd);
@@ -540,7 +585,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     /** Bounds of Phi(d / sigma_h) over the book ages the request could have seen. */
     const bounds = (distance: number, tSend: number, tRecv: number): [number, number] => {
       const at = (ageMs: number) => phi(distance / (sigma1s * Math.sqrt((ageMs + p50) / 1000)));
-      return [at(tRecv - bookAt) - 1e-6, at(tSend - bookAt) + 1e-6];
+      // Probabilities are served to 4 decimals: half a unit of the last one either way.
+      return [at(tRecv - bookAt) - 1e-6 - 5e-5, at(tSend - bookAt) + 1e-6 + 5e-5];
     };
     const call = async (body: Record<string, unknown>) => {
       const tSend = Date.now();
@@ -548,8 +594,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       return { out, tSend, tRecv: Date.now() };
     };
 
-    // BUY 6 ETH: 1 @ 2001, 2 @ 2002, 3 @ 2004.
-    const buy = await call({ pair: 'ETH-USD', side: 'buy', size_base: 6 });
+    // BUY 6 ETH: 1 @ 2001, 2 @ 2002, 3 @ 2004. `BUY`, the response's own spelling, is accepted.
+    const buy = await call({ pair: 'ETH-USD', side: 'BUY', size_base: 6 });
     expect(keysOf(buy.out)).toEqual(
       ['pair', 'side', 'requested_size_base', 'requested_size_usd', 'mid_price', 'best_bid', 'best_ask', 'spread_bps', 'expected_fill_price', 'slippage_bps', 'fillable_size_base', 'fillable_size_usd', 'fill_ratio', 'full_fill_probability', 'partial_fill_probability', 'executable', 'levels_consumed', 'opposite_depth_usd', 'source', 'charged'].sort(),
     );
@@ -568,11 +614,12 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       levels_consumed: 3,
       charged: '0.075 USDC',
     });
-    expect(buy.out.spread_bps).toBeCloseTo(10, 9);
-    expect(buy.out.expected_fill_price).toBeCloseTo(vwap, 9);
-    expect(buy.out.slippage_bps).toBeCloseTo(((vwap - 2000) / 2000) * 1e4, 9);
-    expect(buy.out.fillable_size_usd).toBeCloseTo(2001 + 4004 + 6012, 9);
-    expect(buy.out.opposite_depth_usd).toBeCloseTo(2001 * 1 + 2002 * 2 + 2004 * 5, 9);
+    expect(buy.out.spread_bps).toBe(10);
+    expect(buy.out.expected_fill_price).toBe(price6(vwap));
+    expect(buy.out.slippage_bps).toBe(dp(((vwap - 2000) / 2000) * 1e4, 4));
+    expect(buy.out.fillable_size_usd).toBe(2001 + 4004 + 6012);
+    expect(buy.out.opposite_depth_usd).toBe(2001 * 1 + 2002 * 2 + 2004 * 5);
+    for (const p of [buy.out.full_fill_probability, buy.out.partial_fill_probability]) expect(p).toBe(dp(p, 4));
     expect(buy.out.source).toMatch(/^coinbase \(simulated\), level-2 book of .+, paper order \(nothing placed\)$/);
     // Tail from the worst level: 5 < 6, 2 + 5 >= 6: the sweep may reach the 2002 level, not beyond.
     const [fullLo, fullHi] = bounds((1 / 2001) * 1e4, buy.tSend, buy.tRecv);
@@ -587,11 +634,11 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     const sell = await call({ pair: 'ETH/USD', side: 'sell', size_usd: 10_000 });
     const baseSold = 1 + 2 + 4005 / 1997;
     expect(sell.out).toMatchObject({ side: 'SELL', requested_size_usd: 10_000, requested_size_base: 5, fill_ratio: 1, executable: true, levels_consumed: 3 });
-    expect(sell.out.fillable_size_base).toBeCloseTo(baseSold, 9);
-    expect(sell.out.fillable_size_usd).toBeCloseTo(10_000, 9);
-    expect(sell.out.expected_fill_price).toBeCloseTo(10_000 / baseSold, 9);
-    expect(sell.out.slippage_bps).toBeCloseTo(((2000 - 10_000 / baseSold) / 2000) * 1e4, 9);
-    expect(sell.out.opposite_depth_usd).toBeCloseTo(1999 + 3996 + 9985, 9);
+    expect(sell.out.fillable_size_base).toBe(Number(baseSold.toPrecision(8)));
+    expect(sell.out.fillable_size_usd).toBe(10_000);
+    expect(sell.out.expected_fill_price).toBe(price6(10_000 / baseSold));
+    expect(sell.out.slippage_bps).toBe(dp(((2000 - 10_000 / baseSold) / 2000) * 1e4, 4));
+    expect(sell.out.opposite_depth_usd).toBe(1999 + 3996 + 9985);
     const [sLo, sHi] = bounds((1 / 1999) * 1e4, sell.tSend, sell.tRecv); // 9985 < 10 000 <= 3996 + 9985
     expect(sell.out.full_fill_probability).toBeGreaterThanOrEqual(sLo);
     expect(sell.out.full_fill_probability).toBeLessThanOrEqual(sHi);

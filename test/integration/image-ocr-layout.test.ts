@@ -1,12 +1,12 @@
 /**
- * The table reconstruction of image-ocr-shrink (jobs/image-ocr/layout.ts) on
+ * The table reconstruction of image-ocr-shrink (jobs/image-ocr-shrink/layout.ts) on
  * word boxes shaped like tesseract's output, for the layouts a rendered test
  * image does not cover: a table whose columns tesseract returned as separate
  * blocks, newspaper-style two-column prose (must stay prose), cells holding
  * a pipe, and speckle noise.
  */
 import { describe, expect, it } from 'vitest';
-import { layoutToMarkdown, type OcrLine, type OcrWord } from '../../jobs/image-ocr/layout.js';
+import { layoutToMarkdown, type OcrLine, type OcrWord } from '../../jobs/image-ocr-shrink/layout.js';
 
 /** Words laid out left to right from x with 10 px spaces, 12 px per character, 20 px high at y. */
 function words(text: string, x: number, y: number, confidence = 95): OcrWord[] {

@@ -1,6 +1,6 @@
 /**
  * Job SKUs end to end, as a scaled deployment runs them: the api role and the
- * worker role in two processes of the real entry point (`core/main.ts`),
+ * worker role in two processes of the real entry point (`roles/main.ts`),
  * BullMQ on the running Redis between them, x402 payments on the dev chain
  * (SETTLEMENT=devchain in the api process), paid by the real @x402/fetch
  * client. Balances are read on chain before and after each case.
@@ -21,7 +21,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { createPublicClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readDevChainInfo, type DevChainInfo } from '../../api/payment/dev-chain.js';
-import { SKU_PROCESSORS } from '../../jobs/registry.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
 import { eventually, testConfig, uniqueName } from '../helpers/config.js';
 
@@ -87,7 +87,7 @@ const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'cont
 describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev chain)', () => {
   it('discovery marks exactly the SKUs with a registered processor available', async () => {
     const discovery = (await (await fetch(`${api.url}/api/v1/discovery`)).json()) as { endpoints: { path: string; available: boolean }[] };
-    const served = new Set(Object.keys(SKU_PROCESSORS));
+    const served = new Set(JOB_SKUS.filter((s) => s.processor).map((s) => s.id));
     for (const id of ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink', 'embed-text', 'embed-multilingual', 'summarize', 'x-sentiment']) {
       const entry = discovery.endpoints.find((e) => e.path === `/api/v1/${id}`);
       expect(entry, id).toBeDefined();
@@ -95,7 +95,7 @@ describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev
     }
   });
 
-  it.runIf(Object.hasOwn(SKU_PROCESSORS, 'code-denoise'))('a paid call runs in the worker and is settled on chain for exactly the price', async () => {
+  it.runIf(JOB_SKUS.some((s) => s.id === 'code-denoise' && s.processor))('a paid call runs in the worker and is settled on chain for exactly the price', async () => {
     const before = { payer: await balanceOf(chain.payer), payTo: await balanceOf(chain.pay_to) };
     const code = 'const url = "http://x.test/a//b"; // trailing comment\n/* block */\nfunction f(a) {\n\n  return a; // done\n}\n';
     const res = await payFetch(`${api.url}/api/v1/code-denoise`, post({ code, language: 'javascript' }));
@@ -113,7 +113,7 @@ describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev
     expect(after.payTo - before.payTo).toBe(4000n);
   });
 
-  it.runIf(Object.hasOwn(SKU_PROCESSORS, 'summarize'))('input the processor refuses comes back as its 4xx code with the field, and is not charged', async () => {
+  it.runIf(JOB_SKUS.some((s) => s.id === 'summarize' && s.processor))('input the processor refuses comes back as its 4xx code with the field, and is not charged', async () => {
     const before = await balanceOf(chain.payer);
     // Only the worker counts words: a text of punctuation passes the schema and is refused by the processor.
     const res = await payFetch(`${api.url}/api/v1/summarize`, post({ text: '!!! ??? ...' }));

@@ -24,7 +24,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { validateDiscoveryExtension, type DiscoveryExtension } from '@x402/extensions/bazaar';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
-import type { RunningProcess } from '../../core/process.js';
+import type { RunningProcess } from '../../roles/process.js';
 import { inputJsonSchema, outputJsonSchema } from '../../api/catalogue/json-schema.js';
 import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles.js';
 import { callTool, paymentRequiredOf, settlementOf } from '../../scripts/mcp-payment-client.js';
@@ -194,6 +194,26 @@ describe('MCP door: paying for a tool', () => {
     const right = await callTool(mcp, 'spread_candles', candles, forCandles);
     expect(right.isError, text(right)).toBeFalsy();
     expect(before - (await balance())).toBe(15_000n);
+  });
+
+  it('a payment for another tool at the same price is refused by its binding (payment_resource_mismatch), and no money moves', async () => {
+    const impact = { pair: 'ETH/USD', side: 'buy', size_usd: 1000 };
+    const latencyChallenge = await eventually(
+      async () => paymentRequiredOf(await callTool(mcp, 'execution_latency', {})),
+      (c) => c !== undefined,
+      60_000,
+      500,
+    );
+    const impactChallenge = await unpaidChallenge('impact_simulation', impact);
+    // Same price, same asset, same payee: only the resource tells them apart.
+    expect(impactChallenge.accepts[0]!.amount).toBe(latencyChallenge!.accepts[0]!.amount);
+    const before = await balance();
+    const forImpact = await x402.createPaymentPayload(impactChallenge);
+    const wrong = await callTool(mcp, 'execution_latency', {}, forImpact);
+    expect(wrong.isError).toBe(true);
+    expect(text(wrong)).toContain('payment_resource_mismatch');
+    expect(paymentRequiredOf(wrong)!.resource.url).toBe('mcp://tool/execution_latency');
+    expect(await balance()).toBe(before);
   });
 
   it('invalid arguments and windows outside coverage are refused before any payment, even with one attached', async () => {

@@ -1,5 +1,5 @@
 /**
- * Fail closed in production: the real entry point (`core/main.ts`) started
+ * Fail closed in production: the real entry point (`roles/main.ts`) started
  * with NODE_ENV=production refuses to serve paid routes on the dev chain or on
  * anything but real USDC on Base, and says what to set; an explicit, loudly
  * named override starts it anyway and says so in the log and in /health.

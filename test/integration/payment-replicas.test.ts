@@ -1,5 +1,5 @@
 /**
- * Two API replicas sharing one settler key: two real `core/main.ts` processes
+ * Two API replicas sharing one settler key: two real `roles/main.ts` processes
  * (ROLE=api, SETTLEMENT=self) against one local chain (hardhat@2 with the
  * EIP-3009 test USDC), one ClickHouse database, and one Redis (replay guard
  * and the settler's nonce lease). 50 concurrent paid calls on each at once
@@ -47,6 +47,7 @@ function sample(seq: number, tsMs: number): SpreadSample {
     est_profit_usd: 1,
     capacity_usd: 1000,
     liquidity_depth_usd: 10_000,
+    liquidity_depth_capped: false,
     quote_event_id: `q-${seq}`,
     counterpart_event_id: `c-${seq}`,
     source: 'simulated',

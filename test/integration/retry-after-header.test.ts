@@ -4,7 +4,7 @@
  * x402 gate) with the job on BullMQ over the running Redis, processed by the
  * real domain-check processor against a loopback RDAP registry answering
  * 429 with `Retry-After: 120`. The coded error crosses Redis (code, status,
- * details serialised by core/queue/bullmq-queue.ts) and the gateway answers
+ * details serialised by core/queue/bullmq-job-format.ts) and the gateway answers
  * 503 `upstream_rate_limited` with `details.retry_after_seconds` in the body
  * and the same value in a `Retry-After` header.
  */

@@ -7,7 +7,7 @@
  * latency figures (p50/p99) of the processor on the fixtures.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StealthDomOutput, type StealthDomRequest } from '../../api/catalogue/utility-skus.js';
+import { StealthDomOutput, type StealthDomRequest } from '../../jobs/stealth-dom/sku.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
 import type { JobError} from '../../core/queue/queue.js';
 import { type JobQueue } from '../../core/queue/queue.js';

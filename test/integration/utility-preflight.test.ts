@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProcess } from '../../core/process.js';
+import type { RunningProcess } from '../../roles/process.js';
 import { SUPPORTED_LANGUAGES } from '../../jobs/code-denoise/languages.js';
 import { testLogger } from '../helpers/config.js';
 import { startPaidApi } from '../helpers/paid-api.js';

@@ -176,7 +176,7 @@ describe('DexIngestor on an Aerodrome volatile pool (JSON-RPC stand-in)', () => 
 
     const q = quotes[0]!;
     expect(q).toMatchObject({ pair: 'AERO/USD', venue: 'aerodrome_base', venue_kind: 'dex', fee_bps: 30, fee_included: true, sequence: 1000, source: 'live', gas_usd: null, gas_price_gwei: 2 });
-    expect(q.event_id).toBe(`dex:8453:${POOL.toLowerCase()}:1000`);
+    expect(q.event_id).toMatch(new RegExp(`^dex:8453:${POOL.toLowerCase()}:1000:[0-9a-f]{16}$`));
     expect(q.event_time_ms).toBe((1_700_000_000 + 2000) * 1000);
     expect(pools[0]).toMatchObject({ last_mid: 1.25 });
     expect(q.bid).toBe(q.ladder[0]!.sell_price);

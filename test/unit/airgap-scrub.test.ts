@@ -5,7 +5,7 @@
  * whose messages never quote the text, and the default phone region.
  */
 import { describe, expect, it } from 'vitest';
-import { AirgapScrubOutput } from '../../api/catalogue/utility-skus.js';
+import { AirgapScrubOutput } from '../../jobs/airgap-scrub/sku.js';
 import { createAiProvider } from '../../core/ai/create-ai-provider.js';
 import { AiUpstreamTimeoutError, type AiProvider, type SensitiveSpan } from '../../core/ai/ai-provider.js';
 import type { JobError } from '../../core/queue/queue.js';

@@ -4,6 +4,8 @@ import {
   buyPriceForUsd,
   copyLevels,
   depthUsdWithinBps,
+  depthWithinImpact,
+  measuredBookDepth,
   isCrossed,
   ladder,
   midPrice,
@@ -116,5 +118,31 @@ describe('book math', () => {
     live[0]![1] = 5;
     expect(copy[0]).toEqual([10, 1]);
     expect(copyLevels(live, 10)).toHaveLength(3);
+  });
+
+  it('walks a side to the size whose average price reaches the impact bound (by hand)', () => {
+    // mid 99.5; buy bound 99.5 x 1.01 = 100.495: the 100 level whole, then x of the 101 level with
+    // (100 + 101 x) / (1 + x) = 100.495 -> x = 0.495 / 0.505.
+    const x = 0.495 / 0.505;
+    const buy = depthWithinImpact(book.asks, 99.5, 100, 'buy');
+    expect(buy.usd).toBeCloseTo(100 + 101 * x, 9);
+    expect(buy.price).toBeCloseTo(100.495, 9);
+    expect(buy.capped).toBe(false);
+    // sell bound 98.505: the 99 level whole, then (99 + 98 x) / (1 + x) = 98.505 -> the same x.
+    const sell = depthWithinImpact(book.bids, 99.5, 100, 'sell');
+    expect(sell.usd).toBeCloseTo(99 + 98 * x, 9);
+    expect(sell.price).toBeCloseTo(98.505, 9);
+    // Every level inside a wide bound: the whole side, capped (the book may hold more beyond its top N).
+    expect(depthWithinImpact(book.asks, 99.5, 500, 'buy')).toEqual({ usd: 812, price: 812 / 8, capped: true });
+    // A bound inside the spread: nothing can be traded within it.
+    expect(depthWithinImpact(book.asks, 99.5, 0.1, 'buy')).toEqual({ usd: 0, price: null, capped: false });
+    // The measured depth of a quote: both sides and two exact points each (half the depth, the depth).
+    const d = measuredBookDepth(book, 100)!;
+    expect(d).toMatchObject({ impact_bps: 100, buy_capped: false, sell_capped: false });
+    expect(d.buy_usd).toBeCloseTo(buy.usd, 9);
+    expect(d.buy_points.map(([s]) => s)).toEqual([d.buy_usd / 2, d.buy_usd]);
+    expect(d.buy_points[0]![1]).toBe(vwapForUsd(book.asks, d.buy_usd / 2));
+    expect(d.buy_points[1]![1]).toBeCloseTo(100.495, 9);
+    expect(measuredBookDepth({ bids: [], asks: book.asks }, 100)).toBeUndefined();
   });
 });

@@ -32,7 +32,8 @@ import { parser as rustParser } from '@lezer/rust';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { print as printShell } from 'sh-syntax';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodeDenoiseOutput, utilitySkus } from '../../api/catalogue/utility-skus.js';
+import { CodeDenoiseOutput } from '../../jobs/code-denoise/sku.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { JobError } from '../../core/queue/queue.js';
 import { SUPPORTED_LANGUAGES } from '../../jobs/code-denoise/languages.js';
 import { createCodeDenoiseProcessor, type CodeDenoiseResponse } from '../../jobs/code-denoise/processor.js';
@@ -346,7 +347,7 @@ describe('code-denoise: the programs still do the same', () => {
 
 describe('code-denoise: languages, errors, statistics', () => {
   it('answers the catalogue example exactly (JavaScript by default)', async () => {
-    const sku = utilitySkus().find((s) => s.id === 'code-denoise')!;
+    const sku = JOB_SKUS.find((s) => s.id === 'code-denoise')!;
     const { code } = sku.exampleInput as { code: string };
     expect(await denoise(code)).toEqual(sku.example);
   });

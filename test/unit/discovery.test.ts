@@ -12,7 +12,7 @@ import type { Middleware } from 'koa';
 import { validate } from '@readme/openapi-parser';
 import { ConfigError, loadConfig, type Config } from '../../core/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
-import { SERVICE_VERSION as PROCESS_VERSION } from '../../core/process.js';
+import { SERVICE_VERSION as PROCESS_VERSION } from '../../roles/process.js';
 import { HealthRegistry } from '../../core/health.js';
 import type { Store } from '../../core/store/store.js';
 import type { JobQueue } from '../../core/queue/queue.js';
@@ -23,7 +23,7 @@ import { buildCatalogue, MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../../api/ca
 import type { Catalogue } from '../../api/catalogue/sku.js';
 import { SERVICE_VERSION } from '../../api/discovery/context.js';
 import { testLogger } from '../helpers/config.js';
-import { SKU_PROCESSORS } from '../../jobs/registry.js';
+import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../api/router.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
@@ -124,7 +124,7 @@ describe('the catalogue', () => {
     // Telemetry routes are served; a utility/AI SKU is served exactly when the worker registers its processor.
     const telemetry = ['coverage', 'spread-candles', 'dislocations', 'execution-latency', 'shadow-capacity', 'impact-simulation'];
     expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual(
-      catalogue.skus.map((s) => s.id).filter((id) => telemetry.includes(id) || Object.hasOwn(SKU_PROCESSORS, id)),
+      catalogue.skus.map((s) => s.id).filter((id) => telemetry.includes(id) || JOB_SKUS.some((s) => s.id === id && s.processor)),
     );
     // SKUS_DISABLED takes a route out of service; an unknown id refuses start-up.
     const disabled = buildCatalogue({ config: configWith({ SKUS_DISABLED: 'spread-candles, summarize' }), pairs });

@@ -61,8 +61,10 @@ describe('dislocation detector', () => {
     expect(d!.raw_spread_bps).toBeCloseTo(50, 10);
     expect(d!.net_spread_bps).toBeCloseTo(35, 10);
     expect(d!.est_profit_usd).toBeCloseTo(24.465034965, 8);
-    expect(d!.capacity_usd).toBeCloseTo(26463.5024, 3);
+    expect(d!.capacity_usd).toBeCloseTo(26522.974143, 4); // test/unit/spread-math.test.ts
     expect(d!.liquidity_depth_usd).toBe(50000);
+    expect(d!.liquidity_depth_capped).toBe(true); // neither fixture quote measured its depth: the largest rung is a lower bound
+    expect(d).toMatchObject({ peak_raw_spread_bps: d!.raw_spread_bps, peak_net_spread_bps: d!.net_spread_bps, peak_profit_usd: d!.est_profit_usd, peak_size_usd: 10000 });
     expect(Number.isSafeInteger(d!.numeric_id)).toBe(true);
     expect(opportunityId(PAIR, 'uniswap_v3_base', 'coinbase', 'cex-100')).toBe(id);
     expect(second!.samples).toHaveLength(1);
@@ -119,7 +121,7 @@ describe('dislocation detector', () => {
   });
 
   it('counts a move of 1 bp, of 5 % in profit, capacity or depth, any move to or from zero, and a new ladder size as material', () => {
-    const last = { buy_price: 2000, sell_price: 2010, raw_spread_bps: 50, net_spread_bps: 35, net_size_usd: 1000, est_profit_usd: 20, profit_size_usd: 10000, capacity_usd: 1000, liquidity_depth_usd: 50000, fees_bps: 15, gas_usd: 0.5 };
+    const last = { buy_price: 2000, sell_price: 2010, raw_spread_bps: 50, net_spread_bps: 35, net_size_usd: 1000, est_profit_usd: 20, profit_size_usd: 10000, capacity_usd: 1000, capacity_capped: false, liquidity_depth_usd: 50000, liquidity_depth_capped: false, fees_bps: 15, gas_usd: 0.5 };
     const moved = (change: Partial<typeof last>) => materialMove(last, { ...last, ...change });
     expect(moved({})).toBe(false);
     expect(moved({ raw_spread_bps: 50.99, net_spread_bps: 34.01, buy_price: 2000.1, gas_usd: 0.6, fees_bps: 16 })).toBe(false);
@@ -132,9 +134,49 @@ describe('dislocation detector', () => {
     expect(moved({ liquidity_depth_usd: 47500 })).toBe(true);
     expect(moved({ profit_size_usd: 50000 })).toBe(true);
     expect(moved({ net_size_usd: 10000 })).toBe(true);
+    expect(moved({ capacity_capped: true })).toBe(true);
+    expect(moved({ liquidity_depth_capped: true })).toBe(true);
     expect(materialMove({ ...last, capacity_usd: 0 }, { ...last, capacity_usd: 0.01 })).toBe(true);
     expect(materialMove({ ...last, est_profit_usd: 0.01 }, { ...last, est_profit_usd: 0 })).toBe(true);
     expect(REVISION_RULE).toEqual({ minSpreadMoveBps: 1, minRelativeMove: 0.05, maxQuietMs: 5000 });
+  });
+
+  it('opens only when the net spread pays: a raw crossing below the costs stays a spread sample', () => {
+    const state = emptyPairState(PAIR);
+    // CEX bid 2010.5 over a DEX ask of 2008 (+12.4 bps raw), but 10 bps of CEX fee and 5 bps of gas at 1k: net < 0.
+    const dex = dexQuote({ event_id: 'dex-0', ask: 2008, bid: 2007, ladder: [{ size_usd: 1000, buy_price: 2008, sell_price: 2007 }, { size_usd: 10000, buy_price: 2009, sell_price: 2006 }] });
+    const outs = run(state, [dex, cexAt(100, 0.5)]);
+    expect(outs[1]!.samples[0]!.raw_spread_bps).toBeGreaterThan(0);
+    expect(outs[1]!.samples[0]!.net_spread_bps).toBeLessThan(0);
+    expect(outs.flatMap((o) => o.dislocations)).toEqual([]);
+    // A threshold above the net spread keeps even a paying opportunity closed; at 0 it opens.
+    const strict = emptyPairState(PAIR);
+    expect(applyQuote(strict, dexAt(0), { ...OPTS, minNetBps: 40 }).dislocations).toEqual([]);
+    expect(applyQuote(strict, cexAt(100), { ...OPTS, minNetBps: 40 }).dislocations).toEqual([]); // net 35 <= 40
+    expect(applyQuote(strict, cexAt(600, 10), { ...OPTS, minNetBps: 40 }).dislocations.map((d) => d.status)).toEqual(['OPPORTUNITY']); // net 85
+    // ... and closes once the net falls back to the threshold, though the raw spread is still positive.
+    const closed = applyQuote(strict, cexAt(1100), { ...OPTS, minNetBps: 40 }).dislocations;
+    expect(closed.map((d) => d.status)).toEqual(['CLOSED']);
+  });
+
+  it('keeps the peaks of an opportunity beside its current numbers', () => {
+    const state = emptyPairState(PAIR);
+    const outs = run(state, [dexAt(0), cexAt(100), cexAt(600, 6), cexAt(1100, 1), cexAt(1600, -10.5)]);
+    const revisions = outs.flatMap((o) => o.dislocations);
+    expect(revisions.map((r) => r.status)).toEqual(['OPPORTUNITY', 'OPPORTUNITY', 'OPPORTUNITY', 'CLOSED']);
+    const peak = revisions[1]!; // +6 USD: the widest revision
+    for (const r of revisions.slice(1)) {
+      expect(r.peak_raw_spread_bps).toBe(peak.raw_spread_bps);
+      expect(r.peak_net_spread_bps).toBe(peak.net_spread_bps);
+      expect(r.peak_profit_usd).toBe(peak.est_profit_usd);
+      expect(r.peak_size_usd).toBe(peak.profit_size_usd);
+      expect(r.peak_capacity_usd).toBe(Math.max(...revisions.slice(0, 3).map((x) => x.capacity_usd)));
+    }
+    for (const r of revisions) {
+      expect(r.peak_raw_spread_bps).toBeGreaterThanOrEqual(r.raw_spread_bps);
+      expect(r.peak_net_spread_bps).toBeGreaterThanOrEqual(r.net_spread_bps);
+      expect(r.peak_profit_usd).toBeGreaterThanOrEqual(r.est_profit_usd);
+    }
   });
 
   it('gives the same numeric id from a state saved before the id was kept in it', () => {
@@ -242,7 +284,8 @@ describe('dislocation detector', () => {
       expect(revs.map((r) => r.revision)).toEqual(revs.map((_, i) => i));
       expect(revs.slice(0, -1).every((r) => r.status === 'OPPORTUNITY')).toBe(true);
       for (const r of revs) expect(r.duration_ms).toBe(r.updated_at_ms - revs[0]!.opened_at_ms);
-      expect(revs.every((r) => r.raw_spread_bps > 0)).toBe(true);
+      // Every revision (a close keeps the last open numbers) pays after fees, gas and slippage.
+      expect(revs.every((r) => r.net_spread_bps > 0 && r.capacity_usd > 0 && r.est_profit_usd > 0)).toBe(true);
     }
   });
 });

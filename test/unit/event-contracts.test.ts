@@ -103,7 +103,9 @@ describe('event contracts', () => {
     await consumer.stop();
     await bus.close();
     const headers = (topic: string) => got.filter((m) => m.topic === topic).map((m) => m.headers);
-    expect(headers(TOPICS.quotes)).toEqual([{ schema_version: '1.0' }, { trace: 't1', schema_version: '1.0' }, { schema_version: '1.7' }]);
+    const quotesVersion = TOPIC_CONTRACTS[TOPICS.quotes].schemaVersion;
+    expect(quotesVersion).toBe('1.1');
+    expect(headers(TOPICS.quotes)).toEqual([{ schema_version: quotesVersion }, { trace: 't1', schema_version: quotesVersion }, { schema_version: '1.7' }]);
     expect(headers(TOPICS.heartbeat)).toEqual([{ schema_version: '1.0' }]);
     expect(headers('not.a.product.topic')).toEqual([{}]);
   });

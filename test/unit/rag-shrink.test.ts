@@ -13,7 +13,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { describe, expect, it } from 'vitest';
-import { RagShrinkOutput } from '../../api/catalogue/utility-skus.js';
+import { RagShrinkOutput } from '../../jobs/rag-shrink/sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import { createRagShrinkProcessor, type RagShrinkResponse } from '../../jobs/rag-shrink/processor.js';
 import { jobContext, processorDeps, timeRuns } from '../helpers/text-skus.js';

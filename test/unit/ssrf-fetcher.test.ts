@@ -82,8 +82,10 @@ describe('body size', () => {
     expect(err).toMatchObject({ code: 'upstream_too_large', status: 413 });
     expect(err.details).toMatchObject({ field: 'url', limit_bytes: 512 * 1024 });
     await new Promise((r) => setTimeout(r, 200));
-    // The server would have sent ~20 MB; the connection was closed long before.
-    expect(site.bigBytesSent()).toBeLessThan(4 * 1024 * 1024);
+    // The server would have sent ~20 MB; the connection was closed long before. What the server counts as
+    // sent includes what the kernel buffered on both ends of the loopback connection before the close
+    // (the send buffer alone may grow to tcp_wmem's 4 MiB maximum), so the bound leaves room for it.
+    expect(site.bigBytesSent()).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('a declared Content-Length past the cap is refused before reading', async () => {

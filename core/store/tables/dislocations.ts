@@ -8,11 +8,17 @@
 import type { DislocationEvent } from '../../events/market.js';
 import { sql, type Sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
-import { executionsFor, type ExecutionSummary } from './paper-executions.js';
 import { BASE_SLICE_MS, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
 
 /** A dislocation revision as stored: the published DislocationEvent plus what the analytics need. */
 export interface DislocationRecord extends DislocationEvent {
+  capacity_capped: boolean;
+  liquidity_depth_capped: boolean;
+  peak_raw_spread_bps: number;
+  peak_net_spread_bps: number;
+  peak_size_usd: number;
+  /** The peak capacity was a lower bound (net still positive at the depth). */
+  peak_capacity_capped: boolean;
   /** Public numeric id: 52 bits of sha256(opportunity_id). */
   numeric_id: number;
   /** Quote whose evaluation produced this revision. */
@@ -47,7 +53,9 @@ export function dislocationRow(d: DislocationRecord): Row {
     est_profit_usd: d.est_profit_usd,
     profit_size_usd: d.profit_size_usd,
     capacity_usd: d.capacity_usd,
+    capacity_capped: d.capacity_capped ? 1 : 0,
     liquidity_depth_usd: d.liquidity_depth_usd,
+    liquidity_depth_capped: d.liquidity_depth_capped ? 1 : 0,
     fees_bps: d.fees_bps,
     gas_usd: d.gas_usd,
     status: d.status,
@@ -58,8 +66,11 @@ export function dislocationRow(d: DislocationRecord): Row {
     duration_ms: d.duration_ms,
     closed_at_ms: d.closed_at_ms,
     peak_capacity_usd: d.peak_capacity_usd,
+    peak_capacity_capped: d.peak_capacity_capped ? 1 : 0,
     peak_profit_usd: d.peak_profit_usd,
     peak_net_bps: d.peak_net_bps,
+    peak_raw_bps: d.peak_raw_spread_bps,
+    peak_size_usd: d.peak_size_usd,
     capacity_usd_ms: d.capacity_usd_ms,
     trigger_event_id: d.trigger_event_id,
     source: d.source,
@@ -71,7 +82,11 @@ export async function insertDislocations(store: Store, records: DislocationRecor
   await store.insert('dislocations', records.map(dislocationRow));
 }
 
-/** The public item of the dislocations response (gateway spec), plus the opportunity id it came from. */
+/**
+ * The public item of the dislocations response (gateway spec fields, then the
+ * measurements' markers, the peaks and the revision count), at the latest
+ * revision of the opportunity.
+ */
 export interface DislocationItem {
   id: number;
   timestamp: string;
@@ -86,6 +101,16 @@ export interface DislocationItem {
   liquidity_depth_usd: number;
   status: DislocationEvent['status'];
   duration_ms: number;
+  liquidity_depth_capped: boolean;
+  capacity_usd: number;
+  capacity_capped: boolean;
+  peak_raw_spread_bps: number;
+  peak_net_spread_bps: number;
+  peak_profit_usd: number;
+  peak_size_usd: number;
+  peak_capacity_usd: number;
+  revision_count: number;
+  updated_at: string;
 }
 
 /** The latest revision of every opportunity opened in the window (latest per opportunity via argMax by revision; duplicates cannot change it). */
@@ -94,9 +119,7 @@ export interface OpportunityState extends DislocationItem {
   revision: number;
   opened_at_ms: number;
   updated_at_ms: number;
-  capacity_usd: number;
-  peak_capacity_usd: number;
-  peak_profit_usd: number;
+  peak_capacity_capped: boolean;
   capacity_usd_ms: number;
   fees_bps: number;
   source: string;
@@ -108,10 +131,14 @@ function latestRevisions(where: Sql): Sql {
       argMax(id, revision) AS id_, argMax(pair, revision) AS pair_, argMax(buy_venue, revision) AS buy_venue_,
       argMax(sell_venue, revision) AS sell_venue_, argMax(buy_price, revision) AS buy_price_, argMax(sell_price, revision) AS sell_price_,
       argMax(raw_spread_bps, revision) AS raw_, argMax(net_spread_bps, revision) AS net_, argMax(est_profit_usd, revision) AS profit_,
-      argMax(liquidity_depth_usd, revision) AS depth_, argMax(status, revision) AS status_, argMax(duration_ms, revision) AS duration_,
-      min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms, argMax(capacity_usd, revision) AS capacity_,
-      max(peak_capacity_usd) AS peak_capacity_, max(peak_profit_usd) AS peak_profit_, argMax(capacity_usd_ms, revision) AS capacity_ms_,
-      argMax(fees_bps, revision) AS fees_, argMax(source, revision) AS source_
+      argMax(liquidity_depth_usd, revision) AS depth_, argMax(liquidity_depth_capped, revision) AS depth_capped_,
+      argMax(status, revision) AS status_, argMax(duration_ms, revision) AS duration_,
+      min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms,
+      argMax(capacity_usd, revision) AS capacity_, argMax(capacity_capped, revision) AS capacity_capped_,
+      argMax(peak_raw_bps, revision) AS peak_raw_, argMax(peak_net_bps, revision) AS peak_net_,
+      argMax(peak_profit_usd, revision) AS peak_profit_, argMax(peak_size_usd, revision) AS peak_size_,
+      argMax(peak_capacity_usd, revision) AS peak_capacity_, argMax(peak_capacity_capped, revision) AS peak_capacity_capped_,
+      argMax(capacity_usd_ms, revision) AS capacity_ms_, argMax(fees_bps, revision) AS fees_, argMax(source, revision) AS source_
     FROM dislocations
     WHERE ${where}
     GROUP BY opportunity_id
@@ -133,13 +160,21 @@ function opportunityFromRow(r: Row): OpportunityState {
     liquidity_depth_usd: num(r.depth_),
     status: String(r.status_) as DislocationEvent['status'],
     duration_ms: num(r.duration_),
+    liquidity_depth_capped: num(r.depth_capped_) === 1,
+    capacity_usd: num(r.capacity_),
+    capacity_capped: num(r.capacity_capped_) === 1,
+    peak_raw_spread_bps: num(r.peak_raw_),
+    peak_net_spread_bps: num(r.peak_net_),
+    peak_profit_usd: num(r.peak_profit_),
+    peak_size_usd: num(r.peak_size_),
+    peak_capacity_usd: num(r.peak_capacity_),
+    revision_count: num(r.rev) + 1,
+    updated_at: new Date(num(r.updated_ms)).toISOString(),
     opportunity_id: String(r.opportunity_id),
     revision: num(r.rev),
     opened_at_ms: num(r.opened_ms),
     updated_at_ms: num(r.updated_ms),
-    capacity_usd: num(r.capacity_),
-    peak_capacity_usd: num(r.peak_capacity_),
-    peak_profit_usd: num(r.peak_profit_),
+    peak_capacity_capped: num(r.peak_capacity_capped_) === 1,
     capacity_usd_ms: num(r.capacity_ms_),
     fees_bps: num(r.fees_),
     source: String(r.source_),
@@ -159,7 +194,7 @@ export interface DislocationsSlice {
   slice_start: string;
   slice_end: string;
   count: number;
-  dislocations: DislocationItem[];
+  dislocations: (DislocationItem & { opportunity_id: string })[];
   source: string | undefined;
 }
 
@@ -171,7 +206,7 @@ export async function dislocationsInSlice(store: Store, pair: string, fromMs: nu
     slice_start: new Date(fromMs).toISOString(),
     slice_end: new Date(toMs).toISOString(),
     count: opportunities.length,
-    dislocations: opportunities.map((o) => ({
+    dislocations: opportunities.map((o): DislocationItem & { opportunity_id: string } => ({
       id: o.id,
       timestamp: o.timestamp,
       pair: o.pair,
@@ -185,6 +220,17 @@ export async function dislocationsInSlice(store: Store, pair: string, fromMs: nu
       liquidity_depth_usd: o.liquidity_depth_usd,
       status: o.status,
       duration_ms: o.duration_ms,
+      liquidity_depth_capped: o.liquidity_depth_capped,
+      capacity_usd: o.capacity_usd,
+      capacity_capped: o.capacity_capped,
+      peak_raw_spread_bps: o.peak_raw_spread_bps,
+      peak_net_spread_bps: o.peak_net_spread_bps,
+      peak_profit_usd: o.peak_profit_usd,
+      peak_size_usd: o.peak_size_usd,
+      peak_capacity_usd: o.peak_capacity_usd,
+      revision_count: o.revision_count,
+      updated_at: o.updated_at,
+      opportunity_id: o.opportunity_id,
     })),
     source: sourceLabel(opportunities.map((o) => o.source)),
   };
@@ -213,130 +259,8 @@ export async function countDislocations(store: Store, pair?: string): Promise<nu
   return num(row?.n ?? 0);
 }
 
-// ---------------------------------------------------------------- shadow capacity
-
-export interface CapitalSplit {
-  /** USD the venue must hold for the opportunities that buy there. */
-  quote_usd: number;
-  /** Base asset (valued in USD) the venue must hold for the opportunities that sell there. */
-  base_usd: number;
-}
-
-export interface ShadowCapacityGroup {
-  opportunities: number;
-  /** Opportunities whose net spread was positive at some size at some moment (peak capacity > 0). */
-  actionable_opportunities: number;
-  /** Sum over opportunities of the peak capacity: the most that could have been traded at a net profit. */
-  available_volume_usd: number;
-  /** Sum of the sizes of the paper executions that filled. */
-  captured_volume_usd: number;
-  uncaptured_volume_usd: number;
-  /** captured / available x 100 (null when nothing was available). */
-  capture_rate_pct: number | null;
-  /** Sum over opportunities of the peak est_profit, less the realised profit of the filled executions (floored at 0 each). */
-  est_uncaptured_profit_usd: number;
-  /** Mean and max peak capacity over actionable opportunities. */
-  avg_capacity_usd: number;
-  max_capacity_usd: number;
-  /** Time-weighted capacity on offer: sum of capacity x time over the opportunities' lives / slice length. */
-  time_weighted_capacity_usd: number;
-  /**
-   * Capital each venue needed to capture the uncaptured volume without moving
-   * funds between venues during the slice: USD on the buying venue plus base
-   * inventory on the selling venue, at each opportunity's peak capacity.
-   */
-  capital_required_usd: { cex: number; base_dex: number };
-  capital_split_usd: { cex: CapitalSplit; base_dex: CapitalSplit };
-}
-
-export interface ShadowCapacity extends ShadowCapacityGroup {
-  slice_start: string;
-  slice_end: string;
-  pair: string | null;
-  pairs: (ShadowCapacityGroup & { pair: string })[];
-  source: string | undefined;
-}
-
-function emptyGroup(): ShadowCapacityGroup {
-  return {
-    opportunities: 0,
-    actionable_opportunities: 0,
-    available_volume_usd: 0,
-    captured_volume_usd: 0,
-    uncaptured_volume_usd: 0,
-    capture_rate_pct: null,
-    est_uncaptured_profit_usd: 0,
-    avg_capacity_usd: 0,
-    max_capacity_usd: 0,
-    time_weighted_capacity_usd: 0,
-    capital_required_usd: { cex: 0, base_dex: 0 },
-    capital_split_usd: { cex: { quote_usd: 0, base_usd: 0 }, base_dex: { quote_usd: 0, base_usd: 0 } },
-  };
-}
-
 /** Venue kind from its identifier: Base pools are `<protocol>_base`, anything else is the CEX. */
 export const isDexVenue = (venue: string): boolean => venue.endsWith('_base');
-
-function addOpportunity(g: ShadowCapacityGroup, o: OpportunityState, execution: ExecutionSummary | undefined, sliceMs: number): void {
-  g.opportunities += 1;
-  const available = o.peak_capacity_usd;
-  if (available > 0) {
-    g.actionable_opportunities += 1;
-    g.max_capacity_usd = Math.max(g.max_capacity_usd, available);
-  }
-  g.available_volume_usd += available;
-  const captured = execution?.filled ? Math.min(execution.size_usd, available) : 0;
-  const uncaptured = available - captured;
-  g.captured_volume_usd += captured;
-  g.uncaptured_volume_usd += uncaptured;
-  g.est_uncaptured_profit_usd += Math.max(0, o.peak_profit_usd - (execution?.filled ? Math.max(0, execution.realised_profit_usd ?? 0) : 0));
-  g.time_weighted_capacity_usd += o.capacity_usd_ms / sliceMs;
-  const buy = isDexVenue(o.buy_venue) ? g.capital_split_usd.base_dex : g.capital_split_usd.cex;
-  const sell = isDexVenue(o.sell_venue) ? g.capital_split_usd.base_dex : g.capital_split_usd.cex;
-  buy.quote_usd += uncaptured;
-  sell.base_usd += uncaptured;
-}
-
-function finishGroup(g: ShadowCapacityGroup): void {
-  g.avg_capacity_usd = g.actionable_opportunities ? g.available_volume_usd / g.actionable_opportunities : 0;
-  g.capture_rate_pct = g.available_volume_usd > 0 ? (g.captured_volume_usd / g.available_volume_usd) * 100 : null;
-  g.capital_required_usd = {
-    cex: g.capital_split_usd.cex.quote_usd + g.capital_split_usd.cex.base_usd,
-    base_dex: g.capital_split_usd.base_dex.quote_usd + g.capital_split_usd.base_dex.base_usd,
-  };
-}
-
-/**
- * Shadow capacity of the opportunities opened in [fromMs, toMs) (optionally
- * one pair): what was available at a net profit, what the paper executions
- * captured, what stayed on the table and the capital it needed per venue,
- * overall and per pair. Opportunities still open count with their state so far.
- */
-export async function shadowCapacity(store: Store, fromMs: number, toMs: number, pair?: string): Promise<ShadowCapacity> {
-  const opportunities = await opportunitiesInSlice(store, fromMs, toMs, pair);
-  const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
-  const executions = await executionsFor(store, opportunities.map((o) => o.opportunity_id), fromMs, lastRevisionMs);
-  const sliceMs = Math.max(1, toMs - fromMs);
-  const total = emptyGroup();
-  const perPair = new Map<string, ShadowCapacityGroup>();
-  for (const o of opportunities) {
-    const execution = executions.get(o.opportunity_id);
-    addOpportunity(total, o, execution, sliceMs);
-    let g = perPair.get(o.pair);
-    if (!g) perPair.set(o.pair, (g = emptyGroup()));
-    addOpportunity(g, o, execution, sliceMs);
-  }
-  finishGroup(total);
-  for (const g of perPair.values()) finishGroup(g);
-  return {
-    slice_start: new Date(fromMs).toISOString(),
-    slice_end: new Date(toMs).toISOString(),
-    pair: pair ?? null,
-    ...total,
-    pairs: [...perPair.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([p, g]) => ({ pair: p, ...g })),
-    source: sourceLabel(opportunities.map((o) => o.source)),
-  };
-}
 
 // ---------------------------------------------------------------- paper-execution candidates
 

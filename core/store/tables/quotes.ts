@@ -25,9 +25,20 @@ export type QuoteRow = {
   gas_usd: number | null;
   gas_price_gwei: number | null;
   sequence: number | null;
+  /** QuoteEvent.depth, flattened (null / 0 / empty when the quote has none). */
+  depth_impact_bps: number | null;
+  depth_buy_usd: number | null;
+  depth_sell_usd: number | null;
+  depth_buy_capped: number;
+  depth_sell_capped: number;
+  depth_buy_sizes: number[];
+  depth_buy_prices: number[];
+  depth_sell_sizes: number[];
+  depth_sell_prices: number[];
 };
 
 export function quoteRow(e: QuoteEvent): QuoteRow {
+  const d = e.depth;
   return {
     event_id: e.event_id,
     pair: e.pair,
@@ -49,7 +60,23 @@ export function quoteRow(e: QuoteEvent): QuoteRow {
     gas_usd: e.gas_usd,
     gas_price_gwei: e.gas_price_gwei,
     sequence: e.sequence,
+    depth_impact_bps: d ? d.impact_bps : null,
+    depth_buy_usd: d ? d.buy_usd : null,
+    depth_sell_usd: d ? d.sell_usd : null,
+    depth_buy_capped: d?.buy_capped ? 1 : 0,
+    depth_sell_capped: d?.sell_capped ? 1 : 0,
+    depth_buy_sizes: d ? d.buy_points.map((p) => p[0]) : [],
+    depth_buy_prices: d ? d.buy_points.map((p) => p[1]) : [],
+    depth_sell_sizes: d ? d.sell_points.map((p) => p[0]) : [],
+    depth_sell_prices: d ? d.sell_points.map((p) => p[1]) : [],
   };
+}
+
+/** Two parallel stored arrays back into [size, price] points. */
+function pointsOf(sizes: unknown, prices: unknown): [number, number][] {
+  const s = (sizes as unknown[] | null) ?? [];
+  const p = (prices as unknown[] | null) ?? [];
+  return s.map((size, i) => [num(size), num(p[i])]);
 }
 
 export async function insertQuotes(store: Store, events: QuoteEvent[]): Promise<void> {
@@ -80,6 +107,19 @@ export function quoteFromRow(r: Row): QuoteEvent {
     gas_usd: numOrNull(r.gas_usd),
     gas_price_gwei: numOrNull(r.gas_price_gwei),
     sequence: numOrNull(r.sequence),
+    ...(r.depth_impact_bps === null || r.depth_impact_bps === undefined
+      ? {}
+      : {
+          depth: {
+            impact_bps: num(r.depth_impact_bps),
+            buy_usd: num(r.depth_buy_usd),
+            sell_usd: num(r.depth_sell_usd),
+            buy_capped: num(r.depth_buy_capped) === 1,
+            sell_capped: num(r.depth_sell_capped) === 1,
+            buy_points: pointsOf(r.depth_buy_sizes, r.depth_buy_prices),
+            sell_points: pointsOf(r.depth_sell_sizes, r.depth_sell_prices),
+          },
+        }),
   };
 }
 

@@ -24,6 +24,8 @@ export interface SpreadSample {
   est_profit_usd: number;
   capacity_usd: number;
   liquidity_depth_usd: number;
+  /** The depth is a lower bound (docs/metrics.md, "Depth"). */
+  liquidity_depth_capped: boolean;
   quote_event_id: string;
   counterpart_event_id: string;
   source: DislocationEvent['source'];
@@ -43,6 +45,7 @@ export const spreadSampleRow = (s: SpreadSample): Row => ({
   est_profit_usd: s.est_profit_usd,
   capacity_usd: s.capacity_usd,
   liquidity_depth_usd: s.liquidity_depth_usd,
+  liquidity_depth_capped: s.liquidity_depth_capped ? 1 : 0,
   quote_event_id: s.quote_event_id,
   counterpart_event_id: s.counterpart_event_id,
   source: s.source,
@@ -67,8 +70,10 @@ export interface SpreadCandle {
   close_raw_spread_bps: number;
   avg_net_spread_bps: number;
   max_net_spread_bps: number;
-  /** Average liquidity depth (largest size fillable on both venues) over the samples. */
+  /** Average measured liquidity depth of the samples (docs/metrics.md, "Depth"). */
   volume_depth_usd: number;
+  /** Some sample's depth was a lower bound, so the average is one too. */
+  volume_depth_capped: boolean;
   dislocation_count: number;
   sample_count: number;
   source: string | undefined;
@@ -92,7 +97,8 @@ export async function spreadCandles(store: Store, pair: string, fromMs: number, 
     SELECT ${intDiv(sql`ts_ms`, BASE_SLICE_MS)} AS b,
       argMin(raw_spread_bps, seq) AS q_open, max(raw_spread_bps) AS q_high, min(raw_spread_bps) AS q_low,
       argMax(raw_spread_bps, seq) AS q_close, avg(net_spread_bps) AS q_avg_net, max(net_spread_bps) AS q_max_net,
-      avg(liquidity_depth_usd) AS q_depth, count(*) AS q_n, min(source) AS q_source_min, max(source) AS q_source_max
+      avg(liquidity_depth_usd) AS q_depth, max(liquidity_depth_capped) AS q_depth_capped, count(*) AS q_n,
+      min(source) AS q_source_min, max(source) AS q_source_max
     FROM spread_samples ${final}
     WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, from, to)}
     GROUP BY b`;
@@ -104,7 +110,7 @@ export async function spreadCandles(store: Store, pair: string, fromMs: number, 
     SELECT ${intDiv(sql`b`, factor)} AS bb,
       argMin(q_open, b) AS open_raw, max(q_high) AS high_raw, min(q_low) AS low_raw, argMax(q_close, b) AS close_raw,
       sum(q_avg_net * q_n) / sum(q_n) AS avg_net, max(q_max_net) AS max_net, sum(q_depth * q_n) / sum(q_n) AS avg_depth,
-      sum(q_n) AS n, min(q_source_min) AS source_min, max(q_source_max) AS source_max
+      max(q_depth_capped) AS depth_capped, sum(q_n) AS n, min(q_source_min) AS source_min, max(q_source_max) AS source_max
     FROM (${base}) AS c
     GROUP BY bb ORDER BY bb`;
   const [rows, counts] = await Promise.all([store.query(statement), dislocationCountsBy15m(store, pair, from, to)]);
@@ -128,6 +134,7 @@ export async function spreadCandles(store: Store, pair: string, fromMs: number, 
       avg_net_spread_bps: num(r.avg_net),
       max_net_spread_bps: num(r.max_net),
       volume_depth_usd: num(r.avg_depth),
+      volume_depth_capped: num(r.depth_capped) === 1,
       dislocation_count: byBucket.get(start) ?? 0,
       sample_count: num(r.n),
       source: sourceLabel([r.source_min, r.source_max]),
@@ -145,6 +152,7 @@ const fromBase = (r: Row): Row => ({
   avg_net: r.q_avg_net,
   max_net: r.q_max_net,
   avg_depth: r.q_depth,
+  depth_capped: r.q_depth_capped,
   n: r.q_n,
   source_min: r.q_source_min,
   source_max: r.q_source_max,
@@ -189,7 +197,7 @@ export async function spreadSamplesInRange(store: Store, pairs: readonly string[
   if (!pairs.length) return [];
   const rows = await store.query(sql`
     SELECT sample_id, pair, seq, ts_ms, buy_venue, sell_venue, raw_spread_bps, net_spread_bps, est_profit_usd, capacity_usd,
-      liquidity_depth_usd, quote_event_id, counterpart_event_id, source
+      liquidity_depth_usd, liquidity_depth_capped, quote_event_id, counterpart_event_id, source
     FROM spread_samples ${final}
     WHERE pair IN ${inList(pairs)} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
     ORDER BY pair, seq`);
@@ -205,8 +213,15 @@ export async function spreadSamplesInRange(store: Store, pairs: readonly string[
     est_profit_usd: num(r.est_profit_usd),
     capacity_usd: num(r.capacity_usd),
     liquidity_depth_usd: num(r.liquidity_depth_usd),
+    liquidity_depth_capped: num(r.liquidity_depth_capped) === 1,
     quote_event_id: String(r.quote_event_id),
     counterpart_event_id: String(r.counterpart_event_id),
     source: String(r.source) as SpreadSample['source'],
   }));
+}
+
+/** First and last sample time per pair (min/max need no FINAL), newest last first. */
+export async function pairSpans(store: Store): Promise<{ pair: string; earliestMs: number; latestMs: number }[]> {
+  const rows = await store.query(sql`SELECT pair, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples GROUP BY pair`);
+  return rows.map((r) => ({ pair: String(r.pair), earliestMs: num(r.lo), latestMs: num(r.hi) })).sort((a, b) => b.latestMs - a.latestMs || (a.pair < b.pair ? -1 : 1));
 }

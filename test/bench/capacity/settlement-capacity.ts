@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { RunningApi } from '../../../api/role.js';
 import { createLogger } from '../../../core/logger.js';
-import { startProcess } from '../../../core/process.js';
+import { startProcess } from '../../../roles/process.js';
 import { testConfig } from '../../helpers/config.js';
 import { cpuMsOf, descendantsMatching } from '../cpu.js';
 import { challengeOf, payerClient } from '../x402-load.js';

@@ -1,6 +1,6 @@
 /**
  * Worker capacity by SKU (bench:capacity, docs/scaling.md): the real worker
- * role in a child process (`core/main.ts`, ROLE=worker, QUEUE=bullmq on the
+ * role in a child process (`roles/main.ts`, ROLE=worker, QUEUE=bullmq on the
  * running Redis with a key prefix of its own) and this process as the caller
  * through the queue port, as the api role calls it. Per SKU: CAPACITY_CALLERS
  * callers (default JOB_CONCURRENCY, 4) keep jobs in flight for
@@ -17,8 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { aiSkus } from '../../../api/catalogue/ai-skus.js';
-import { utilitySkus } from '../../../api/catalogue/utility-skus.js';
+import { JOB_SKUS } from '../../../api/catalogue/sku-list.js';
 import { createLogger } from '../../../core/logger.js';
 import { createQueue } from '../../../core/ports.js';
 import { skuJobName } from '../../../jobs/sku-processor.js';
@@ -97,7 +96,7 @@ async function loopbackUpstreams(dir: string) {
 }
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -135,7 +134,7 @@ export async function measureWorker(options: { seconds: number; callers?: number
   });
   const queue = await createQueue(config, createLogger('silent'));
   const redisPids = pidsMatching(new RegExp(`redis-server .*:${new URL(config.REDIS_URL).port}`));
-  const catalogue = new Map([...utilitySkus(), ...aiSkus()].map((s) => [s.id, s]));
+  const catalogue = new Map(JOB_SKUS.map((s) => [s.id, s]));
   const all = await inputs(up.site);
   const callers = options.callers ?? config.JOB_CONCURRENCY;
   const rows: SkuCapacity[] = [];

@@ -1,0 +1,67 @@
+/**
+ * dislocations: CEX/DEX dislocations. The whole public contract of the telemetry SKU (route,
+ * price, input and output schemas, examples, description, latency) and its
+ * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * api/catalogue/sku-list.ts; its input schema is built from the pairs
+ * catalogue and config, hence a function of them.
+ */
+import { defineSku, type Sku } from '../../catalogue/sku.js';
+import { dislocationsHandler, dislocationsInput, DislocationsOutput, dislocationsPreflight } from '../dislocations.js';
+import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
+
+export function dislocationsSku({ pairs }: TelemetrySkuDeps): Sku {
+  return defineSku({
+    id: 'dislocations',
+    method: 'GET',
+    alsoPost: true,
+    path: '/api/v1/crypto/dislocations',
+    title: 'CEX/DEX dislocations',
+    categories: ['Data', 'Finance', 'Trading', 'Blockchain'],
+    defaultPriceAtomic: '45000',
+    free: false,
+    input: dislocationsInput(pairs),
+    output: DislocationsOutput,
+    exampleInput: { pair: 'ETH/USD', date: '2026-03-02', time: '1400' },
+    example: {
+      pair: 'ETH/USD',
+      slice_start: '2026-03-02T14:00:00.000Z',
+      slice_end: '2026-03-02T14:15:00.000Z',
+      count: 1,
+      dislocations: [
+        {
+          id: 3170418255137615,
+          timestamp: '2026-03-02T14:03:27.512Z',
+          pair: 'ETH/USD',
+          buy_venue: 'uniswap_v3_base',
+          sell_venue: 'coinbase',
+          buy_price: 2000,
+          sell_price: 2010,
+          raw_spread_bps: 50,
+          net_spread_bps: 35,
+          est_profit_usd: 24.47,
+          liquidity_depth_usd: 398460.12,
+          status: 'CLOSED',
+          duration_ms: 8400,
+          liquidity_depth_capped: false,
+          capacity_usd: 26522.97,
+          capacity_capped: false,
+          peak_raw_spread_bps: 52.4,
+          peak_net_spread_bps: 37.1,
+          peak_profit_usd: 26.15,
+          peak_size_usd: 10000,
+          peak_capacity_usd: 28310.4,
+          revision_count: 4,
+          updated_at: '2026-03-02T14:03:35.912Z',
+        },
+      ],
+      source: LIVE_SOURCE_EXAMPLE,
+    },
+    description:
+      'Arbitrage dislocations (net spread above the threshold after fees, gas and slippage at an executable size) between the centralized exchange and Base DEX pools opened in a 15-minute UTC slice: venues, prices, raw and net spread, estimated profit, measured depth and capacity (with lower-bound markers), peaks, status and duration; `revisions=true` adds every revision. 404 (no charge) outside coverage.',
+    avgLatencyMs: 45,
+    latencyTargetMs: 150,
+    available: true,
+    preflight: dislocationsPreflight,
+    handler: dislocationsHandler,
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * The precision every served telemetry number is rounded to (docs/metrics.md,
+ * "Precision"): the store keeps full doubles, the wire carries what the
+ * measurement supports, so `spread_bps` reads 0.5, not 0.5000000000004823.
+ *
+ * | kind | rounding | fields |
+ * |---|---|---|
+ * | spread, bps | 2 decimals | candle OHLC, dislocation spreads and peaks |
+ * | fine bps | 4 decimals | impact-simulation spread_bps, slippage_bps (books tighter than 0.1 bp) |
+ * | USD amount | cents | profits, depths, capacities, volumes, capital |
+ * | price, USD per base unit | 6 significant digits, never coarser than a cent | buy/sell prices, mid, bid/ask, fill price |
+ * | base units | 8 significant digits | impact-simulation sizes in base units |
+ * | probability, ratio | 4 decimals | fill_ratio, fill probabilities |
+ * | percent | 2 decimals | fill_rate_pct, capture_rate_pct |
+ * | milliseconds (latency) | 1 decimal | latency statistics |
+ * Counts, ids, durations in whole ms and timestamps are exact.
+ */
+
+/** `value` rounded half away from zero to `decimals` decimals (no -0). */
+export function decimals(value: number, places: number): number {
+  if (!Number.isFinite(value)) return value;
+  const f = 10 ** places;
+  const r = Math.sign(value) * Math.round(Math.abs(value) * f) / f;
+  return r === 0 ? 0 : r;
+}
+
+/** `value` to `digits` significant digits (no -0). */
+export function significant(value: number, digits: number): number {
+  if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;
+  return Number(value.toPrecision(digits));
+}
+
+export const PRECISION = {
+  bps: (v: number) => decimals(v, 2),
+  fineBps: (v: number) => decimals(v, 4),
+  usd: (v: number) => decimals(v, 2),
+  /** 6 significant digits, or cents when that is finer (prices of 10,000 USD and more). */
+  price: (v: number) => (Math.abs(v) >= 1e4 ? decimals(v, 2) : significant(v, 6)),
+  base: (v: number) => significant(v, 8),
+  probability: (v: number) => decimals(v, 4),
+  pct: (v: number) => decimals(v, 2),
+  ms: (v: number) => decimals(v, 1),
+} as const;
+
+/** A nullable number through one of the roundings. */
+export const orNull = (round: (v: number) => number) => (v: number | null): number | null => (v === null ? null : round(v));

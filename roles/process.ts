@@ -1,0 +1,117 @@
+/**
+ * Starts the roles this process runs on the ports they need, and drains on
+ * SIGTERM/SIGINT: stop intake (HTTP, ingestors), let consumers finish and
+ * commit, let workers finish their jobs, then flush and close the ports.
+ * The wiring of the roles lives here, above them all: core knows no role.
+ */
+import { hostname } from 'node:os';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import { HealthRegistry } from '../core/health.js';
+import { createBus, createQueue, createStore } from '../core/ports.js';
+import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from '../core/role.js';
+import { errorMessage } from '../core/errors.js';
+import { OperationHealth } from '../core/operation-health.js';
+import { observedBus } from '../core/bus/observed-bus.js';
+import { observedStore } from '../core/store/observed-store.js';
+import { withTimeout } from '../core/backoff.js';
+import type { RunningApi } from '../api/role.js';
+import type { HttpServer } from '../api/http-server.js';
+import type { JobSku } from '../jobs/job-sku.js';
+
+export const SERVICE_VERSION = '2.0.0';
+
+/** Order of start-up; shutdown runs in the same order (intake first). */
+const ROLE_ORDER: RoleName[] = ['api', 'ingest', 'aggregate', 'worker'];
+const START_ORDER: RoleName[] = ['worker', 'aggregate', 'ingest', 'api'];
+
+export interface RunningProcess {
+  ctx: RoleContext;
+  roles: RunningRole[];
+  /** The api role's server, or the ops server (/health, /metrics) of a process without it. */
+  http: HttpServer;
+  shutdown(reason: string): Promise<void>;
+}
+
+/** What the process wires into its roles; every field has the production default. */
+export interface ProcessWiring {
+  /** The job SKUs the api role declares and the worker role serves; default the catalogue's list. */
+  jobSkus?: readonly JobSku[];
+}
+
+export async function startProcess(config: Config, logger: Logger, wiring: ProcessWiring = {}): Promise<RunningProcess> {
+  const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
+  // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
+  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../api/catalogue/sku-list.js')).JOB_SKUS : []);
+  const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
+  const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
+  const ctx: RoleContext = { config, logger, health, instanceId: `${hostname()}:${process.pid}` };
+
+  // Ports first; each adapter fails fast with an error naming its variable.
+  const [bus, store, queue] = await Promise.all([
+    needed.has('bus') ? createBus(config, logger) : undefined,
+    needed.has('store') ? createStore(config, logger) : undefined,
+    needed.has('queue') ? createQueue(config, logger) : undefined,
+  ]);
+  // bus and store report what their operations do, not only whether they answer a ping (core/operation-health.ts).
+  const busOps = new OperationHealth();
+  const storeOps = new OperationHealth();
+  ctx.bus = bus && observedBus(bus, busOps);
+  ctx.store = store && observedStore(store, storeOps);
+  ctx.queue = queue;
+  if (bus) health.registerPing('bus', bus.adapter, () => bus.ping(), () => busOps.report());
+  if (store) {
+    const report = await ctx.store!.migrate();
+    logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
+    health.registerPing('store', store.adapter, () => store.ping(), () => storeOps.report());
+  }
+  if (queue) health.registerPing('queue', queue.adapter, () => queue.ping());
+
+  const running: RunningRole[] = [];
+  let api: RunningApi | undefined;
+  // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
+  for (const name of START_ORDER.filter((r) => roles.includes(r))) {
+    let role: RunningRole;
+    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus);
+    else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
+    else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
+    else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
+    running.push(role);
+    logger.info({ role: name }, 'role started');
+  }
+  const ops = api ? undefined : await (await import('../api/ops-server.js')).startOpsServer(ctx);
+  const http = api?.http ?? (ops as HttpServer);
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string) =>
+    (stopping ??= (async () => {
+      logger.info({ reason }, 'draining');
+      for (const name of ROLE_ORDER) {
+        const role = running.find((r) => r.name === name);
+        if (role) await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
+      }
+      await ops?.close();
+      // Queue first (workers finish in-flight jobs), then the bus (producers flushed), then the store.
+      for (const [name, port] of [['queue', queue], ['bus', bus], ['store', store]] as const) {
+        if (port) await port.close().catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
+      }
+      for (const role of running) await role.close?.().catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
+      logger.info('drained');
+    })());
+
+  return { ctx, roles: running, http, shutdown };
+}
+
+/** Wires SIGTERM/SIGINT to a bounded drain and the exit code. */
+export function exitOnSignals(proc: RunningProcess, config: Config, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    withTimeout(proc.shutdown(signal), config.SHUTDOWN_TIMEOUT_MS, () => new Error(`drain exceeded SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}`))
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.fatal({ err: errorMessage(err) }, 'forced exit');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

@@ -1,0 +1,89 @@
+/**
+ * The free coverage route reads its figures at most once per COVERAGE_TTL_MS
+ * and refreshes them in the background (callers get the previous figures
+ * meanwhile), but never serves figures older than COVERAGE_MAX_STALE_MS: the
+ * first caller after a quiet spell waits for a fresh scan instead of getting
+ * what was true minutes ago. Real DuckDB store; only Date is faked.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadPairs } from '../../core/markets/pairs.js';
+import { createDuckDbStore } from '../../core/store/duckdb-store.js';
+import type { Store } from '../../core/store/store.js';
+import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
+import { buildCatalogue } from '../../api/catalogue/catalogue.js';
+import type { SkuRuntime } from '../../api/catalogue/sku.js';
+import { COVERAGE_MAX_STALE_MS, COVERAGE_TTL_MS, coverageHandler } from '../../api/telemetry/coverage.js';
+import { testConfig, testLogger } from '../helpers/config.js';
+
+const logger = testLogger();
+let dir: string;
+let store: Store;
+let runtime: SkuRuntime;
+
+function sample(seq: number, tsMs: number): SpreadSample {
+  return {
+    sample_id: `cov-${seq}`,
+    pair: 'ETH/USD',
+    seq,
+    ts_ms: tsMs,
+    buy_venue: 'uniswap_v3_base',
+    sell_venue: 'coinbase',
+    raw_spread_bps: 4,
+    net_spread_bps: -2,
+    est_profit_usd: 0,
+    capacity_usd: 0,
+    liquidity_depth_usd: 10_000,
+    liquidity_depth_capped: false,
+    quote_event_id: `q-${seq}`,
+    counterpart_event_id: `c-${seq}`,
+    source: 'simulated',
+  };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'coverage-freshness-'));
+  store = await createDuckDbStore({ path: join(dir, 'db.duckdb'), logger });
+  await store.migrate();
+  const config = testConfig({ MARKET_SOURCE: 'simulated' });
+  const pairs = loadPairs();
+  runtime = { store, config, pairs, catalogue: buildCatalogue({ config, pairs }), now: () => Date.now() };
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+afterAll(async () => {
+  await store?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const latest = async () => (await coverageHandler({ input: { pair: 'ETH/USD' }, runtime, priceAtomic: '0' })).latest_timestamp;
+
+describe('coverage freshness', () => {
+  it('serves cached figures within the TTL, refreshes in the background after it, and waits for a scan once they are too old', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const t0 = Date.UTC(2026, 10, 24, 12, 0);
+    vi.setSystemTime(t0);
+    await insertSpreadSamples(store, [sample(1, t0 - 1_000)]);
+    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+
+    // Within the TTL: the cached figures, even though newer rows exist.
+    await insertSpreadSamples(store, [sample(2, t0 + 1_000)]);
+    vi.setSystemTime(t0 + COVERAGE_TTL_MS - 100);
+    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+
+    // Past the TTL but not too old: this caller gets the previous figures, the background scan brings the new ones.
+    vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100);
+    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+    await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), { timeout: 5_000, interval: 20 });
+
+    // A quiet spell longer than COVERAGE_MAX_STALE_MS: the first caller waits for a fresh scan.
+    await insertSpreadSamples(store, [sample(3, t0 + 60_000)]);
+    vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100 + COVERAGE_MAX_STALE_MS + 1_000);
+    expect(await latest()).toBe(new Date(t0 + 60_000).toISOString());
+  });
+});
