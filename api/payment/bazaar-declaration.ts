@@ -15,7 +15,7 @@
  * the route.
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
-import type { PaidRoute } from './challenge.js';
+import type { PaidRoute } from './paid-route.js';
 
 const SHORT_STRING = 120;
 

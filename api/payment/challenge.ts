@@ -22,25 +22,12 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
 import { base64Json } from './payload.js';
 import type { PaymentTerms } from './settlement.js';
+import type { PaidRoute } from './paid-route.js';
+
+export type { PaidRoute };
 
 /** @x402/core's encodePaymentRequiredHeader, through Buffer (the same bytes). */
 const encodePaymentRequiredHeader = (paymentRequired: PaymentRequired): string => base64Json(paymentRequired);
-
-/** A priced resource behind the gate: an HTTP route (set by the router) or an MCP tool (set by the MCP door). */
-export interface PaidRoute {
-  method: 'GET' | 'POST';
-  path: string;
-  description: string;
-  /** Price in USDC atomic units (6 decimals). */
-  priceAtomic: string;
-  mimeType: string;
-  inputSchemaJson?: object;
-  /** A request that validates against the input schema (query parameters or JSON body): the Bazaar `input` example. */
-  inputExample?: Record<string, unknown>;
-  outputExample?: unknown;
-  /** An MCP tool (the MCP door): the Bazaar declaration is the MCP flavour (tool name, transport) instead of the HTTP one. */
-  mcpTool?: { name: string; transport: 'streamable-http' };
-}
 
 export const MAX_RESOURCE_URL = 256;
 export const MAX_DESCRIPTION = 300;

@@ -41,6 +41,9 @@ import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
 import { FacilitatorUnavailableError, type PaymentTerms } from './settlement.js';
 import { SettlementRecorder, settleVerified, type SettleOutcome, type SettlementRecord } from './settle.js';
+import type { Refusal } from './refusal.js';
+
+export type { Refusal };
 
 export type { PaidRoute } from './challenge.js';
 export type { ResourceIdentity } from './binding.js';
@@ -67,18 +70,6 @@ export interface VerifiedPayment {
   payTo: string;
 }
 
-export interface Refusal {
-  status: number;
-  code: string;
-  detail: string;
-  /** x402 reason: the challenge's `error` and the problem's `reason`. */
-  reason?: string;
-  /** Answer with a fresh challenge whose `error` is `reason` (402s); otherwise a plain problem (5xx). */
-  challenge: boolean;
-  extra: Record<string, unknown>;
-  /** The facilitator's own challenge, when it refused the payment (scheme enrichment included). */
-  paymentRequired?: PaymentRequired;
-}
 
 export type PaymentAttempt =
   | { ok: false; refusal: Refusal }

@@ -14,7 +14,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { paymentMetrics } from './payment-metrics.js';
-import type { Refusal } from './payment-core.js';
+import type { Refusal } from './refusal.js';
 import { FacilitatorUnavailableError } from './settlement.js';
 
 export type SettleOutcome =

@@ -11,7 +11,7 @@ import { erc20Abi, type Address } from 'viem';
 import { errorMessage } from '../../core/errors.js';
 import type { ProbeResult } from '../../core/health.js';
 import type { LocalFacilitator } from './local-facilitator.js';
-import type { SettlementMode } from './settlement.js';
+import type { SettlementMode } from './settlement-mode.js';
 
 /** ok when `/supported` lists `exact` on the network for x402 v2. */
 export async function probeFacilitator(facilitator: FacilitatorClient, network: string, facts: Record<string, unknown>): Promise<ProbeResult> {

@@ -41,7 +41,9 @@ import { probeFacilitator, probeLocal } from './settlement-probes.js';
 
 export { chainIdOf } from './local-facilitator.js';
 
-export type SettlementMode = 'devchain' | 'remote' | 'self';
+import type { SettlementMode } from './settlement-mode.js';
+
+export type { SettlementMode };
 
 /** What every challenge advertises (besides the per-route amount). */
 export interface PaymentTerms {

@@ -17,9 +17,6 @@
  *    and its dead letter is already in the DLQ, it is not sent again;
  *  - a stopped group can be rewound to an offset or a timestamp (replay).
  */
-import type { DeadLetterSummary } from './dead-letters.js';
-
-export type { DeadLetterSummary };
 
 export interface OutgoingMessage {
   key: string;
@@ -86,6 +83,30 @@ export type ReplayFrom =
   | { kind: 'timestamp'; timestamp: number };
 
 export type PartitionOffsets = Record<number, string>;
+
+export interface DeadLetterRecord {
+  reason: string;
+  /** ISO time the message was dead-lettered. */
+  failedAt: string;
+  /** Origin: topic, partition and offset of the message that failed, and the group that failed on it. */
+  topic: string;
+  partition: number;
+  offset: string;
+  group: string;
+  attempts: number;
+}
+
+/** What /health and the DLQ tool say about one DLQ. */
+export interface DeadLetterSummary {
+  /** Dead letters in `<topic>.dlq` (all of them, every process and every run). */
+  count: number;
+  /** Those dead-lettered in the last `recentWindowMs`. */
+  recent: number;
+  /** The newest dead letter (by its failed-at time), once the DLQ has been read. */
+  last?: DeadLetterRecord;
+  /** False while the DLQ is still being read (count is then its size, from offsets). */
+  complete: boolean;
+}
 
 export interface DeadLetterSummaryOptions {
   /** `recent` counts the dead letters of this window (default 5 minutes). */

@@ -5,31 +5,9 @@
  * dead-lettering a message twice: a message whose (group, topic, partition,
  * offset) already has a dead letter is not sent to the DLQ again.
  */
-import { DLQ_HEADERS } from './bus.js';
+import { DLQ_HEADERS, type DeadLetterRecord, type DeadLetterSummary } from './bus.js';
 
-export interface DeadLetterRecord {
-  reason: string;
-  /** ISO time the message was dead-lettered. */
-  failedAt: string;
-  /** Origin: topic, partition and offset of the message that failed, and the group that failed on it. */
-  topic: string;
-  partition: number;
-  offset: string;
-  group: string;
-  attempts: number;
-}
-
-/** What /health and the DLQ tool say about one DLQ. */
-export interface DeadLetterSummary {
-  /** Dead letters in `<topic>.dlq` (all of them, every process and every run). */
-  count: number;
-  /** Those dead-lettered in the last `recentWindowMs`. */
-  recent: number;
-  /** The newest dead letter (by its failed-at time), once the DLQ has been read. */
-  last?: DeadLetterRecord;
-  /** False while the DLQ is still being read (count is then its size, from offsets). */
-  complete: boolean;
-}
+export type { DeadLetterRecord, DeadLetterSummary };
 
 /** The identity of a dead letter: its origin, per consumer group. */
 export const deadLetterKey = (group: string, topic: string, partition: number | string, offset: string) => `${group}\u0000${topic}\u0000${partition}\u0000${offset}`;
