@@ -19,7 +19,7 @@
  */
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { operatorConfig } from './operator-config.js';
 import { createLogger } from '../core/logger.js';
 import { createBus } from '../core/ports.js';
 import { dlqTopic, type Bus, type BusMessage } from '../core/bus/bus.js';
@@ -192,14 +192,7 @@ async function main(): Promise<void> {
     ...(since !== undefined ? { since } : {}),
   };
 
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
-    throw err;
-  }
-  if (config.BUS === 'memory') fail('BUS=memory: the in-process bus lives inside the running app; set BUS=kafka');
+  const config = operatorConfig(fail, 'the in-process bus lives inside the running app');
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { command: 'dlq' });
   const bus = await createBus(config, logger);
   try {

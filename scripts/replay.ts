@@ -18,7 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { operatorConfig } from './operator-config.js';
 import { createLogger } from '../core/logger.js';
 import { createBus, createStore } from '../core/ports.js';
 import type { PartitionOffsets, ReplayFrom } from '../core/bus/bus.js';
@@ -66,14 +66,7 @@ async function main(): Promise<void> {
   if (!groups.length) fail(values.group ? `unknown group ${values.group}; groups: ${CONSUMER_GROUPS.map((g) => g.groupId).join(', ')}` : `no consumer group reads ${topic}`);
   for (const g of groups) if (!g.topics.includes(topic)) fail(`group ${g.groupId} does not read ${topic} (it reads ${g.topics.join(', ')})`);
 
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
-    throw err;
-  }
-  if (config.BUS === 'memory') fail('BUS=memory: the in-process bus lives inside the running app and has no history to replay here; set BUS=kafka');
+  const config = operatorConfig(fail, 'the in-process bus lives inside the running app and has no history to replay here');
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { command: 'replay' });
   const bus = await createBus(config, logger);
   const store = await createStore(config, logger);

@@ -7,7 +7,7 @@
 import { priceText } from '../catalogue/schemas.js';
 import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, groupOf, methodsOf, paymentNetwork, type DiscoveryContext } from '../discovery/context.js';
 import { assetUrl } from './assets.js';
-import { escapeHtml as h, scriptJson } from './html.js';
+import { escapeHtml as h, pageOpening, scriptJson } from './html.js';
 
 export interface LandingOptions {
   pairs: readonly string[];
@@ -38,14 +38,7 @@ export function landingPage(ctx: DiscoveryContext, options: LandingOptions): str
     ['MCP server card', DOCUMENTS.mcp],
     ['Health', DOCUMENTS.health],
   ];
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>${h(SERVICE_NAME)}</title>
-<link rel="stylesheet" href="${assetUrl('dashboard.css')}">
+  return `${pageOpening(SERVICE_NAME, assetUrl('dashboard.css'))}
 <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>
 <script src="${assetUrl('lightweight-charts.js')}" defer></script>
 <script src="${assetUrl('dashboard.js')}" defer></script>

@@ -16,6 +16,7 @@ import { DOCUMENTS, methodsOf, type PaymentInfo } from '../discovery/context.js'
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/payment-gate.js';
 import { toolNameOf } from './tool-name.js';
+import { paidRouteOf } from '../router.js';
 
 /** Where the MCP door answers (Streamable HTTP). */
 export const MCP_PATH = '/mcp';
@@ -41,17 +42,7 @@ export interface ToolCatalogue {
 /** The priced resource of a paid SKU's tool (what the core challenges, binds and declares to the Bazaar). */
 export function toolRouteOf(sku: PricedSku): PaidRoute {
   const name = toolNameOf(sku);
-  return {
-    method: 'POST',
-    path: toolResourceUrl(name),
-    description: sku.description,
-    priceAtomic: sku.priceAtomic,
-    mimeType: 'application/json',
-    inputSchemaJson: inputJsonSchema(sku),
-    inputExample: sku.exampleInput,
-    outputExample: sku.example,
-    mcpTool: { name, transport: 'streamable-http' },
-  };
+  return { ...paidRouteOf(sku, 'POST'), path: toolResourceUrl(name), mcpTool: { name, transport: 'streamable-http' } };
 }
 
 /**

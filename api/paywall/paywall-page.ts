@@ -11,7 +11,7 @@ import { readableUsdc } from '../payment/payment-gate.js';
 import type { PricedSku } from '../catalogue/sku.js';
 import { paymentNetwork, type PaymentInfo } from '../discovery/context.js';
 import { assetUrl } from '../dashboard/assets.js';
-import { escapeHtml as h, scriptJson } from '../dashboard/html.js';
+import { escapeHtml as h, pageOpening, scriptJson } from '../dashboard/html.js';
 import { toolNameOf } from '../mcp/tool-name.js';
 
 export interface PaywallPageInput {
@@ -32,14 +32,7 @@ export function paywallPage(input: PaywallPageInput): string {
   const title = sku?.title ?? challenge.resource?.description ?? input.requestPath;
   const args = Object.fromEntries(new URLSearchParams(input.requestPath.split('?')[1] ?? ''));
   const reason = input.code === 'payment_required' ? '' : `<p class="muted">The last attempt was refused: <code>${h(input.code)}</code> ${h(input.detail)}</p>`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>Payment required: ${h(title)}</title>
-<link rel="stylesheet" href="${assetUrl('dashboard.css')}">
+  return `${pageOpening(`Payment required: ${title}`, assetUrl('dashboard.css'))}
 <script type="application/json" id="x402-challenge">${scriptJson(challenge)}</script>
 <script src="${assetUrl('paywall.js')}" defer></script>
 </head>
