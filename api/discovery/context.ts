@@ -7,7 +7,7 @@ import { readableUsdc } from '../payment/payment-gate.js';
 import type { PaymentTerms } from '../payment/settlement.js';
 import { priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';
-import { TELEMETRY_PREFIX } from '../telemetry/coverage.js';
+import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
 import type { LiveExamples } from './live-examples.js';
 
 /** Equals roles/process.ts SERVICE_VERSION (checked by test/unit/discovery.test.ts; not imported to keep api/ free of a cycle). */

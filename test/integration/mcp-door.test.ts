@@ -26,7 +26,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import type { RunningProcess } from '../../roles/process.js';
 import { inputJsonSchema, outputJsonSchema } from '../../api/catalogue/json-schema.js';
-import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles.js';
+import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles/handler.js';
 import { callTool, paymentRequiredOf, settlementOf } from '../../scripts/mcp-payment-client.js';
 import { startPaidApi } from '../helpers/paid-api.js';
 import { eventually, testLogger } from '../helpers/config.js';

@@ -6,7 +6,7 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { coverageHandler, coverageInput, CoverageOutput, PRE_FLIGHT_PROTECTION, TELEMETRY_VERSION } from '../coverage.js';
+import { coverageHandler, coverageInput, CoverageOutput, PRE_FLIGHT_PROTECTION, TELEMETRY_VERSION } from './handler.js';
 import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function coverageSku({ pairs }: TelemetrySkuDeps): Sku {

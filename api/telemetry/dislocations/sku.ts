@@ -6,7 +6,7 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { dislocationsHandler, dislocationsInput, DislocationsOutput, dislocationsPreflight } from '../dislocations.js';
+import { dislocationsHandler, dislocationsInput, DislocationsOutput, dislocationsPreflight } from './handler.js';
 import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function dislocationsSku({ pairs }: TelemetrySkuDeps): Sku {

@@ -6,7 +6,7 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { spreadCandlesHandler, spreadCandlesInput, SpreadCandlesOutput, spreadCandlesPreflight } from '../spread-candles.js';
+import { spreadCandlesHandler, spreadCandlesInput, SpreadCandlesOutput, spreadCandlesPreflight } from './handler.js';
 import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function spreadCandlesSku({ pairs }: TelemetrySkuDeps): Sku {

@@ -6,12 +6,12 @@
  * docs/metrics.md section 7).
  */
 import { z } from 'zod';
-import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import type { Store } from '../../core/store/store.js';
-import { coverage, type Coverage } from '../../core/store/tables/spread-samples.js';
-import { IsoTimestamp, SourceField, pairParam, priceText } from '../catalogue/schemas.js';
-import type { Catalogue, SkuCall } from '../catalogue/sku.js';
-import { pairVenues, sourceText } from './window.js';
+import type { PairsCatalogue } from '../../../core/markets/pairs.js';
+import type { Store } from '../../../core/store/store.js';
+import { coverage, type Coverage } from '../../../core/store/tables/spread-samples.js';
+import { IsoTimestamp, SourceField, pairParam, priceText } from '../../catalogue/schemas.js';
+import type { Catalogue, SkuCall } from '../../catalogue/sku.js';
+import { pairVenues, sourceText } from '../window.js';
 
 /** The telemetry's own version (the coverage response carries it; the service is 2.0.0). */
 export const TELEMETRY_VERSION = '1.0.0';

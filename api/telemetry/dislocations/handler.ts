@@ -9,15 +9,15 @@
  * answers 404 with no charge.
  */
 import { z } from 'zod';
-import { DislocationStatus } from '../../core/events/market.js';
-import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { revisionsInSlice, type RevisionItem } from '../../core/store/tables/dislocation-revisions.js';
-import { dislocationsInSlice } from '../../core/store/tables/dislocations.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
-import { booleanFlag } from './params.js';
-import { PRECISION as P } from './precision.js';
-import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+import { DislocationStatus } from '../../../core/events/market.js';
+import type { PairsCatalogue } from '../../../core/markets/pairs.js';
+import { revisionsInSlice, type RevisionItem } from '../../../core/store/tables/dislocation-revisions.js';
+import { dislocationsInSlice } from '../../../core/store/tables/dislocations.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
+import type { SkuCall } from '../../catalogue/sku.js';
+import { booleanFlag } from '../params.js';
+import { PRECISION as P } from '../precision.js';
+import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function dislocationsInput(pairs: PairsCatalogue) {
   return z.strictObject({

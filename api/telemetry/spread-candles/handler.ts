@@ -2,18 +2,18 @@
  * GET|POST /api/v1/crypto/spread-candles: one OHLC candle of the raw CEX/DEX
  * spread of a pair over a 15-minute slice (or a 1h/4h/1d bucket), from the
  * stored spread samples (core/store/tables/spread-samples.ts, formulas in
- * docs/metrics.md section 3), rounded as precision.ts says. A window outside coverage, or one without any
+ * docs/metrics.md section 3), rounded as ../precision.ts says. A window outside coverage, or one without any
  * sample of the pair, is refused by the pre-flight (404, no charge).
  */
 import { z } from 'zod';
-import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { sql } from '../../core/store/sql.js';
-import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../core/store/tables/spread-samples.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
-import { caseInsensitiveEnum } from './params.js';
-import { PRECISION as P } from './precision.js';
-import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+import type { PairsCatalogue } from '../../../core/markets/pairs.js';
+import { sql } from '../../../core/store/sql.js';
+import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../../core/store/tables/spread-samples.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
+import type { SkuCall } from '../../catalogue/sku.js';
+import { caseInsensitiveEnum } from '../params.js';
+import { PRECISION as P } from '../precision.js';
+import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 const INTERVALS = Object.keys(CANDLE_INTERVALS) as [CandleInterval, ...CandleInterval[]];
 

@@ -11,18 +11,18 @@
  * the last hour (horizon; 250 ms without samples).
  */
 import { z } from 'zod';
-import { AppError } from '../../core/errors.js';
-import type { BookEvent } from '../../core/events/market.js';
-import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { medianRoundTripMs } from '../../core/store/tables/latency-samples.js';
-import { quoteTopsInRange } from '../../core/store/tables/quotes.js';
-import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
-import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from './book-walk.js';
-import { latestBook } from './latest-book.js';
-import { caseInsensitiveEnum } from './params.js';
-import { PRECISION as P } from './precision.js';
-import { sourceText } from './window.js';
+import { AppError } from '../../../core/errors.js';
+import type { BookEvent } from '../../../core/events/market.js';
+import type { PairsCatalogue } from '../../../core/markets/pairs.js';
+import { medianRoundTripMs } from '../../../core/store/tables/latency-samples.js';
+import { quoteTopsInRange } from '../../../core/store/tables/quotes.js';
+import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../../catalogue/schemas.js';
+import type { SkuCall } from '../../catalogue/sku.js';
+import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from '../book-walk.js';
+import { latestBook } from '../latest-book.js';
+import { caseInsensitiveEnum } from '../params.js';
+import { PRECISION as P } from '../precision.js';
+import { sourceText } from '../window.js';
 
 export const VOLATILITY_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_LATENCY_MS = 250;

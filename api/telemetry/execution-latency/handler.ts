@@ -11,14 +11,14 @@
  * measurement.
  */
 import { z } from 'zod';
-import type { Config } from '../../core/config.js';
-import { sql } from '../../core/store/sql.js';
-import { DEX_VENUE_FILTER, executionLatency } from '../../core/store/tables/latency-samples.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
-import { caseInsensitiveEnum } from './params.js';
-import { orNull, PRECISION as P } from './precision.js';
-import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+import type { Config } from '../../../core/config.js';
+import { sql } from '../../../core/store/sql.js';
+import { DEX_VENUE_FILTER, executionLatency } from '../../../core/store/tables/latency-samples.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../catalogue/schemas.js';
+import type { SkuCall } from '../../catalogue/sku.js';
+import { caseInsensitiveEnum } from '../params.js';
+import { orNull, PRECISION as P } from '../precision.js';
+import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
   return z.strictObject({

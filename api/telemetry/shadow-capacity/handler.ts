@@ -7,12 +7,12 @@
  * descriptions below (they are published in /openapi.json and /api/v1/discovery).
  */
 import { z } from 'zod';
-import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { shadowCapacity, type ShadowCapacityGroup } from '../../core/store/tables/shadow-capacity.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
-import { orNull, PRECISION as P } from './precision.js';
-import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
+import type { PairsCatalogue } from '../../../core/markets/pairs.js';
+import { shadowCapacity, type ShadowCapacityGroup } from '../../../core/store/tables/shadow-capacity.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
+import type { SkuCall } from '../../catalogue/sku.js';
+import { orNull, PRECISION as P } from '../precision.js';
+import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function shadowCapacityInput(pairs: PairsCatalogue) {
   return z.strictObject({
