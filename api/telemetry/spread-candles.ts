@@ -3,16 +3,18 @@
  * spread of a pair over a 15-minute slice (or a 1h/4h/1d bucket), from the
  * stored spread samples (core/store/tables/spread-samples.ts, formulas in
  * docs/metrics.md section 3), rounded as precision.ts says. A window outside coverage, or one without any
- * sample of the pair, is refused by the pre-flight (404, no charge).
+ * sample of the pair, is refused by the pre-flight (404, no charge). Closed
+ * slices are computed a day at a time (spreadCandlesBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import { sql } from '../../core/store/sql.js';
-import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../core/store/tables/spread-samples.js';
+import { CANDLE_INTERVALS, spreadCandles, type CandleInterval, type SpreadCandle } from '../../core/store/tables/spread-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
-import type { SkuCall } from '../catalogue/sku.js';
+import type { SkuCall, SkuRuntime } from '../catalogue/sku.js';
 import { caseInsensitiveEnum } from './params.js';
 import { PRECISION as P } from './precision.js';
+import type { SliceBlockFiller, SliceOutcome } from './slice-blocks.js';
 import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from './window.js';
 
 const INTERVALS = Object.keys(CANDLE_INTERVALS) as [CandleInterval, ...CandleInterval[]];
@@ -59,7 +61,32 @@ export async function spreadCandlesPreflight({ input, runtime }: SkuCall<SpreadC
 export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCandlesInput>, window: TimeWindow): Promise<SpreadCandlesOutput> {
   const [candle] = await spreadCandles(runtime.store, input.pair, window.fromMs, window.toMs, input.interval);
   if (!candle) throw noDataInWindow(window, `spread samples of ${input.pair}`);
-  const pools = runtime.pairs.pairs.find((p) => p.pair === input.pair)?.dex ?? [];
+  return candleAnswer(candle, runtime);
+}
+
+/**
+ * The day-block filler (slice-blocks.ts): the candles of every bucket of the
+ * range in one query (spreadCandles groups by bucket); a bucket without a
+ * sample gets the pre-flight's refusal.
+ */
+export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
+  sliceMs: (input) => CANDLE_INTERVALS[input.interval],
+  coveragePair: (input) => input.pair,
+  async fill({ input, runtime }, slices) {
+    const candles = await spreadCandles(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs, input.interval);
+    const byStart = new Map(candles.map((c) => [Date.parse(c.slice_start), c]));
+    const field = input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined;
+    return new Map(
+      slices.map((s): [number, SliceOutcome] => {
+        const candle = byStart.get(s.fromMs);
+        return [s.fromMs, candle ? { answer: candleAnswer(candle, runtime) } : { refusal: noDataInWindow(s, `spread samples of ${input.pair}`, field) }];
+      }),
+    );
+  },
+};
+
+function candleAnswer(candle: SpreadCandle, runtime: SkuRuntime): SpreadCandlesOutput {
+  const pools = runtime.pairs.pairs.find((p) => p.pair === candle.pair)?.dex ?? [];
   return {
     pair: candle.pair,
     interval: candle.interval,
