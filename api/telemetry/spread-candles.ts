@@ -9,7 +9,9 @@
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import { sql } from '../../core/store/sql.js';
-import { CANDLE_INTERVALS, spreadCandles, type CandleInterval, type SpreadCandle } from '../../core/store/tables/spread-samples.js';
+import { LRUCache } from 'lru-cache';
+import type { Store } from '../../core/store/store.js';
+import { CANDLE_INTERVALS, rollUpCandles, spreadBaseCandles, spreadCandles, type BaseCandle, type CandleInterval, type SpreadCandle } from '../../core/store/tables/spread-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../catalogue/sku.js';
 import { caseInsensitiveEnum } from './params.js';
@@ -65,15 +67,18 @@ export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCan
 }
 
 /**
- * The day-block filler (slice-blocks.ts): the candles of every bucket of the
- * range in one query (spreadCandles groups by bucket); a bucket without a
- * sample gets the pre-flight's refusal.
+ * The day-block filler (slice-blocks.ts): the 15-minute candles of the range
+ * in one read, rolled up to the interval as spreadCandles does; a bucket
+ * without a sample gets the pre-flight's refusal. The 15-minute candles of a
+ * closed range are kept briefly (closedBaseCandles), so the other intervals
+ * of the same day are rolled up from the same read.
  */
 export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
   sliceMs: (input) => CANDLE_INTERVALS[input.interval],
   coveragePair: (input) => input.pair,
   async fill({ input, runtime }, slices) {
-    const candles = await spreadCandles(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs, input.interval);
+    const base = await closedBaseCandles(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs);
+    const candles = rollUpCandles(input.pair, base, input.interval);
     const byStart = new Map(candles.map((c) => [Date.parse(c.slice_start), c]));
     const field = input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined;
     return new Map(
@@ -84,6 +89,21 @@ export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
     );
   },
 };
+
+const baseReads = new WeakMap<Store, LRUCache<string, Promise<BaseCandle[]>>>();
+
+/** The 15-minute candles of a closed range (they never change), one read shared by the fills of every interval (a few minutes, a few dozen ranges). */
+function closedBaseCandles(store: Store, pair: string, fromMs: number, toMs: number): Promise<BaseCandle[]> {
+  let reads = baseReads.get(store);
+  if (!reads) baseReads.set(store, (reads = new LRUCache<string, Promise<BaseCandle[]>>({ max: 64, ttl: 300_000 })));
+  const key = `${pair} ${fromMs} ${toMs}`;
+  const known = reads.get(key);
+  if (known) return known;
+  const read = spreadBaseCandles(store, pair, fromMs, toMs);
+  reads.set(key, read);
+  read.catch(() => reads.delete(key));
+  return read;
+}
 
 function candleAnswer(candle: SpreadCandle, runtime: SkuRuntime): SpreadCandlesOutput {
   const pools = runtime.pairs.pairs.find((p) => p.pair === candle.pair)?.dex ?? [];
