@@ -109,7 +109,7 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
   const now = options.now ?? Date.now;
   const cache = cacheOf(options);
   const filler = (options.blockFillers ?? BLOCK_FILLERS)[sku.id] as SliceBlockFiller<WindowParams> | undefined;
-  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, now }) : undefined;
+  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, now }, restKeyOf) : undefined;
 
   const served = (outcome: SliceOutcome, filled: boolean): CachedAnswer => {
     lookups.inc({ route: sku.id, result: filled ? 'stored' : 'hit' });
@@ -123,7 +123,7 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
       const key = keyOf(sku, call.input);
       if (key === undefined) return preflight(call);
       if (blocks) {
-        const slice = await blocks.serve(call as SkuCall<WindowParams>, restKeyOf(call.input));
+        const slice = await blocks.serve(call as SkuCall<WindowParams>);
         return slice ? served(slice.outcome, slice.filled) : preflight(call);
       }
       const hit = cache.get(key) as Entry | undefined;

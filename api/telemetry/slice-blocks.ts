@@ -45,6 +45,12 @@ export interface SliceBlockFiller<I = never> {
    * answer for it, computed with grouped queries over the whole range.
    */
   fill(call: SkuCall<I>, slices: readonly TimeWindow[]): Promise<Map<number, SliceOutcome>>;
+  /**
+   * Other inputs whose day blocks are cheap once this one is filled (spread
+   * candles: the other intervals, rolled up from the same 15-minute read):
+   * filled right after it, so a first read of a day answers them all.
+   */
+  siblings?(input: I): I[];
 }
 
 /** A kept outcome: the answer as its JSON text (a third of the memory of the object, and exactly what is sent), or the refusal. */
@@ -79,10 +85,12 @@ export class SliceBlocks<I extends WindowParams> {
     private readonly filler: SliceBlockFiller<I>,
     private readonly cache: LRUCache<string, { kind: string; bytes: number }>,
     private readonly options: SliceBlocksOptions,
+    /** The input without its date and time, as a key. */
+    private readonly restKeyOf: (input: I) => string,
   ) {}
 
   /** The outcome of the slice `call` names, from its day block (filled now if needed); undefined: take the ordinary path. */
-  async serve(call: SkuCall<I>, restKey: string): Promise<ServedSlice | undefined> {
+  async serve(call: SkuCall<I>): Promise<ServedSlice | undefined> {
     const input = call.input;
     if (input.date === undefined) return undefined;
     const sliceMs = this.filler.sliceMs(input);
@@ -92,7 +100,7 @@ export class SliceBlocks<I extends WindowParams> {
     if (window.toMs > closedEnd) return undefined;
     const blockMs = Math.max(DAY_MS, sliceMs);
     const blockStart = Math.floor(window.fromMs / blockMs) * blockMs;
-    const key = `${this.skuId} block ${blockStart} ${restKey}`;
+    const key = this.keyOf(blockStart, input);
 
     let block = this.cache.get(key) as SliceBlock | undefined;
     let filled = false;
@@ -105,10 +113,19 @@ export class SliceBlocks<I extends WindowParams> {
     return { outcome: 'json' in kept ? { answer: JSON.parse(kept.json) as unknown } : kept, filled };
   }
 
-  private fillOnce(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number): Promise<SliceBlock | undefined> {
+  private keyOf(blockStart: number, input: I): string {
+    return `${this.skuId} block ${blockStart} ${this.restKeyOf(input)}`;
+  }
+
+  private fillOnce(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number, siblings = true): Promise<SliceBlock | undefined> {
     const running = this.fills.get(key);
     if (running) return running;
     const fill = this.fill(key, call, blockStart, blockMs, sliceMs)
+      .then((block) => {
+        // In the background: the first reader of the day does not wait for them.
+        if (block && siblings && this.filler.siblings) this.fillSiblings(call, blockStart);
+        return block;
+      })
       .catch((err: unknown) => {
         call.runtime.log?.warn({ sku: this.skuId, err: err instanceof Error ? err.message : String(err) }, 'closed-slice block fill failed; answering the slice on its own');
         return undefined;
@@ -116,6 +133,17 @@ export class SliceBlocks<I extends WindowParams> {
       .finally(() => this.fills.delete(key));
     this.fills.set(key, fill);
     return fill;
+  }
+
+  /** The sibling inputs' blocks of the same day that are not kept yet (a failure leaves them to their own first read). */
+  private fillSiblings(call: SkuCall<I>, dayStart: number): void {
+    for (const input of this.filler.siblings!(call.input)) {
+      const sliceMs = this.filler.sliceMs(input);
+      const blockMs = Math.max(DAY_MS, sliceMs);
+      const blockStart = Math.floor(dayStart / blockMs) * blockMs;
+      const key = this.keyOf(blockStart, input);
+      if (!this.cache.has(key)) void this.fillOnce(key, { ...call, input }, blockStart, blockMs, sliceMs, false);
+    }
   }
 
   private async fill(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number): Promise<SliceBlock | undefined> {

@@ -71,11 +71,12 @@ export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCan
  * in one read, rolled up to the interval as spreadCandles does; a bucket
  * without a sample gets the pre-flight's refusal. The 15-minute candles of a
  * closed range are kept briefly (closedBaseCandles), so the other intervals
- * of the same day are rolled up from the same read.
+ * of the same day (siblings, filled right after) are rolled up from the same read.
  */
 export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
   sliceMs: (input) => CANDLE_INTERVALS[input.interval],
   coveragePair: (input) => input.pair,
+  siblings: (input) => INTERVALS.filter((i) => i !== input.interval).map((interval) => ({ ...input, interval })),
   async fill({ input, runtime }, slices) {
     const base = await closedBaseCandles(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs);
     const candles = rollUpCandles(input.pair, base, input.interval);

@@ -10,7 +10,8 @@
  *   - through the closed-slice cache wrapper: every slice of the day answers
  *     what the route answers alone, the day costs one fill (the other slices
  *     make no store query), slices outside coverage take the ordinary path
- *     (404 `outside_coverage`), and concurrent misses of one day share one fill.
+ *     (404 `outside_coverage`), the other candle intervals of the day come from
+ *     the same read, and concurrent misses of one day share one fill.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -191,6 +192,17 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     expect(served.map(outcomeText)).toEqual(alone.map(outcomeText));
     expect(served.filter((o) => 'refusal' in o).length).toBe(8); // the two-hour gap
 
+    // The other intervals of the day were filled from the same read (siblings), in the background.
+    await new Promise((r) => setTimeout(r, 200));
+    let siblingQueries = 0;
+    for (const interval of ['1h', '4h', '1d']) {
+      const q = queries;
+      const got = await through({ pair: 'ETH/USD', date: DATE, time: '0915', interval });
+      siblingQueries += queries - q;
+      expect(outcomeText(got), interval).toBe(outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time: '0915', interval }))));
+    }
+    expect(siblingQueries).toBeLessThanOrEqual(1); // a possible re-read of the coverage span
+
     // The day before: only its last hour is inside coverage; earlier slices are refused as outside it, uncached.
     const previous = new Date(D - DAY).toISOString().slice(0, 10);
     const early = await through({ pair: 'ETH/USD', date: previous, time: '0900' });
@@ -198,13 +210,14 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     const late = await through({ pair: 'ETH/USD', date: previous, time: '2330' });
     expect(outcomeText(late)).toBe(outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: previous, time: '2330' }))));
 
-    // Concurrent misses of one day (another pair): one fill, i.e. as many queries as one fill makes.
-    const one = withClosedSliceCache(sku, { ...options });
+    // Concurrent misses of one day (a route and input not read before): one fill, i.e. as many queries as one fill makes.
+    const disl = catalogue.byId('dislocations')!;
+    const one = withClosedSliceCache(disl, { ...options });
     const q0 = queries;
     const call = callOf(one, { pair: 'AERO/USD', date: DATE, time: '0100' });
     await one.handler(call, await one.preflight!(call));
     const perFill = queries - q0;
-    const many = withClosedSliceCache(sku, { ...options });
+    const many = withClosedSliceCache(disl, { ...options });
     const q1 = queries;
     const answers = await Promise.all(
       times.slice(0, 30).map(async (time) => {
