@@ -171,8 +171,8 @@ export const configSpec = {
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
   TELEMETRY_CACHE_MAX_MB: [
-    z.coerce.number().int().min(0).max(4096).default(64),
-    'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), LRU; 0 disables the cache.',
+    z.coerce.number().int().min(0).max(4096).default(256),
+    'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), whole UTC days at a time, JSON text, one LRU for every route (a month of 13 pairs takes about 200 MB); 0 disables the cache.',
   ],
   TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
   SKUS_DISABLED: [

@@ -13,7 +13,17 @@
  * the input without date and time plus the resolved window, whose hit skips
  * the handler of another spelling of the same window (`time=0915` and
  * `time=0920` name one 15-minute slice). Refusals (404 outside coverage, no
- * data) are never cached: coverage grows. Bounded by total answer size (LRU).
+ * data) are never cached: coverage grows.
+ *
+ * A windowed route with a block filler (slice-block-fillers.ts: every
+ * windowed telemetry route) is kept by UTC day instead (slice-blocks.ts): a
+ * miss computes every closed slice of the day with one grouped query per
+ * table, and the day's refusals for slices inside coverage without data (404
+ * `no_data_in_window`) are kept with its answers, since a closed slice inside
+ * coverage never gains rows.
+ *
+ * Bounded by total answer size (JSON characters, LRU): one budget for every
+ * SKU wrapped with the same options object (the router wraps them all with one).
  *
  * Caveat: rows replayed into a closed slice long after the fact (a backlog
  * replayed from an old Kafka offset) are not seen until the entry is evicted
@@ -23,13 +33,18 @@ import { LRUCache } from 'lru-cache';
 import client from 'prom-client';
 import { registry } from '../../core/metrics.js';
 import type { PricedSku, SkuCall } from '../catalogue/sku.js';
+import { BLOCK_FILLERS } from './slice-block-fillers.js';
+import { refusalOf, SliceBlocks, type SliceBlockFiller, type SliceOutcome } from './slice-blocks.js';
+import type { WindowParams } from './window.js';
 
 export interface ClosedSliceCacheOptions {
-  /** Largest total size of cached answers (JSON bytes); 0 disables the cache. */
+  /** Largest total size of cached answers (JSON characters), over every SKU wrapped with these options; 0 disables the cache. */
   maxBytes: number;
   /** A window is closed once it ended this long ago. */
   closedAfterMs: number;
   now?: () => number;
+  /** Day-block fillers by SKU id; default the telemetry routes' (slice-block-fillers.ts). */
+  blockFillers?: Readonly<Record<string, SliceBlockFiller<never>>>;
 }
 
 interface TimeWindowLike {
@@ -38,21 +53,53 @@ interface TimeWindowLike {
 }
 
 interface Entry {
+  kind: 'answer';
   window: TimeWindowLike;
   answer: unknown;
+  bytes: number;
 }
+
+type Cached = { kind: string; bytes: number };
 
 /** What the wrapped pre-flight hands the wrapped handler on a hit. */
 class CachedAnswer {
-  constructor(readonly entry: Entry) {}
+  constructor(readonly answer: unknown) {}
 }
 
 const lookups = new client.Counter({
   name: 'telemetry_closed_slice_cache_total',
-  help: 'Paid telemetry reads of a window named by its date: answered from the closed-slice cache (hit), computed and cached (stored), or computed for an open window (open)',
+  help: 'Paid telemetry reads of a window named by its date: answered from the closed-slice cache (hit), computed and cached (stored: alone, or with its whole day), or computed for an open window (open)',
   labelNames: ['route', 'result'] as const,
   registers: [registry],
 });
+
+/** One LRU per options object: the router wraps every SKU with the same options, so they share one budget. */
+const caches = new WeakMap<ClosedSliceCacheOptions, LRUCache<string, Cached>>();
+const live = new Set<WeakRef<LRUCache<string, Cached>>>();
+
+new client.Gauge({
+  name: 'telemetry_closed_slice_cache_bytes',
+  help: 'Size of what the closed-slice cache holds (JSON characters of answers and day blocks), against TELEMETRY_CACHE_MAX_MB',
+  registers: [registry],
+  collect() {
+    let bytes = 0;
+    for (const ref of live) {
+      const cache = ref.deref();
+      if (cache) bytes += cache.calculatedSize;
+      else live.delete(ref);
+    }
+    this.set(bytes);
+  },
+});
+
+function cacheOf(options: ClosedSliceCacheOptions): LRUCache<string, Cached> {
+  let cache = caches.get(options);
+  if (!cache) {
+    caches.set(options, (cache = new LRUCache<string, Cached>({ maxSize: options.maxBytes, sizeCalculation: (e) => Math.max(1, e.bytes) })));
+    live.add(new WeakRef(cache));
+  }
+  return cache;
+}
 
 /** The SKU with its closed slices cached; the SKU itself when there is nothing to cache. */
 export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOptions): PricedSku {
@@ -60,24 +107,41 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
   if (!preflight || options.maxBytes <= 0) return sku;
   const handler = sku.handler.bind(sku);
   const now = options.now ?? Date.now;
-  const cache = new LRUCache<string, Entry>({ maxSize: options.maxBytes, sizeCalculation: (e) => Math.max(1, JSON.stringify(e.answer).length) }); // an answer under both keys counts twice: the bound is conservative
+  const cache = cacheOf(options);
+  const filler = (options.blockFillers ?? BLOCK_FILLERS)[sku.id] as SliceBlockFiller<WindowParams> | undefined;
+  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, now }, restKeyOf) : undefined;
+
+  const served = (outcome: SliceOutcome, filled: boolean): CachedAnswer => {
+    lookups.inc({ route: sku.id, result: filled ? 'stored' : 'hit' });
+    if ('refusal' in outcome) throw refusalOf(outcome); // the pre-flight's refusal: 404 before any challenge, never charged
+    return new CachedAnswer(outcome.answer);
+  };
 
   return {
     ...sku,
     preflight: async (call: SkuCall<unknown>) => {
       const key = keyOf(sku, call.input);
-      const hit = key === undefined ? undefined : cache.get(key);
-      return hit ? new CachedAnswer(hit) : preflight(call);
+      if (key === undefined) return preflight(call);
+      if (blocks) {
+        const slice = await blocks.serve(call as SkuCall<WindowParams>);
+        return slice ? served(slice.outcome, slice.filled) : preflight(call);
+      }
+      const hit = cache.get(key) as Entry | undefined;
+      return hit ? new CachedAnswer(hit.answer) : preflight(call);
     },
     handler: async (call: SkuCall<unknown>, prepared: unknown) => {
       if (prepared instanceof CachedAnswer) {
-        lookups.inc({ route: sku.id, result: 'hit' });
-        return prepared.entry.answer;
+        if (!blocks) lookups.inc({ route: sku.id, result: 'hit' });
+        return prepared.answer;
       }
       const key = keyOf(sku, call.input);
-      if (key === undefined || !isWindow(prepared)) return handler(call, prepared);
+      if (key === undefined || !isWindow(prepared) || blocks) {
+        const answer = await handler(call, prepared);
+        if (key !== undefined && isWindow(prepared)) lookups.inc({ route: sku.id, result: 'open' });
+        return answer;
+      }
       const byWindow = windowKeyOf(sku, call.input, prepared);
-      const known = cache.get(byWindow);
+      const known = cache.get(byWindow) as Entry | undefined;
       if (known) {
         cache.set(key, known);
         lookups.inc({ route: sku.id, result: 'hit' });
@@ -86,7 +150,7 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
       const answer = await handler(call, prepared);
       const closed = prepared.toMs + options.closedAfterMs <= now();
       if (closed) {
-        const entry = { window: { fromMs: prepared.fromMs, toMs: prepared.toMs }, answer };
+        const entry: Entry = { kind: 'answer', window: { fromMs: prepared.fromMs, toMs: prepared.toMs }, answer, bytes: JSON.stringify(answer).length };
         cache.set(byWindow, entry);
         cache.set(key, entry);
       }
@@ -102,10 +166,14 @@ function keyOf(sku: PricedSku, input: unknown): string | undefined {
   return `${sku.id} ${canonical(input)}`;
 }
 
+/** The input without its date and time. */
+function restKeyOf(input: unknown): string {
+  return canonical({ ...(input as Record<string, unknown>), date: undefined, time: undefined });
+}
+
 /** The key of a resolved window: the input without its date and time, plus the window. */
 function windowKeyOf(sku: PricedSku, input: unknown, window: TimeWindowLike): string {
-  const rest = { ...(input as Record<string, unknown>), date: undefined, time: undefined };
-  return `${sku.id} ${window.fromMs}-${window.toMs} ${canonical(rest)}`;
+  return `${sku.id} ${window.fromMs}-${window.toMs} ${restKeyOf(input)}`;
 }
 
 function isWindow(value: unknown): value is TimeWindowLike {

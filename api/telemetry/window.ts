@@ -99,7 +99,7 @@ export async function coverageSpan(store: Store, pair?: string, options: { maxAg
   return readSpan(store, cache, key, pair);
 }
 
-const intersects = (w: TimeWindow, s: CoverageSpan) => w.toMs > s.earliestMs && w.fromMs <= s.latestMs;
+export const intersects = (w: TimeWindow, s: CoverageSpan) => w.toMs > s.earliestMs && w.fromMs <= s.latestMs;
 
 /**
  * The pre-flight of every windowed telemetry route: resolves the window and

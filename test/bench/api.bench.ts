@@ -13,8 +13,9 @@
  *    coarse tick (BENCH_TICK_MS, default 20 s) over BENCH_DAYS (30) days, its
  *    quotes driven in-process through the real dislocation detector and the
  *    real paper-execution function, written with the tables' insert functions
- *    one simulated day per batch. A row `bench_seed` records the parameters and
- *    the counts; a later run reuses the data when the counts still match.
+ *    one simulated day per batch (test/helpers/market-history.ts). A row
+ *    `bench_seed` records the parameters and the counts; a later run reuses
+ *    the data when the counts still match.
  *    BENCH_DROP_DB=1 drops the database at the end.
  * 2. The app in-process (ROLE=api as deployed, STORE=clickhouse,
  *    SETTLEMENT=devchain) on a loopback port, its access log in a file, and a
@@ -63,20 +64,16 @@ import { ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { TOPICS } from '../../core/topics.js';
 import { insertBookSnapshots } from '../../core/store/tables/book-snapshots.js';
-import { insertDislocations, type ActionableRevision } from '../../core/store/tables/dislocations.js';
-import { insertLatencySamples, type LatencyKind, type LatencyPoint } from '../../core/store/tables/latency-samples.js';
-import { insertPaperExecutions, type PaperExecution } from '../../core/store/tables/paper-executions.js';
+import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
 import { BASE_SLICE_MS, num } from '../../core/store/tables/query-helpers.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
-import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
-import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, emptyPairState, type DislocationRecord, type PairState, type SpreadSample } from '../../aggregate/dislocation-detector.js';
-import { DEFAULT_PAPER_OPTIONS, paperExecute } from '../../aggregate/paper-execution.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 import { createApp } from '../../api/app.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import type { PricedSku } from '../../api/catalogue/sku.js';
 import { paymentInfoOf } from '../../api/discovery/context.js';
 import { testConfig } from '../helpers/config.js';
+import { insertInBatches, seedMarketHistory } from '../helpers/market-history.js';
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, type OpenRunResult, type RequestVariant, type RunResult } from './x402-load.js';
@@ -89,7 +86,6 @@ const HOUR_MS = 3_600_000;
 // v2: the simulator with a pulse and the detector of issue 13 (measured depth, dislocations that pay): a v1 seed is not reused.
 const SEED_VERSION = 'api-bench-v2';
 const HISTORICAL_SEED = 42;
-const INSERT_BATCH = 100_000;
 const TARGET_RATIO = 0.25;
 
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
@@ -195,7 +191,9 @@ async function ensureSeeded(config: Config, logger: Logger, pairs: PairsCatalogu
     const endMs = Math.floor((Date.now() - HOUR_MS) / BASE_SLICE_MS) * BASE_SLICE_MS;
     const plan: SeedPlan = { ...wanted, startMs: endMs - wanted.days * DAY_MS, endMs };
     const t0 = performance.now();
-    const timing = await seed(store, pairs, config, plan);
+    const timing = await seedMarketHistory(store, pairs, config, plan, (day, text) => {
+      if (day % 5 === 0 || day === plan.days) process.stdout.write(`  seeded day ${day}/${plan.days}: ${text}\n`);
+    });
     const secondsTaken = seconds(t0);
     const counts = await countRows(store, plan);
     await store.command(sql`
@@ -206,157 +204,6 @@ async function ensureSeeded(config: Config, logger: Logger, pairs: PairsCatalogu
   } finally {
     await store.close();
   }
-}
-
-/** Index of the first element with time >= t (time-sorted list). */
-function lowerBound<T>(items: readonly T[], t: number, time: (x: T) => number): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (time(items[mid]!) < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-async function insertInBatches<T>(rows: T[], insert: (batch: T[]) => Promise<void>): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) await insert(rows.slice(i, i + INSERT_BATCH));
-}
-
-/**
- * The simulator, one simulated day per batch, through the detector (spread
- * samples, dislocation revisions) and paper executions (the first profitable
- * revision of each opportunity, once its legs' arrival quotes exist). One
- * day's inserts run while the next day is generated.
- */
-async function seed(store: Store, pairs: PairsCatalogue, config: Config, plan: SeedPlan): Promise<{ generateS: number; insertWaitS: number }> {
-  const tick = plan.tickMs;
-  const sim = new MarketSimulator(pairs, {
-    seed: plan.seed,
-    startMs: plan.startMs,
-    cexVenue: config.CEX_EXCHANGE,
-    ladderUsd: config.DEX_LADDER_USD,
-    cexTickMs: tick,
-    blockMs: tick,
-    probeMs: tick,
-    bookDepth: config.CEX_BOOK_DEPTH,
-    bookEveryTicks: Math.max(1, Math.round(HOUR_MS / tick)),
-  });
-  const detector = { maxQuoteAgeMs: DEFAULT_MAX_QUOTE_AGE_MS };
-  const paper = DEFAULT_PAPER_OPTIONS;
-  const states = new Map<string, PairState>();
-  const decided = new Set<string>();
-  let pending: ActionableRevision[] = [];
-  const latency = new Map<LatencyKind, LatencyPoint[]>([
-    ['cex_rest', []],
-    ['dex_rpc', []],
-  ]);
-  const latencyWm = new Map<LatencyKind, number>();
-  let previous = new Map<string, QuoteEvent[]>();
-  let inFlight: Promise<void> = Promise.resolve();
-  let generateS = 0;
-  let insertWaitS = 0;
-  const yieldNow = () => new Promise<void>((r) => setImmediate(r));
-
-  for (let chunkStart = plan.startMs; chunkStart < plan.endMs; chunkStart += DAY_MS) {
-    const chunkEnd = Math.min(plan.endMs, chunkStart + DAY_MS);
-    const tg = performance.now();
-    const quotes: QuoteEvent[] = [];
-    const books: BookEvent[] = [];
-    const lats: LatencyEvent[] = [];
-    const samples: SpreadSample[] = [];
-    const dislocations: DislocationRecord[] = [];
-    const byPair = new Map<string, QuoteEvent[]>();
-    // An hour at a time, yielding so the previous day's inserts keep streaming.
-    for (let hourEnd = chunkStart + HOUR_MS; hourEnd <= chunkEnd; hourEnd += HOUR_MS) {
-      for (const e of sim.generate(hourEnd)) {
-        if (e.topic === TOPICS.quotes) {
-          const q = e.event;
-          quotes.push(q);
-          let list = byPair.get(q.pair);
-          if (!list) byPair.set(q.pair, (list = []));
-          list.push(q);
-          let state = states.get(q.pair);
-          if (!state) states.set(q.pair, (state = emptyPairState(q.pair)));
-          const out = applyQuote(state, q, detector);
-          for (const s of out.samples) samples.push(s);
-          for (const d of out.dislocations) {
-            dislocations.push(d);
-            // The paper-execution decision: the first revision profitable at some size.
-            if (d.status === 'OPPORTUNITY' && d.capacity_usd > 0 && d.profit_size_usd > 0 && !decided.has(d.opportunity_id)) {
-              decided.add(d.opportunity_id);
-              pending.push({
-                opportunity_id: d.opportunity_id,
-                numeric_id: d.numeric_id,
-                revision: d.revision,
-                pair: d.pair,
-                buy_venue: d.buy_venue,
-                sell_venue: d.sell_venue,
-                opened_at_ms: d.opened_at_ms,
-                decided_at_ms: d.updated_at_ms,
-                profit_size_usd: d.profit_size_usd,
-                net_spread_bps: d.net_spread_bps,
-                source: d.source,
-              });
-            }
-          }
-        } else if (e.topic === TOPICS.books) {
-          books.push(e.event);
-        } else {
-          const l = e.event;
-          lats.push(l);
-          if (l.ok) latency.get(l.kind)!.push({ event_id: l.event_id, ts_ms: l.event_time_ms, rtt_ms: l.rtt_ms });
-          latencyWm.set(l.kind, Math.max(latencyWm.get(l.kind) ?? 0, l.event_time_ms));
-        }
-      }
-      await yieldNow();
-    }
-
-    // Paper executions whose inputs are complete (the rest wait for the next day's quotes).
-    const executions: PaperExecution[] = [];
-    const stillPending: ActionableRevision[] = [];
-    const inputs = new Map<string, { recent: QuoteEvent[]; watermarks: Map<string, number> }>();
-    for (const c of pending) {
-      let input = inputs.get(c.pair);
-      if (!input) {
-        // The pair's quotes of the previous and this day (time order), and the newest per venue.
-        const recent = [...(previous.get(c.pair) ?? []), ...(byPair.get(c.pair) ?? [])];
-        const watermarks = new Map<string, number>();
-        for (const q of recent) watermarks.set(q.venue, Math.max(watermarks.get(q.venue) ?? 0, q.event_time_ms));
-        inputs.set(c.pair, (input = { recent, watermarks }));
-      }
-      const { recent, watermarks } = input;
-      const from = lowerBound(recent, c.decided_at_ms - paper.maxQuoteAgeMs - tick, (q) => q.event_time_ms);
-      const to = lowerBound(recent, c.decided_at_ms + paper.maxLegLatencyMs + paper.dexInclusionMs + paper.maxQuoteAgeMs + tick, (q) => q.event_time_ms);
-      const execution = paperExecute(c, { quotes: recent.slice(from, to + 1), latency, latencyWatermarks: latencyWm, quoteWatermarks: watermarks }, paper);
-      if (execution) executions.push(execution);
-      else stillPending.push(c);
-    }
-    pending = stillPending;
-    previous = byPair;
-    generateS += seconds(tg);
-
-    const tw = performance.now();
-    await inFlight;
-    insertWaitS += seconds(tw);
-    inFlight = Promise.all([
-      insertInBatches(quotes, (b) => insertQuotes(store, b)),
-      insertInBatches(samples, (b) => insertSpreadSamples(store, b)),
-      insertInBatches(dislocations, (b) => insertDislocations(store, b)),
-      insertInBatches(lats, (b) => insertLatencySamples(store, b)),
-      insertInBatches(books, (b) => insertBookSnapshots(store, b)),
-      insertInBatches(executions, (b) => insertPaperExecutions(store, b)),
-    ]).then(() => undefined);
-    const day = Math.round((chunkEnd - plan.startMs) / DAY_MS);
-    if (day % 5 === 0 || chunkEnd === plan.endMs) {
-      process.stdout.write(`  seeded day ${day}/${plan.days}: ${fmtInt(quotes.length)} quotes, ${fmtInt(samples.length)} samples, ${fmtInt(dislocations.length)} revisions, ${fmtInt(executions.length)} executions\n`);
-    }
-  }
-  const tw = performance.now();
-  await inFlight;
-  insertWaitS += seconds(tw);
-  return { generateS, insertWaitS };
 }
 
 // ==================================================================== live feed
@@ -541,6 +388,8 @@ interface OpenRow {
   result?: OpenRunResult;
   skipped?: string;
   cacheHits: number;
+  /** Size of the closed-slice cache after the row, MB of JSON. */
+  cacheMb?: number;
   cpu?: CpuSplit;
 }
 
@@ -548,6 +397,12 @@ interface OpenRow {
 async function cacheHitsOf(route: string): Promise<number> {
   const metric = await registry.getSingleMetric('telemetry_closed_slice_cache_total')?.get();
   return metric?.values.filter((v) => v.labels.route === route && v.labels.result === 'hit').reduce((n, v) => n + v.value, 0) ?? 0;
+}
+
+/** What the closed-slice cache holds now (JSON characters), from the app's metrics registry. */
+async function cacheBytes(): Promise<number> {
+  const metric = await registry.getSingleMetric('telemetry_closed_slice_cache_bytes')?.get();
+  return metric?.values[0]?.value ?? 0;
 }
 
 const uptimeText = () => `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} on ${cpus().length} cores`;
@@ -679,7 +534,8 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         rows.push(row);
         console.log(
           `  ${r.sku.id} @${rate}/s: ${result.completed} answered in ${result.durationS.toFixed(1)} s (${result.achievedRps.toFixed(0)}/s), p50 ${ms1(result.p50)} ms, p99 ${ms1(result.p99)} ms, ` +
-            `non-2xx ${result.non2xx}, errors ${result.errors + result.timeouts}, send lag p99 ${ms1(result.sendLagP99)} ms, cache hits ${row.cacheHits}; ${uptimeText()}`,
+            `non-2xx ${result.non2xx}, errors ${result.errors + result.timeouts}, send lag p99 ${ms1(result.sendLagP99)} ms, cache hits ${row.cacheHits} ` +
+            `(cache ${(row.cacheMb = (await cacheBytes()) / 1e6).toFixed(0)} MB); ${uptimeText()}`,
         );
         if (result.firstFailure) console.log(`    first failure: ${result.firstFailure}`);
         // A rate the server cannot keep up with makes the next ones only a queue: stop there.
@@ -729,18 +585,19 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       `\nOpen loop: each paid telemetry route at fixed offered rates, ${openS} s each after ${warmS} s of warm-up, every request with its own signature (${payerKeys.length} payers), ` +
         'x402 verification included, settlement excluded; latency from each request\'s scheduled send time. Target: p99 <= 1/4 of the spec\'s latency target.',
     );
-    console.log('| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | send lag p99 ms | CPU ms/req app / ClickHouse |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log(`Closed-slice cache: TELEMETRY_CACHE_MAX_MB=${config.TELEMETRY_CACHE_MAX_MB}; "cache hits" = answered from memory / answered, "cache MB" = its size after the row.`);
+    console.log('| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | cache MB | send lag p99 ms | CPU ms/req app / ClickHouse |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const quarter = row.targetMs * TARGET_RATIO;
       if (!row.result) {
-        console.log(`| ${row.method} ${row.route} | ${row.rate} | ${row.skipped} | | | ${quarter} | no | | | | |`);
+        console.log(`| ${row.method} ${row.route} | ${row.rate} | ${row.skipped} | | | ${quarter} | no | | | | | |`);
         continue;
       }
       const x = row.result;
       const ok = x.p99 <= quarter && x.non2xx + x.errors + x.timeouts === 0 && x.achievedRps >= row.rate * 0.95;
       console.log(
-        `| ${row.method} ${row.route} | ${row.rate} | ${x.achievedRps.toFixed(0)} | ${ms1(x.p50)} | ${ms1(x.p99)} | ${quarter} | ${ok ? 'yes' : 'NO'} | ${x.non2xx + x.errors + x.timeouts} | ${fmtInt(row.cacheHits)} / ${fmtInt(x.completed)} | ${ms1(x.sendLagP99)} | ${row.cpu ? `${(row.cpu.app / x.completed).toFixed(2)} / ${(row.cpu.clickhouse / x.completed).toFixed(2)}` : 'n/a'} |`,
+        `| ${row.method} ${row.route} | ${row.rate} | ${x.achievedRps.toFixed(0)} | ${ms1(x.p50)} | ${ms1(x.p99)} | ${quarter} | ${ok ? 'yes' : 'NO'} | ${x.non2xx + x.errors + x.timeouts} | ${fmtInt(row.cacheHits)} / ${fmtInt(x.completed)} (${((100 * row.cacheHits) / Math.max(1, x.completed)).toFixed(0)} %) | ${row.cacheMb?.toFixed(0) ?? ''} | ${ms1(x.sendLagP99)} | ${row.cpu ? `${(row.cpu.app / x.completed).toFixed(2)} / ${(row.cpu.clickhouse / x.completed).toFixed(2)}` : 'n/a'} |`,
       );
     }
     console.log('\n| route | highest offered rate with p99 <= target / 4 | target: >= 500/s |');

@@ -2,7 +2,8 @@
  * Closed telemetry slices are answered from memory: through the real api role
  * (ROLE=api, DuckDB, the dev chain, x402 paid by the real client), a second
  * paid read of a closed slice makes no store query at all and answers the same
- * body; an open slice and a request without a date are computed every time.
+ * body (the other slices and candle intervals of its day too); an open slice
+ * and a request without a date are computed every time.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -81,8 +82,16 @@ describe('closed-slice cache', () => {
     expect(third.status).toBe(200);
     expect(third.queries).toBeLessThan(first.queries);
     expect(third.body).toBe(first.body);
-    // Another interval is another answer.
-    expect((await paid('pair=ETH/USD&date=2025-03-10&time=0915&interval=1h')).queries).toBeGreaterThan(0);
+    // Another interval is another answer, rolled up from the day's read already made (no query of its own).
+    const hour = await paid('pair=ETH/USD&date=2025-03-10&time=0915&interval=1h');
+    expect(hour.status).toBe(200);
+    expect(hour.body).not.toBe(first.body);
+    expect(JSON.parse(hour.body)).toMatchObject({ interval: '1h', slice_start: '2025-03-10T09:00:00.000Z' });
+    // A closed slice of that day without samples: the pre-flight's refusal, kept with the day (never charged).
+    const empty = await paid('pair=ETH/USD&date=2025-03-10&time=1200');
+    expect(empty.status).toBe(404);
+    expect(JSON.parse(empty.body)).toMatchObject({ code: 'no_data_in_window' });
+    expect(empty.queries).toBe(0);
   });
 
   it('computes the open slice and a request without a date every time', async () => {

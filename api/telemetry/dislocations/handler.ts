@@ -6,17 +6,20 @@
  * (core/store/tables/dislocations.ts, dislocation-revisions.ts,
  * docs/metrics.md section 2). Numbers are rounded as precision.ts says. An
  * empty list is a valid answer inside coverage; outside it the pre-flight
- * answers 404 with no charge.
+ * answers 404 with no charge. Closed slices are computed a day at a time
+ * (dislocationsBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
 import { DislocationStatus } from '../../../core/events/market.js';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import { revisionsInSlice, type RevisionItem } from '../../../core/store/tables/dislocation-revisions.js';
-import { dislocationsInSlice } from '../../../core/store/tables/dislocations.js';
+import { dislocationsBySlice, dislocationsInSlice, type DislocationsSlice } from '../../../core/store/tables/dislocations.js';
+import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall } from '../../catalogue/sku.js';
+import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { booleanFlag } from '../params.js';
 import { PRECISION as P } from '../precision.js';
+import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function dislocationsInput(pairs: PairsCatalogue) {
@@ -112,7 +115,29 @@ export async function dislocationsHandler({ input, runtime }: SkuCall<Dislocatio
     dislocationsInSlice(runtime.store, input.pair, window.fromMs, window.toMs),
     input.revisions ? revisionsInSlice(runtime.store, input.pair, window.fromMs, window.toMs) : undefined,
   ]);
-  const pools = runtime.pairs.pairs.find((p) => p.pair === input.pair)?.dex ?? [];
+  return dislocationsAnswer(slice, revisions, runtime);
+}
+
+/**
+ * The day-block filler (slice-blocks.ts): the opportunities (and with
+ * `revisions=true` their revisions) of the whole range in one query each,
+ * split by the slice they opened in. Every slice inside coverage has an
+ * answer, an empty list included.
+ */
+export const dislocationsBlock: SliceBlockFiller<DislocationsInput> = {
+  sliceMs: () => BASE_SLICE_MS,
+  coveragePair: (input) => input.pair,
+  async fill({ input, runtime }, slices) {
+    const [bySlice, revisions] = await Promise.all([
+      dislocationsBySlice(runtime.store, input.pair, slices),
+      input.revisions ? revisionsInSlice(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs) : undefined,
+    ]);
+    return new Map([...bySlice].map(([from, slice]): [number, SliceOutcome] => [from, { answer: dislocationsAnswer(slice, revisions, runtime) }]));
+  },
+};
+
+function dislocationsAnswer(slice: DislocationsSlice, revisions: Map<string, RevisionItem[]> | undefined, runtime: SkuRuntime): DislocationsOutput {
+  const pools = runtime.pairs.pairs.find((p) => p.pair === slice.pair)?.dex ?? [];
   const venues = slice.dislocations.length
     ? slice.dislocations.flatMap((d) => [d.buy_venue, d.sell_venue]).sort((a, b) => Number(b === runtime.config.CEX_EXCHANGE) - Number(a === runtime.config.CEX_EXCHANGE))
     : pairVenues(runtime.config.CEX_EXCHANGE, pools);

@@ -4,7 +4,8 @@
  * probes, optionally one venue) and the fill rate of the paper executions
  * decided in it (core/store/tables/latency-samples.ts, docs/metrics.md
  * section 4). A window outside coverage, or without any successful sample
- * (of the venue), is refused by the pre-flight (404, no charge).
+ * (of the venue), is refused by the pre-flight (404, no charge). Closed
+ * slices are computed a day at a time (executionLatencyBlock, slice-blocks.ts).
  *
  * `fill_rate_pct` and the two `venues` means are null when the slice has no
  * paper execution / no sample of that kind: a made-up 0 would read as a
@@ -13,11 +14,13 @@
 import { z } from 'zod';
 import type { Config } from '../../../core/config.js';
 import { sql } from '../../../core/store/sql.js';
-import { DEX_VENUE_FILTER, executionLatency } from '../../../core/store/tables/latency-samples.js';
+import { DEX_VENUE_FILTER, executionLatency, executionLatencyBySlice, type ExecutionLatency } from '../../../core/store/tables/latency-samples.js';
+import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../catalogue/schemas.js';
-import type { SkuCall } from '../../catalogue/sku.js';
+import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { orNull, PRECISION as P } from '../precision.js';
+import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
@@ -62,14 +65,37 @@ export async function executionLatencyPreflight({ input, runtime }: SkuCall<Exec
   const window = await windowWithinCoverage(runtime.store, input);
   const where =
     input.venue === undefined ? sql`ok = 1` : input.venue === DEX_VENUE_FILTER ? sql`ok = 1 AND venue_kind = 'dex'` : sql`ok = 1 AND venue = ${input.venue}`;
-  if (!(await hasRows(runtime.store, 'latency_samples', window, where))) {
-    throw noDataInWindow(window, `latency samples${input.venue ? ` of ${input.venue}` : ''}`, input.venue !== undefined ? 'venue' : undefined);
-  }
+  if (!(await hasRows(runtime.store, 'latency_samples', window, where))) throw noSamples(window, input);
   return window;
 }
 
 export async function executionLatencyHandler({ input, runtime }: SkuCall<ExecutionLatencyInput>, window: TimeWindow): Promise<ExecutionLatencyOutput> {
-  const stats = await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue);
+  return latencyAnswer(await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue), window, input, runtime);
+}
+
+/**
+ * The day-block filler (slice-blocks.ts): the statistics of every slice of
+ * the range from one grouped query per table; a slice without a successful
+ * sample (of the venue) gets the pre-flight's refusal.
+ */
+export const executionLatencyBlock: SliceBlockFiller<ExecutionLatencyInput> = {
+  sliceMs: () => BASE_SLICE_MS,
+  coveragePair: () => undefined,
+  async fill({ input, runtime }, slices) {
+    const stats = await executionLatencyBySlice(runtime.store, slices, input.venue);
+    return new Map(
+      slices.map((s): [number, SliceOutcome] => {
+        const slice = stats.get(s.fromMs);
+        return [s.fromMs, slice && slice.sample_count > 0 ? { answer: latencyAnswer(slice, s, input, runtime) } : { refusal: noSamples(s, input) }];
+      }),
+    );
+  },
+};
+
+const noSamples = (window: TimeWindow, input: ExecutionLatencyInput) =>
+  noDataInWindow(window, `latency samples${input.venue ? ` of ${input.venue}` : ''}`, input.venue !== undefined ? 'venue' : undefined);
+
+function latencyAnswer(stats: ExecutionLatency, window: TimeWindow, input: ExecutionLatencyInput, runtime: SkuRuntime): ExecutionLatencyOutput {
   const need = (v: number | null) => {
     if (v === null) throw noDataInWindow(window, 'latency samples');
     return v;

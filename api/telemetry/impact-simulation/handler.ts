@@ -8,23 +8,23 @@
  * older than 2 x CEX_STALE_MS counts as no book: 503 `book_unavailable`
  * before any challenge, never charged), the venue's quotes of the 15 minutes
  * before the snapshot (volatility), and the venue's median REST round trip of
- * the last hour (horizon; 250 ms without samples).
+ * the last hour (horizon; 250 ms without samples). They are shared between
+ * requests for a bounded time (impact-inputs.ts: the book and the median for
+ * at most 250 ms, the volatility once per book).
  */
 import { z } from 'zod';
 import { AppError } from '../../../core/errors.js';
 import type { BookEvent } from '../../../core/events/market.js';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
-import { medianRoundTripMs } from '../../../core/store/tables/latency-samples.js';
-import { quoteTopsInRange } from '../../../core/store/tables/quotes.js';
 import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../../catalogue/schemas.js';
 import type { SkuCall } from '../../catalogue/sku.js';
-import { cleanSide, fillProbabilities, realisedVolatility, walkBook } from '../book-walk.js';
-import { latestBook } from '../latest-book.js';
+import { cleanSide, fillProbabilities, walkBook } from '../book-walk.js';
+import { sharedLatestBook, sharedMedianRoundTrip, sharedVolatility } from '../impact-inputs.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P } from '../precision.js';
 import { sourceText } from '../window.js';
 
-export const VOLATILITY_WINDOW_MS = 15 * 60_000;
+export { VOLATILITY_WINDOW_MS } from '../impact-inputs.js';
 export const DEFAULT_LATENCY_MS = 250;
 const MAX_SIZE = 1e12;
 
@@ -80,7 +80,7 @@ export const bookMaxAgeMs = (config: { CEX_STALE_MS: number }) => 2 * config.CEX
 export async function impactSimulationPreflight({ input, runtime }: SkuCall<ImpactSimulationInput>): Promise<BookEvent> {
   const now = runtime.now();
   const maxAge = bookMaxAgeMs(runtime.config);
-  const book = await latestBook(runtime.store, input.pair, now - maxAge);
+  const book = await sharedLatestBook(runtime.store, input.pair, now, maxAge);
   const usable = book && cleanSide(book.bids, 'bids').length > 0 && cleanSide(book.asks, 'asks').length > 0;
   if (!book || !usable) {
     throw new AppError(
@@ -97,11 +97,8 @@ export async function impactSimulationHandler(call: SkuCall<ImpactSimulationInpu
   const { input, runtime } = call;
   const now = runtime.now();
   const walk = walkBook({ side: input.side, sizeBase: input.size_base, sizeUsd: input.size_usd, bids: book.bids, asks: book.asks });
-  const [quotes, medianRttMs] = await Promise.all([
-    quoteTopsInRange(runtime.store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [book.venue]),
-    medianRoundTripMs(runtime.store, now - 3_600_000, now + 1, book.venue),
-  ]);
-  const sigma1s = realisedVolatility(quotes.map((q) => ({ t_ms: q.t_ms, mid: (q.bid + q.ask) / 2 }))) ?? walk.spread_bps / 2;
+  const [volatility, medianRttMs] = await Promise.all([sharedVolatility(runtime.store, book), sharedMedianRoundTrip(runtime.store, book.venue, now)]);
+  const sigma1s = volatility ?? walk.spread_bps / 2;
   const latencyMs = medianRttMs ?? DEFAULT_LATENCY_MS;
   const horizonS = (Math.max(0, now - book.event_time_ms) + latencyMs) / 1000;
   const probabilities = fillProbabilities(walk, sigma1s * Math.sqrt(horizonS));

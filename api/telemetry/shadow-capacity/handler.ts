@@ -5,13 +5,16 @@
  * the capital each venue needed to take it (overall and per pair; optionally
  * one pair). Field definitions: docs/metrics.md section 6 and the
  * descriptions below (they are published in /openapi.json and /api/v1/discovery).
+ * Closed slices are computed a day at a time (shadowCapacityBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
-import { shadowCapacity, type ShadowCapacityGroup } from '../../../core/store/tables/shadow-capacity.js';
+import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
+import { shadowCapacity, shadowCapacityBySlice, type ShadowCapacity, type ShadowCapacityGroup } from '../../../core/store/tables/shadow-capacity.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall } from '../../catalogue/sku.js';
+import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { orNull, PRECISION as P } from '../precision.js';
+import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function shadowCapacityInput(pairs: PairsCatalogue) {
@@ -83,7 +86,20 @@ const group = (g: ShadowCapacityGroup) => ({
 });
 
 export async function shadowCapacityHandler({ input, runtime }: SkuCall<ShadowCapacityInput>, window: TimeWindow): Promise<ShadowCapacityOutput> {
-  const result = await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair);
+  return shadowCapacityAnswer(await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair), input, runtime);
+}
+
+/** The day-block filler (slice-blocks.ts): the opportunities and executions of the whole range read once, split by slice. */
+export const shadowCapacityBlock: SliceBlockFiller<ShadowCapacityInput> = {
+  sliceMs: () => BASE_SLICE_MS,
+  coveragePair: (input) => input.pair,
+  async fill({ input, runtime }, slices) {
+    const bySlice = await shadowCapacityBySlice(runtime.store, slices, input.pair);
+    return new Map([...bySlice].map(([from, result]): [number, SliceOutcome] => [from, { answer: shadowCapacityAnswer(result, input, runtime) }]));
+  },
+};
+
+function shadowCapacityAnswer(result: ShadowCapacity, input: ShadowCapacityInput, runtime: SkuRuntime): ShadowCapacityOutput {
   const pairs = input.pair === undefined ? result.pairs.map((p) => p.pair) : [input.pair];
   const venues = pairs.flatMap((p) => pairVenues(runtime.config.CEX_EXCHANGE, runtime.pairs.pairs.find((x) => x.pair === p)?.dex ?? []));
   return {

@@ -2,17 +2,21 @@
  * GET|POST /api/v1/crypto/spread-candles: one OHLC candle of the raw CEX/DEX
  * spread of a pair over a 15-minute slice (or a 1h/4h/1d bucket), from the
  * stored spread samples (core/store/tables/spread-samples.ts, formulas in
- * docs/metrics.md section 3), rounded as ../precision.ts says. A window outside coverage, or one without any
- * sample of the pair, is refused by the pre-flight (404, no charge).
+ * docs/metrics.md section 3), rounded as precision.ts says. A window outside coverage, or one without any
+ * sample of the pair, is refused by the pre-flight (404, no charge). Closed
+ * slices are computed a day at a time (spreadCandlesBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import { sql } from '../../../core/store/sql.js';
-import { CANDLE_INTERVALS, spreadCandles, type CandleInterval } from '../../../core/store/tables/spread-samples.js';
+import { LRUCache } from 'lru-cache';
+import type { Store } from '../../../core/store/store.js';
+import { CANDLE_INTERVALS, rollUpCandles, spreadBaseCandles, spreadCandles, type BaseCandle, type CandleInterval, type SpreadCandle } from '../../../core/store/tables/spread-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall } from '../../catalogue/sku.js';
+import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P } from '../precision.js';
+import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 const INTERVALS = Object.keys(CANDLE_INTERVALS) as [CandleInterval, ...CandleInterval[]];
@@ -59,7 +63,51 @@ export async function spreadCandlesPreflight({ input, runtime }: SkuCall<SpreadC
 export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCandlesInput>, window: TimeWindow): Promise<SpreadCandlesOutput> {
   const [candle] = await spreadCandles(runtime.store, input.pair, window.fromMs, window.toMs, input.interval);
   if (!candle) throw noDataInWindow(window, `spread samples of ${input.pair}`);
-  const pools = runtime.pairs.pairs.find((p) => p.pair === input.pair)?.dex ?? [];
+  return candleAnswer(candle, runtime);
+}
+
+/**
+ * The day-block filler (slice-blocks.ts): the 15-minute candles of the range
+ * in one read, rolled up to the interval as spreadCandles does; a bucket
+ * without a sample gets the pre-flight's refusal. The 15-minute candles of a
+ * closed range are kept briefly (closedBaseCandles), so the other intervals
+ * of the same day (siblings, filled right after) are rolled up from the same read.
+ */
+export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
+  sliceMs: (input) => CANDLE_INTERVALS[input.interval],
+  coveragePair: (input) => input.pair,
+  siblings: (input) => INTERVALS.filter((i) => i !== input.interval).map((interval) => ({ ...input, interval })),
+  async fill({ input, runtime }, slices) {
+    const base = await closedBaseCandles(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs);
+    const candles = rollUpCandles(input.pair, base, input.interval);
+    const byStart = new Map(candles.map((c) => [Date.parse(c.slice_start), c]));
+    const field = input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined;
+    return new Map(
+      slices.map((s): [number, SliceOutcome] => {
+        const candle = byStart.get(s.fromMs);
+        return [s.fromMs, candle ? { answer: candleAnswer(candle, runtime) } : { refusal: noDataInWindow(s, `spread samples of ${input.pair}`, field) }];
+      }),
+    );
+  },
+};
+
+const baseReads = new WeakMap<Store, LRUCache<string, Promise<BaseCandle[]>>>();
+
+/** The 15-minute candles of a closed range (they never change), one read shared by the fills of every interval (a few minutes, a few dozen ranges). */
+function closedBaseCandles(store: Store, pair: string, fromMs: number, toMs: number): Promise<BaseCandle[]> {
+  let reads = baseReads.get(store);
+  if (!reads) baseReads.set(store, (reads = new LRUCache<string, Promise<BaseCandle[]>>({ max: 64, ttl: 300_000 })));
+  const key = `${pair} ${fromMs} ${toMs}`;
+  const known = reads.get(key);
+  if (known) return known;
+  const read = spreadBaseCandles(store, pair, fromMs, toMs);
+  reads.set(key, read);
+  read.catch(() => reads.delete(key));
+  return read;
+}
+
+function candleAnswer(candle: SpreadCandle, runtime: SkuRuntime): SpreadCandlesOutput {
+  const pools = runtime.pairs.pairs.find((p) => p.pair === candle.pair)?.dex ?? [];
   return {
     pair: candle.pair,
     interval: candle.interval,

@@ -8,7 +8,7 @@
 import type { DislocationEvent } from '../../events/market.js';
 import { sql, type Sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
-import { BASE_SLICE_MS, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
+import { BASE_SLICE_MS, bySlice, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
 
 /** A dislocation revision as stored: the published DislocationEvent plus what the analytics need. */
 export interface DislocationRecord extends DislocationEvent {
@@ -200,7 +200,23 @@ export interface DislocationsSlice {
 
 /** The dislocations response: opportunities of `pair` opened in [fromMs, toMs), latest revision each. */
 export async function dislocationsInSlice(store: Store, pair: string, fromMs: number, toMs: number): Promise<DislocationsSlice> {
-  const opportunities = await opportunitiesInSlice(store, fromMs, toMs, pair);
+  return dislocationsSliceOf(pair, fromMs, toMs, await opportunitiesInSlice(store, fromMs, toMs, pair));
+}
+
+/**
+ * The dislocations responses of consecutive slices of one pair (each [fromMs,
+ * toMs), together covering one range) from one query over the range: by
+ * slice start, each exactly what dislocationsInSlice answers for it.
+ */
+export async function dislocationsBySlice(store: Store, pair: string, slices: readonly { fromMs: number; toMs: number }[]): Promise<Map<number, DislocationsSlice>> {
+  const out = new Map<number, DislocationsSlice>();
+  if (!slices.length) return out;
+  const opportunities = await opportunitiesInSlice(store, slices[0]!.fromMs, slices[slices.length - 1]!.toMs, pair);
+  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms)) out.set(slice.fromMs, dislocationsSliceOf(pair, slice.fromMs, slice.toMs, within));
+  return out;
+}
+
+function dislocationsSliceOf(pair: string, fromMs: number, toMs: number, opportunities: readonly OpportunityState[]): DislocationsSlice {
   return {
     pair,
     slice_start: new Date(fromMs).toISOString(),

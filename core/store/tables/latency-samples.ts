@@ -2,8 +2,8 @@
 import type { LatencyEvent } from '../../events/market.js';
 import { dialect, final, sql, type Sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
-import { fillRate } from './paper-executions.js';
-import { num, numOrNull, sourceLabel, timeRange } from './query-helpers.js';
+import { fillRate, fillRateBySlice, NO_FILLS, type FillRate } from './paper-executions.js';
+import { intDiv, num, numOrNull, sourceLabel, timeRange } from './query-helpers.js';
 
 export interface LatencySampleRow {
   event_id: string;
@@ -103,19 +103,45 @@ export async function executionLatency(store: Store, fromMs: number, toMs: numbe
   const inSlice = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
   const venueFilter = venueFilterOf(venue);
   const [[stats], [perKind], fills] = await Promise.all([
-    store.query(sql`
-      SELECT count(*) AS n, min(rtt_ms) AS min_ms, max(rtt_ms) AS max_ms, avg(rtt_ms) AS avg_ms,
-        ${exactQuantile(0.5, sql`rtt_ms`)} AS p50, ${exactQuantile(0.9, sql`rtt_ms`)} AS p90, ${exactQuantile(0.99, sql`rtt_ms`)} AS p99
-      FROM latency_samples ${final}
-      WHERE ${inSlice}${venueFilter}`),
-    store.query(sql`
-      SELECT avg(CASE WHEN kind = 'cex_rest' THEN rtt_ms ELSE NULL END) AS cex_ms,
-        avg(CASE WHEN kind = 'dex_rpc' THEN rtt_ms ELSE NULL END) AS dex_ms,
-        min(source) AS source_min, max(source) AS source_max
-      FROM latency_samples ${final}
-      WHERE ${inSlice}`),
+    store.query(sql`SELECT ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inSlice}${venueFilter}`),
+    store.query(sql`SELECT ${PER_KIND} FROM latency_samples ${final} WHERE ${inSlice}`),
     fillRate(store, fromMs, toMs),
   ]);
+  return executionLatencyOf(fromMs, toMs, stats, perKind, fills);
+}
+
+/**
+ * executionLatency of consecutive slices of one length, UTC-aligned (start a
+ * multiple of the length), from one grouped query per table over their range:
+ * by slice start, each exactly what executionLatency answers for it.
+ */
+export async function executionLatencyBySlice(store: Store, slices: readonly { fromMs: number; toMs: number }[], venue?: string): Promise<Map<number, ExecutionLatency>> {
+  const out = new Map<number, ExecutionLatency>();
+  if (!slices.length) return out;
+  const size = slices[0]!.toMs - slices[0]!.fromMs;
+  if (slices.some((s) => s.fromMs % size !== 0 || s.toMs - s.fromMs !== size)) throw new TypeError('executionLatencyBySlice: slices must be aligned and of one length');
+  const fromMs = slices[0]!.fromMs;
+  const toMs = slices[slices.length - 1]!.toMs;
+  const inRange = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
+  const bucket = intDiv(sql`ts_ms`, size);
+  const [stats, perKind, fills] = await Promise.all([
+    store.query(sql`SELECT ${bucket} AS b, ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inRange}${venueFilterOf(venue)} GROUP BY b`),
+    store.query(sql`SELECT ${bucket} AS b, ${PER_KIND} FROM latency_samples ${final} WHERE ${inRange} GROUP BY b`),
+    fillRateBySlice(store, fromMs, toMs, size),
+  ]);
+  const statsBy = new Map(stats.map((r) => [num(r.b) * size, r]));
+  const kindBy = new Map(perKind.map((r) => [num(r.b) * size, r]));
+  for (const s of slices) out.set(s.fromMs, executionLatencyOf(s.fromMs, s.toMs, statsBy.get(s.fromMs), kindBy.get(s.fromMs), fills.get(s.fromMs) ?? NO_FILLS));
+  return out;
+}
+
+const LATENCY_STATS = sql`count(*) AS n, min(rtt_ms) AS min_ms, max(rtt_ms) AS max_ms, avg(rtt_ms) AS avg_ms,
+  ${exactQuantile(0.5, sql`rtt_ms`)} AS p50, ${exactQuantile(0.9, sql`rtt_ms`)} AS p90, ${exactQuantile(0.99, sql`rtt_ms`)} AS p99`;
+const PER_KIND = sql`avg(CASE WHEN kind = 'cex_rest' THEN rtt_ms ELSE NULL END) AS cex_ms,
+  avg(CASE WHEN kind = 'dex_rpc' THEN rtt_ms ELSE NULL END) AS dex_ms,
+  min(source) AS source_min, max(source) AS source_max`;
+
+function executionLatencyOf(fromMs: number, toMs: number, stats: Row | undefined, perKind: Row | undefined, fills: FillRate): ExecutionLatency {
   const n = num(stats?.n ?? 0);
   const stat = (v: unknown) => (n ? numOrNull(v) : null);
   return {

@@ -5,7 +5,7 @@
  */
 import { final, sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
-import { inList, num, numOrNull, timeRange } from './query-helpers.js';
+import { inList, intDiv, num, numOrNull, timeRange } from './query-helpers.js';
 
 /**
  * `filled`: both legs, sent at the measured latencies, still made money after
@@ -62,6 +62,22 @@ export async function fillRate(store: Store, fromMs: number, toMs: number): Prom
   const [row] = await store.query(sql`
     SELECT count(*) AS n, sum(filled) AS f FROM paper_executions ${final}
     WHERE ${COUNTED} AND ${timeRange(sql`ts`, sql`decided_at_ms`, fromMs, toMs)}`);
+  return fillRateOf(row);
+}
+
+/** fillRate of each `size`-long bucket of [fromMs, toMs) that holds an execution (key: bucket start; buckets are multiples of `size`). */
+export async function fillRateBySlice(store: Store, fromMs: number, toMs: number, size: number): Promise<Map<number, FillRate>> {
+  const rows = await store.query(sql`
+    SELECT ${intDiv(sql`decided_at_ms`, size)} AS b, count(*) AS n, sum(filled) AS f FROM paper_executions ${final}
+    WHERE ${COUNTED} AND ${timeRange(sql`ts`, sql`decided_at_ms`, fromMs, toMs)}
+    GROUP BY b`);
+  return new Map(rows.map((r) => [num(r.b) * size, fillRateOf(r)]));
+}
+
+/** No execution decided. */
+export const NO_FILLS: FillRate = { executions: 0, filled: 0, fill_rate_pct: null };
+
+function fillRateOf(row: Row | undefined): FillRate {
   const executions = num(row?.n ?? 0);
   const filled = executions ? num(row?.f ?? 0) : 0;
   return { executions, filled, fill_rate_pct: executions ? (filled / executions) * 100 : null };
@@ -95,17 +111,31 @@ export async function executionsFor(store: Store, opportunityIds: readonly strin
     const rows = await store.query(sql`
       SELECT opportunity_id, size_usd, filled, outcome, realised_profit_usd FROM paper_executions ${final}
       WHERE ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)}${until} AND opportunity_id IN ${inList(chunk)}`);
-    for (const r of rows) {
-      out.set(String(r.opportunity_id), {
-        size_usd: num(r.size_usd),
-        filled: num(r.filled) === 1,
-        outcome: String(r.outcome) as PaperOutcome,
-        realised_profit_usd: numOrNull(r.realised_profit_usd),
-      });
-    }
+    for (const r of rows) out.set(String(r.opportunity_id), summaryOf(r));
   }
   return out;
 }
+
+/**
+ * Every paper execution decided in [sinceMs, untilMs] (seconds precision,
+ * both ends included; optionally one pair), by opportunity id: the same
+ * summaries as executionsFor, read by time instead of by id (one query for a
+ * day of opportunities, where id lists take one per thousand).
+ */
+export async function executionsInRange(store: Store, sinceMs: number, untilMs: number, pair?: string): Promise<Map<string, ExecutionSummary>> {
+  const onePair = pair === undefined ? sql`` : sql`pair = ${pair} AND `;
+  const rows = await store.query(sql`
+    SELECT opportunity_id, size_usd, filled, outcome, realised_profit_usd FROM paper_executions ${final}
+    WHERE ${onePair}ts >= ${new Date(Math.floor(sinceMs / 1000) * 1000)} AND ts <= ${new Date(Math.ceil(untilMs / 1000) * 1000)}`);
+  return new Map(rows.map((r) => [String(r.opportunity_id), summaryOf(r)]));
+}
+
+const summaryOf = (r: Row): ExecutionSummary => ({
+  size_usd: num(r.size_usd),
+  filled: num(r.filled) === 1,
+  outcome: String(r.outcome) as PaperOutcome,
+  realised_profit_usd: numOrNull(r.realised_profit_usd),
+});
 
 /** Decision time of the newest stored paper execution (max() needs no FINAL), or undefined. */
 export async function latestExecutionMs(store: Store): Promise<number | undefined> {

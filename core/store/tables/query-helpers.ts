@@ -43,3 +43,18 @@ export function sourceLabel(sources: Iterable<unknown>): string | undefined {
   if (!set.size) return undefined;
   return [...set].sort().join('+');
 }
+
+/**
+ * Items (time-ordered by `time`) split among consecutive slices, order kept;
+ * every slice appears, with an empty list when nothing fell in it.
+ */
+export function bySlice<T>(slices: readonly { fromMs: number; toMs: number }[], items: readonly T[], time: (item: T) => number): [{ fromMs: number; toMs: number }, T[]][] {
+  const out = slices.map((s): [{ fromMs: number; toMs: number }, T[]] => [s, []]);
+  let i = 0;
+  for (const item of items) {
+    const t = time(item);
+    while (i < out.length && t >= out[i]![0].toMs) i += 1;
+    if (i < out.length && t >= out[i]![0].fromMs) out[i]![1].push(item);
+  }
+  return out;
+}

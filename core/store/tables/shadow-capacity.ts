@@ -5,10 +5,57 @@
  * the capital each venue needed. Read from `dislocations` and
  * `paper_executions`.
  */
+import { sql } from '../sql.js';
 import type { Store } from '../store.js';
-import { isDexVenue, opportunitiesInSlice, type OpportunityState } from './dislocations.js';
-import { executionsFor, type ExecutionSummary } from './paper-executions.js';
-import { sourceLabel } from './query-helpers.js';
+import { isDexVenue } from './dislocations.js';
+import { executionsFor, executionsInRange, type ExecutionSummary } from './paper-executions.js';
+import { bySlice, num, sourceLabel, timeRange } from './query-helpers.js';
+
+/** What shadow capacity reads of an opportunity: its identity, venues and peaks at its latest revision. */
+interface OpportunityPeaks {
+  opportunity_id: string;
+  pair: string;
+  buy_venue: string;
+  sell_venue: string;
+  opened_at_ms: number;
+  updated_at_ms: number;
+  peak_capacity_usd: number;
+  peak_capacity_capped: boolean;
+  peak_profit_usd: number;
+  capacity_usd_ms: number;
+  source: string;
+}
+
+/**
+ * Opportunities opened in [fromMs, toMs) (optionally one pair) at their
+ * latest revision (argMax by revision, as opportunitiesInSlice), only the
+ * columns shadow capacity uses, oldest first.
+ */
+async function opportunityPeaks(store: Store, fromMs: number, toMs: number, pair?: string): Promise<OpportunityPeaks[]> {
+  const onePair = pair === undefined ? sql`` : sql`pair = ${pair} AND `;
+  const rows = await store.query(sql`
+    SELECT opportunity_id, argMax(pair, revision) AS pair_, argMax(buy_venue, revision) AS buy_venue_, argMax(sell_venue, revision) AS sell_venue_,
+      min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms,
+      argMax(peak_capacity_usd, revision) AS peak_capacity_, argMax(peak_capacity_capped, revision) AS peak_capacity_capped_,
+      argMax(peak_profit_usd, revision) AS peak_profit_, argMax(capacity_usd_ms, revision) AS capacity_ms_, argMax(source, revision) AS source_
+    FROM dislocations
+    WHERE ${onePair}${timeRange(sql`opened_at`, sql`opened_at_ms`, fromMs, toMs)}
+    GROUP BY opportunity_id
+    ORDER BY opened_ms, opportunity_id`);
+  return rows.map((r) => ({
+    opportunity_id: String(r.opportunity_id),
+    pair: String(r.pair_),
+    buy_venue: String(r.buy_venue_),
+    sell_venue: String(r.sell_venue_),
+    opened_at_ms: num(r.opened_ms),
+    updated_at_ms: num(r.updated_ms),
+    peak_capacity_usd: num(r.peak_capacity_),
+    peak_capacity_capped: num(r.peak_capacity_capped_) === 1,
+    peak_profit_usd: num(r.peak_profit_),
+    capacity_usd_ms: num(r.capacity_ms_),
+    source: String(r.source_),
+  }));
+}
 
 
 export interface CapitalSplit {
@@ -74,7 +121,7 @@ function emptyGroup(): ShadowCapacityGroup {
 }
 
 
-function addOpportunity(g: ShadowCapacityGroup, o: OpportunityState, execution: ExecutionSummary | undefined, sliceMs: number): void {
+function addOpportunity(g: ShadowCapacityGroup, o: OpportunityPeaks, execution: ExecutionSummary | undefined, sliceMs: number): void {
   g.opportunities += 1;
   const available = o.peak_capacity_usd;
   if (available > 0) {
@@ -112,9 +159,32 @@ function finishGroup(g: ShadowCapacityGroup): void {
  * overall and per pair. Opportunities still open count with their state so far.
  */
 export async function shadowCapacity(store: Store, fromMs: number, toMs: number, pair?: string): Promise<ShadowCapacity> {
-  const opportunities = await opportunitiesInSlice(store, fromMs, toMs, pair);
+  const opportunities = await opportunityPeaks(store, fromMs, toMs, pair);
   const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
   const executions = await executionsFor(store, opportunities.map((o) => o.opportunity_id), fromMs, lastRevisionMs);
+  return shadowCapacityOf(fromMs, toMs, pair, opportunities, executions);
+}
+
+/**
+ * shadowCapacity of consecutive slices (together one range) from one read of
+ * the range's opportunities and their executions: by slice start, each
+ * exactly what shadowCapacity answers for it (an execution belongs to its
+ * opportunity, whatever range it was read with).
+ */
+export async function shadowCapacityBySlice(store: Store, slices: readonly { fromMs: number; toMs: number }[], pair?: string): Promise<Map<number, ShadowCapacity>> {
+  const out = new Map<number, ShadowCapacity>();
+  if (!slices.length) return out;
+  const fromMs = slices[0]!.fromMs;
+  const toMs = slices[slices.length - 1]!.toMs;
+  const opportunities = await opportunityPeaks(store, fromMs, toMs, pair);
+  const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
+  // By time, not by id: a day of opportunities would take one id-list query per thousand.
+  const executions = await executionsInRange(store, fromMs, lastRevisionMs, pair);
+  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms)) out.set(slice.fromMs, shadowCapacityOf(slice.fromMs, slice.toMs, pair, within, executions));
+  return out;
+}
+
+function shadowCapacityOf(fromMs: number, toMs: number, pair: string | undefined, opportunities: readonly OpportunityPeaks[], executions: Map<string, ExecutionSummary>): ShadowCapacity {
   const sliceMs = Math.max(1, toMs - fromMs);
   const total = emptyGroup();
   const perPair = new Map<string, ShadowCapacityGroup>();

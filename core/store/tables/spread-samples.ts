@@ -81,11 +81,8 @@ export interface SpreadCandle {
 
 /**
  * Candles of one pair for every interval bucket (UTC-aligned) that has
- * samples, over [fromMs, toMs) widened to whole buckets. 15-minute candles
- * come from spread_samples; longer ones are built from the 15-minute ones:
- * open = first open, close = last close, high = max, low = min, average net
- * and depth weighted by sample count (= the plain average over all samples),
- * max net = max, dislocation count = sum.
+ * samples, over [fromMs, toMs) widened to whole buckets: the 15-minute
+ * candles of the range (spreadBaseCandles), rolled up (rollUpCandles).
  */
 export async function spreadCandles(store: Store, pair: string, fromMs: number, toMs: number, interval: CandleInterval = '15m'): Promise<SpreadCandle[]> {
   const size = CANDLE_INTERVALS[interval];
@@ -93,70 +90,122 @@ export async function spreadCandles(store: Store, pair: string, fromMs: number, 
   const from = Math.floor(fromMs / size) * size;
   const to = Math.ceil(toMs / size) * size;
   if (to <= from) return [];
-  const base = sql`
-    SELECT ${intDiv(sql`ts_ms`, BASE_SLICE_MS)} AS b,
-      argMin(raw_spread_bps, seq) AS q_open, max(raw_spread_bps) AS q_high, min(raw_spread_bps) AS q_low,
-      argMax(raw_spread_bps, seq) AS q_close, avg(net_spread_bps) AS q_avg_net, max(net_spread_bps) AS q_max_net,
-      avg(liquidity_depth_usd) AS q_depth, max(liquidity_depth_capped) AS q_depth_capped, count(*) AS q_n,
-      min(source) AS q_source_min, max(source) AS q_source_max
-    FROM spread_samples ${final}
-    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, from, to)}
-    GROUP BY b`;
-  const factor = size / BASE_SLICE_MS;
-  const statement =
-    factor === 1
-      ? sql`${base} ORDER BY b`
-      : sql`
-    SELECT ${intDiv(sql`b`, factor)} AS bb,
-      argMin(q_open, b) AS open_raw, max(q_high) AS high_raw, min(q_low) AS low_raw, argMax(q_close, b) AS close_raw,
-      sum(q_avg_net * q_n) / sum(q_n) AS avg_net, max(q_max_net) AS max_net, sum(q_depth * q_n) / sum(q_n) AS avg_depth,
-      max(q_depth_capped) AS depth_capped, sum(q_n) AS n, min(q_source_min) AS source_min, max(q_source_max) AS source_max
-    FROM (${base}) AS c
-    GROUP BY bb ORDER BY bb`;
-  const [rows, counts] = await Promise.all([store.query(statement), dislocationCountsBy15m(store, pair, from, to)]);
-  const byBucket = new Map<number, number>();
-  for (const [b15, n] of counts) {
-    const start = Math.floor((b15 * BASE_SLICE_MS) / size) * size;
-    byBucket.set(start, (byBucket.get(start) ?? 0) + n);
-  }
-  return rows.map((row) => {
-    const r = factor === 1 ? fromBase(row) : row;
-    const start = num(r.bb) * size;
-    return {
+  return rollUpCandles(pair, await spreadBaseCandles(store, pair, from, to), interval);
+}
+
+/** A 15-minute candle of one pair as stored: what every interval is built from. */
+export interface BaseCandle {
+  /** Bucket start, ms (a multiple of 15 minutes). */
+  startMs: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  avgNet: number;
+  maxNet: number;
+  depth: number;
+  depthCapped: boolean;
+  n: number;
+  sourceMin: unknown;
+  sourceMax: unknown;
+  dislocations: number;
+}
+
+/**
+ * The 15-minute candles of one pair over [fromMs, toMs) (15-minute aligned),
+ * oldest first: open/close = raw spread of the first/last sample by seq, high/low,
+ * mean and max net spread, mean depth, sample count, and the distinct
+ * dislocations opened in the bucket. Two queries (samples, dislocations).
+ */
+export async function spreadBaseCandles(store: Store, pair: string, fromMs: number, toMs: number): Promise<BaseCandle[]> {
+  const [rows, counts] = await Promise.all([
+    store.query(sql`
+      SELECT ${intDiv(sql`ts_ms`, BASE_SLICE_MS)} AS b,
+        argMin(raw_spread_bps, seq) AS q_open, max(raw_spread_bps) AS q_high, min(raw_spread_bps) AS q_low,
+        argMax(raw_spread_bps, seq) AS q_close, avg(net_spread_bps) AS q_avg_net, max(net_spread_bps) AS q_max_net,
+        avg(liquidity_depth_usd) AS q_depth, max(liquidity_depth_capped) AS q_depth_capped, count(*) AS q_n,
+        min(source) AS q_source_min, max(source) AS q_source_max
+      FROM spread_samples ${final}
+      WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
+      GROUP BY b
+      ORDER BY b`),
+    dislocationCountsBy15m(store, pair, fromMs, toMs),
+  ]);
+  return rows.map((r) => ({
+    startMs: num(r.b) * BASE_SLICE_MS,
+    open: num(r.q_open),
+    high: num(r.q_high),
+    low: num(r.q_low),
+    close: num(r.q_close),
+    avgNet: num(r.q_avg_net),
+    maxNet: num(r.q_max_net),
+    depth: num(r.q_depth),
+    depthCapped: num(r.q_depth_capped) === 1,
+    n: num(r.q_n),
+    sourceMin: r.q_source_min,
+    sourceMax: r.q_source_max,
+    dislocations: counts.get(num(r.b)) ?? 0,
+  }));
+}
+
+/**
+ * Candles of `interval` from 15-minute ones (oldest first): open = first
+ * open, close = last close, high = max, low = min, average net and depth
+ * weighted by sample count (= the plain average over all samples), max net =
+ * max, dislocation count = sum. Buckets without a 15-minute candle have none.
+ */
+export function rollUpCandles(pair: string, base: readonly BaseCandle[], interval: CandleInterval): SpreadCandle[] {
+  const size = CANDLE_INTERVALS[interval];
+  const out: SpreadCandle[] = [];
+  let i = 0;
+  while (i < base.length) {
+    const start = Math.floor(base[i]!.startMs / size) * size;
+    let j = i;
+    let high = -Infinity;
+    let low = Infinity;
+    let maxNet = -Infinity;
+    let net = 0;
+    let depth = 0;
+    let n = 0;
+    let capped = false;
+    let dislocations = 0;
+    const sources: unknown[] = [];
+    for (; j < base.length && base[j]!.startMs < start + size; j++) {
+      const c = base[j]!;
+      high = Math.max(high, c.high);
+      low = Math.min(low, c.low);
+      maxNet = Math.max(maxNet, c.maxNet);
+      net += c.avgNet * c.n;
+      depth += c.depth * c.n;
+      n += c.n;
+      capped ||= c.depthCapped;
+      dislocations += c.dislocations;
+      sources.push(c.sourceMin, c.sourceMax);
+    }
+    const first = base[i]!;
+    const single = j === i + 1;
+    out.push({
       pair,
       interval,
       slice_start: new Date(start).toISOString(),
       slice_end: new Date(start + size).toISOString(),
-      open_raw_spread_bps: num(r.open_raw),
-      high_raw_spread_bps: num(r.high_raw),
-      low_raw_spread_bps: num(r.low_raw),
-      close_raw_spread_bps: num(r.close_raw),
-      avg_net_spread_bps: num(r.avg_net),
-      max_net_spread_bps: num(r.max_net),
-      volume_depth_usd: num(r.avg_depth),
-      volume_depth_capped: num(r.depth_capped) === 1,
-      dislocation_count: byBucket.get(start) ?? 0,
-      sample_count: num(r.n),
-      source: sourceLabel([r.source_min, r.source_max]),
-    };
-  });
+      open_raw_spread_bps: first.open,
+      high_raw_spread_bps: high,
+      low_raw_spread_bps: low,
+      close_raw_spread_bps: base[j - 1]!.close,
+      // One 15-minute candle: its own mean (no re-weighting that could move the last bit).
+      avg_net_spread_bps: single ? first.avgNet : net / n,
+      max_net_spread_bps: maxNet,
+      volume_depth_usd: single ? first.depth : depth / n,
+      volume_depth_capped: capped,
+      dislocation_count: dislocations,
+      sample_count: n,
+      source: sourceLabel(sources),
+    });
+    i = j;
+  }
+  return out;
 }
-
-/** A 15-minute row of the base query under the names of the derived query. */
-const fromBase = (r: Row): Row => ({
-  bb: r.b,
-  open_raw: r.q_open,
-  high_raw: r.q_high,
-  low_raw: r.q_low,
-  close_raw: r.q_close,
-  avg_net: r.q_avg_net,
-  max_net: r.q_max_net,
-  avg_depth: r.q_depth,
-  depth_capped: r.q_depth_capped,
-  n: r.q_n,
-  source_min: r.q_source_min,
-  source_max: r.q_source_max,
-});
 
 export interface Coverage {
   /** Null when nothing is stored yet. */
