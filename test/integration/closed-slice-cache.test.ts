@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../core/store/store.js';
-import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
+import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
+import { spreadSample } from '../helpers/spread-sample.js';
 import { startPaidApi, type PaidApi } from '../helpers/paid-api.js';
 import { testLogger } from '../helpers/config.js';
 import { payingFetch } from '../helpers/x402-client.js';
@@ -22,32 +23,13 @@ let api: PaidApi;
 let store: Store;
 let queries = 0;
 
-function sample(seq: number, tsMs: number): SpreadSample {
-  return {
-    sample_id: `s-${seq}`,
-    pair: 'ETH/USD',
-    seq,
-    ts_ms: tsMs,
-    buy_venue: 'uniswap_v3_base',
-    sell_venue: 'coinbase',
-    raw_spread_bps: 5 + seq,
-    net_spread_bps: seq - 3,
-    est_profit_usd: 1,
-    capacity_usd: 1000,
-    liquidity_depth_usd: 10_000,
-    liquidity_depth_capped: false,
-    quote_event_id: `q-${seq}`,
-    counterpart_event_id: `c-${seq}`,
-    source: 'simulated',
-  };
-}
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'closed-slice-'));
   api = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', MARKET_SOURCE: 'simulated' }, logger);
   store = api.proc.ctx.store!;
   const now = Date.now();
-  await insertSpreadSamples(store, [sample(1, CLOSED + 10_000), sample(2, CLOSED + 60_000), sample(3, now - 30_000), sample(4, now - 20_000)]);
+  await insertSpreadSamples(store, [spreadSample(1, CLOSED + 10_000), spreadSample(2, CLOSED + 60_000), spreadSample(3, now - 30_000), spreadSample(4, now - 20_000)]);
   const query = store.query.bind(store);
   store.query = ((...args: Parameters<Store['query']>) => {
     queries += 1;

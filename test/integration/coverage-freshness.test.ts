@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
 import type { Store } from '../../core/store/store.js';
-import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
+import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
+import { spreadSample } from '../helpers/spread-sample.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import type { SkuRuntime } from '../../api/catalogue/sku.js';
 import { COVERAGE_MAX_STALE_MS, COVERAGE_TTL_MS, coverageHandler } from '../../api/telemetry/coverage/handler.js';
@@ -23,25 +24,6 @@ let dir: string;
 let store: Store;
 let runtime: SkuRuntime;
 
-function sample(seq: number, tsMs: number): SpreadSample {
-  return {
-    sample_id: `cov-${seq}`,
-    pair: 'ETH/USD',
-    seq,
-    ts_ms: tsMs,
-    buy_venue: 'uniswap_v3_base',
-    sell_venue: 'coinbase',
-    raw_spread_bps: 4,
-    net_spread_bps: -2,
-    est_profit_usd: 0,
-    capacity_usd: 0,
-    liquidity_depth_usd: 10_000,
-    liquidity_depth_capped: false,
-    quote_event_id: `q-${seq}`,
-    counterpart_event_id: `c-${seq}`,
-    source: 'simulated',
-  };
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'coverage-freshness-'));
@@ -68,11 +50,11 @@ describe('coverage freshness', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const t0 = Date.UTC(2026, 10, 24, 12, 0);
     vi.setSystemTime(t0);
-    await insertSpreadSamples(store, [sample(1, t0 - 1_000)]);
+    await insertSpreadSamples(store, [spreadSample(1, t0 - 1_000)]);
     expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
 
     // Within the TTL: the cached figures, even though newer rows exist.
-    await insertSpreadSamples(store, [sample(2, t0 + 1_000)]);
+    await insertSpreadSamples(store, [spreadSample(2, t0 + 1_000)]);
     vi.setSystemTime(t0 + COVERAGE_TTL_MS - 100);
     expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
 
@@ -82,7 +64,7 @@ describe('coverage freshness', () => {
     await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), { timeout: 5_000, interval: 20 });
 
     // A quiet spell longer than COVERAGE_MAX_STALE_MS: the first caller waits for a fresh scan.
-    await insertSpreadSamples(store, [sample(3, t0 + 60_000)]);
+    await insertSpreadSamples(store, [spreadSample(3, t0 + 60_000)]);
     vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100 + COVERAGE_MAX_STALE_MS + 1_000);
     expect(await latest()).toBe(new Date(t0 + 60_000).toISOString());
   });

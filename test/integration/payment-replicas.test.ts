@@ -17,7 +17,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { startDevChain, type DevChain } from '../../api/payment/dev-chain.js';
 import { createStore } from '../../core/ports.js';
 import { ident, sql } from '../../core/store/sql.js';
-import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
+import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
+import { spreadSample } from '../helpers/spread-sample.js';
 import { startApp, type AppProcess } from '../helpers/app-process.js';
 import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
 import { signedPayment } from '../helpers/x402-client.js';
@@ -34,25 +35,6 @@ let dataDir: string;
 let payer: PrivateKeyAccount;
 const replicas: AppProcess[] = [];
 
-function sample(seq: number, tsMs: number): SpreadSample {
-  return {
-    sample_id: `s-${seq}`,
-    pair: 'ETH/USD',
-    seq,
-    ts_ms: tsMs,
-    buy_venue: 'uniswap_v3_base',
-    sell_venue: 'coinbase',
-    raw_spread_bps: 5 + seq,
-    net_spread_bps: seq - 3,
-    est_profit_usd: 1,
-    capacity_usd: 1000,
-    liquidity_depth_usd: 10_000,
-    liquidity_depth_capped: false,
-    quote_event_id: `q-${seq}`,
-    counterpart_event_id: `c-${seq}`,
-    source: 'simulated',
-  };
-}
 
 async function challengeOf(url: string): Promise<PaymentRequired> {
   const until = Date.now() + 60_000;
@@ -69,7 +51,7 @@ beforeAll(async () => {
   const store = await createStore(config, logger);
   try {
     await store.migrate();
-    await insertSpreadSamples(store, [sample(1, SLICE + 10_000), sample(2, SLICE + 60_000), sample(3, SLICE + 600_000)]);
+    await insertSpreadSamples(store, [spreadSample(1, SLICE + 10_000), spreadSample(2, SLICE + 60_000), spreadSample(3, SLICE + 600_000)]);
   } finally {
     await store.close();
   }
