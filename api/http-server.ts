@@ -1,4 +1,14 @@
-/** Listens with a Koa app on the configured address and closes gracefully. */
+/**
+ * Listens with a Koa app on the configured address and closes gracefully.
+ *
+ * Two settings decide whether a burst of new or reused connections is served
+ * or reset: the listen backlog (HTTP_LISTEN_BACKLOG; Node's 511 overflowed in
+ * the open-loop bench at 1,000 paid requests/s, and an overflowing accept
+ * queue drops or resets connections) and the keep-alive timeout
+ * (HTTP_KEEPALIVE_TIMEOUT_MS; a server that closes an idle connection while
+ * a client reuses it makes that request fail with ECONNRESET, so the server
+ * waits longer than clients and load balancers keep idle connections).
+ */
 import { createServer, type Server } from 'node:http';
 import type Koa from 'koa';
 import type { Config } from '../core/config.js';
@@ -10,12 +20,14 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function listen(app: Koa, config: Pick<Config, 'HTTP_HOST' | 'HTTP_PORT'>): Promise<HttpServer> {
+export async function listen(app: Koa, config: Pick<Config, 'HTTP_HOST' | 'HTTP_PORT'> & Partial<Pick<Config, 'HTTP_LISTEN_BACKLOG' | 'HTTP_KEEPALIVE_TIMEOUT_MS'>>): Promise<HttpServer> {
   const server = createServer(app.callback());
-  server.keepAliveTimeout = 5000;
+  server.keepAliveTimeout = config.HTTP_KEEPALIVE_TIMEOUT_MS ?? 65_000;
+  // Headers of a request on a kept-alive connection may arrive just before it times out.
+  server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1000);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.HTTP_PORT, config.HTTP_HOST, () => resolve());
+    server.listen({ port: config.HTTP_PORT, host: config.HTTP_HOST, backlog: config.HTTP_LISTEN_BACKLOG ?? 4096 }, () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.HTTP_PORT;

@@ -47,6 +47,8 @@ export const configSpec = {
   LOG_FORMAT: [z.enum(['auto', 'json', 'pretty']).default('auto'), 'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.'],
   HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
+  HTTP_LISTEN_BACKLOG: [positiveInt.default(4096), 'Connections the kernel queues before the API accepts them (capped by net.core.somaxconn). Node\'s default of 511 overflows when a burst opens many connections at once; an overflowing queue drops or resets them.'],
+  HTTP_KEEPALIVE_TIMEOUT_MS: [positiveInt.default(65000), 'How long an idle keep-alive connection stays open (advertised as `Keep-Alive: timeout`). Above the 60 s idle timeout of common load balancers, so the server is never the side that closes a connection a client is about to reuse.'],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
   SHUTDOWN_TIMEOUT_MS: [positiveInt.default(20000), 'Upper bound for the SIGTERM drain before a forced exit.'],
   STARTUP_TIMEOUT_MS: [positiveInt.default(10000), 'How long start-up waits for each engine to answer before failing.'],

@@ -46,8 +46,10 @@
  * 6. CPU per process from /proc, and the load average before and after each
  *    phase (other work on the shared cores shows there).
  *
- * Any non-2xx response makes the run INVALID (exit code 1). BENCH_CPU_PROFILE
- * writes a V8 profile of the app process over the load phases.
+ * Any non-2xx response makes the run INVALID (exit code 1). BENCH_CPU_PROFILE=<file>
+ * writes V8 profiles of the app process: <file> over the open loop, and
+ * <file>.ungated.cpuprofile / <file>.gated.cpuprofile over the two gate rows
+ * (diff their per-request self times to see what the gate costs).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -543,6 +545,8 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       }
     }
 
+    if (profiler) console.log(`CPU profile of the app process over the open loop: ${await profiler.stop(process.env.BENCH_CPU_PROFILE!)}`);
+
     // ---- 4. the gate alone at saturation: same route and requests, gated and pass-through, closed loop
     const gateRoute = routes.find((r) => r.sku.id === (process.env.BENCH_GATE_ROUTE ?? 'spread-candles')) ?? routes[0];
     const gateRows: { label: string; result: RunResult; cpu: CpuSplit }[] = [];
@@ -558,13 +562,15 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         if (pool) await sign(pool, gateVariants.length + 100);
         await load.run({ url: target, connections, amount: gateVariants.length, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
         if (pool) await sign(pool, 4000 * saturationS);
+        const rowProfiler = process.env.BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
         const cpuOf = meter();
         const result = await load.run({ url: target, connections, durationS: saturationS, reserve: 4 * connections, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
         gateRows.push({ label, result, cpu: cpuOf() });
+        if (rowProfiler) console.log(`  CPU profile of the app over this row (${result.requests} requests): ${await rowProfiler.stop(process.env.BENCH_CPU_PROFILE!.replace(/(\.cpuprofile)?$/, `.${pool ? 'gated' : 'ungated'}.cpuprofile`))}`);
         console.log(`  ${gateRoute.sku.id} ${label} @${connections} connections: ${result.requests} in ${result.durationS.toFixed(0)} s, ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}${result.exhausted ? ' (signatures ran dry: stopped early)' : ''}; ${uptimeText()}`);
       }
     }
-    if (profiler) console.log(`CPU profile of the app process (load phases only): ${await profiler.stop(process.env.BENCH_CPU_PROFILE!)}`);
+
 
     // ---- 5. settlement throughput on the dev chain
     const settleRuns: SettlementRun[] = [];

@@ -350,9 +350,10 @@ async function loadGenerator(): Promise<void> {
           timeouts += 1;
           req.destroy(new Error('timeout'));
         });
-        req.on('error', (err) => {
+        req.on('error', (err: NodeJS.ErrnoException) => {
           if (err.message !== 'timeout') errors += 1;
-          firstFailure ??= `error ${err.message}`;
+          // Which socket failed tells a keep-alive race (a reused socket the server had just closed) from an overload.
+          firstFailure ??= `error ${err.code ?? ''} ${err.message} on a ${req.reusedSocket ? 'reused keep-alive' : 'new'} socket, request ${i} of ${total}`;
           finish(i, undefined, '');
         });
         if (v.body !== undefined) req.end(v.body);
