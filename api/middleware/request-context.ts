@@ -1,6 +1,8 @@
 /**
  * Request id (taken from `X-Request-Id` when the caller sends a sane one),
  * a per-request child logger, one access-log line and the HTTP histogram.
+ * What later middleware puts in `ctx.state.accessLog` joins the access line
+ * (the payment gate: the settled payment's payer, transaction and timings).
  */
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
@@ -11,6 +13,8 @@ declare module 'koa' {
   interface DefaultState {
     requestId: string;
     log: Logger;
+    /** Extra fields of this request's access line. */
+    accessLog?: Record<string, unknown>;
   }
 }
 
@@ -31,7 +35,7 @@ export function requestContext(logger: Logger): Middleware {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.httpRequests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 10000) / 10 },
+        { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 10000) / 10, ...ctx.state.accessLog },
         'request',
       );
     }

@@ -16,6 +16,7 @@
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import type { PaidRoute } from './paid-route.js';
+import { cutText } from './header-text.js';
 
 const SHORT_STRING = 120;
 
@@ -63,7 +64,7 @@ function declare(route: PaidRoute, inputSchema: Record<string, unknown> | undefi
 /** A smaller example of the same shape: arrays keep their first item, strings their first characters. */
 export function shortenExample(value: unknown): unknown {
   if (Array.isArray(value)) return value.slice(0, 1).map(shortenExample);
-  if (typeof value === 'string') return value.length > SHORT_STRING ? `${value.slice(0, SHORT_STRING - 1)}…` : value;
+  if (typeof value === 'string') return cutText(value, SHORT_STRING);
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortenExample(v)]));
   return value;
 }
@@ -71,7 +72,7 @@ export function shortenExample(value: unknown): unknown {
 /** The smallest example of the same top-level shape: nested arrays empty, strings of 40 characters at most, numbers to 2 decimals. */
 export function compactExample(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return depth === 0 ? value.slice(0, 1).map((v) => compactExample(v, depth + 1)) : [];
-  if (typeof value === 'string') return value.length > 40 ? `${value.slice(0, 39)}…` : value;
+  if (typeof value === 'string') return cutText(value, 40);
   if (typeof value === 'number') return Number.isInteger(value) ? value : Math.round(value * 100) / 100;
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactExample(v, depth + 1)]));
   return value;
@@ -89,7 +90,7 @@ export function describedBriefly<T>(schema: T, mode: 'first-sentence' | 'none'):
     if (key === 'description' && typeof value === 'string') {
       if (mode === 'none') continue;
       const first = value.split(/(?<=[.;:])\s/)[0] ?? value;
-      out[key] = first.length > 80 ? `${first.slice(0, 79)}…` : first;
+      out[key] = cutText(first, 80);
     } else out[key] = describedBriefly(value, mode);
   }
   return out as T;
@@ -98,5 +99,5 @@ export function describedBriefly<T>(schema: T, mode: 'first-sentence' | 'none'):
 /** A route description cut to its first clause (before the first ": " or ". "), 120 characters at most. */
 export function briefDescription(text: string): string {
   const first = text.split(/(?<=\S)[:.]\s/)[0] ?? text;
-  return first.length > 120 ? `${first.slice(0, 119)}…` : first;
+  return cutText(first, 120);
 }

@@ -119,8 +119,24 @@ export function sameRequirements(offered: PaymentRequirements, accepted: Payment
     lower(accepted.asset) === lower(offered.asset) &&
     lower(accepted.payTo) === lower(offered.payTo) &&
     accepted.maxTimeoutSeconds === offered.maxTimeoutSeconds &&
-    canonical(accepted.extra ?? {}) === canonical(offered.extra ?? {})
+    sameExtra(accepted.extra ?? {}, offered.extra ?? {})
   );
+}
+
+/** `extra` compared deeply; the usual flat `{ name, version }` without building two canonical JSON texts. */
+function sameExtra(a: unknown, b: unknown): boolean {
+  if (isFlatRecord(a) && isFlatRecord(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k]);
+  }
+  return canonical(a) === canonical(b);
+}
+
+/** A plain object whose values are all strings, finite numbers or booleans. */
+function isFlatRecord(v: unknown): v is Record<string, string | number | boolean> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
+  for (const x of Object.values(v)) if (typeof x !== 'string' && typeof x !== 'boolean' && !(typeof x === 'number' && Number.isFinite(x))) return false;
+  return true;
 }
 
 const refuse = (code: string, reason: string, detail: string): BindingResult => ({ ok: false, refusal: { code, reason, detail } });

@@ -23,6 +23,7 @@ import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
 import { base64Json } from './payload.js';
 import type { PaymentTerms } from './settlement.js';
 import type { PaidRoute } from './paid-route.js';
+import { cutText } from './header-text.js';
 
 export type { PaidRoute };
 
@@ -181,4 +182,5 @@ export function readableUsdc(atomic: string): string {
   return frac ? `${whole}.${frac}` : `${whole}`;
 }
 
-export const truncate = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
+/** Cut to `max` characters, ending in ASCII dots (header-text.ts). */
+export const truncate = cutText;

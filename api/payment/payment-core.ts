@@ -35,6 +35,7 @@ import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { checkBinding, type ResourceIdentity } from './binding.js';
+import { ExtensionEchoCheck } from './extension-echo.js';
 import { Challenges, readableUsdc, truncate, type PaidRoute } from './challenge.js';
 import { readPayload, readPaymentHeader } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
@@ -59,6 +60,8 @@ export interface PaidCall {
   /** The door's method (HTTP method, or e.g. `tools/call`) and its transport context for x402 hooks and extensions. */
   transport: { method: string; context: unknown };
   log?: Logger;
+  /** The door logs the settled payment itself (the HTTP door, in its access line); otherwise the core writes `x402: payment settled`. */
+  doorLogsSettlement?: boolean;
 }
 
 /** What the handler learns about the payment once it is verified. */
@@ -121,6 +124,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
   const recorder = new SettlementRecorder();
+  const echoCheck = new ExtensionEchoCheck(resourceServer);
 
   let initialized = false;
   let initializing: Promise<void> | undefined;
@@ -174,7 +178,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
     if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
-    const echo = resourceServer.validateExtensions({ x402Version: 2, resource: payload.resource ?? { url: call.resourceUrl }, accepts: requirements, ...(extensions ? { extensions } : {}) }, payload);
+    const echo = echoCheck.check(extensions, payload, requirements, call.resourceUrl);
     if (!echo.valid) return fail(refused('payment_invalid', `the payment's ${echo.extensionKey ?? ''} extension differs from the advertised one`, echo.invalidReason ?? 'extension_echo_mismatch', route), 'refused');
 
     // Keyed on the gate's own network and asset, never on fields the client could vary.
@@ -245,7 +249,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       settle: async () => {
         await finish();
         try {
-          return await settleVerified({ resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, ...(log ? { log } : {}) });
+          return await settleVerified({ resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, logSettled: !call.doorLogsSettlement, ...(log ? { log } : {}) });
         } finally {
           await markUsed();
         }

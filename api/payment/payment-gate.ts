@@ -116,6 +116,7 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
       }
       return writeProblem(ctx, outcome.refusal.status, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extra);
     }
+    ctx.state.accessLog = { ...ctx.state.accessLog, payment: outcome.summary };
     ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
     ctx.set('Cache-Control', withPrivateCacheControl(ctx.response.get('Cache-Control') || null));
   }) as PaymentGate;
@@ -139,6 +140,7 @@ export function paidCallOf(ctx: Context, route: PaidRoute, publicBaseUrl: string
     resourceUrl,
     identity: { transport: 'http', method: ctx.method, path: ctx.path },
     transport: { method: route.method, context },
+    doorLogsSettlement: true, // in the access line (request-context.ts): one log line per paid request
     ...(ctx.state.log ? { log: ctx.state.log } : {}),
   };
 }

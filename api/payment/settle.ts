@@ -17,8 +17,17 @@ import { paymentMetrics } from './payment-metrics.js';
 import type { Refusal } from './refusal.js';
 import { FacilitatorUnavailableError } from './settlement.js';
 
+/** What a settled payment adds to the log: the settlement line, or the HTTP door's access line. */
+export interface SettledSummary {
+  payer: string | undefined;
+  transaction: string;
+  amount: string;
+  verify_ms: number;
+  settle_ms: number;
+}
+
 export type SettleOutcome =
-  | { ok: true; response: SettleResponse }
+  | { ok: true; response: SettleResponse; summary: SettledSummary }
   /** Withhold the result. `response` is the failed settlement when the facilitator answered. */
   | { ok: false; refusal: Refusal; response?: SettleResponse };
 
@@ -44,9 +53,11 @@ const PAYER_FAULTS = new Set([
 
 export class SettlementRecorder {
   private readonly record: SettlementRecord = { failing: false };
+  /** Epoch ms of the last success (formatted when read: this runs on every paid request). */
+  private lastSettledMs: number | undefined;
 
   settled(): void {
-    this.record.lastSettledAt = new Date().toISOString();
+    this.lastSettledMs = Date.now();
     this.record.failing = false;
   }
 
@@ -57,7 +68,7 @@ export class SettlementRecorder {
   }
 
   snapshot(): SettlementRecord {
-    return { ...this.record };
+    return { ...this.record, ...(this.lastSettledMs !== undefined ? { lastSettledAt: new Date(this.lastSettledMs).toISOString() } : {}) };
   }
 }
 
@@ -71,6 +82,8 @@ export interface SettleInput {
   verifySeconds: number;
   recorder: SettlementRecorder;
   log?: Logger;
+  /** Write the `x402: payment settled` line (default). The HTTP door puts the summary in its access line instead: one line per request. */
+  logSettled?: boolean;
 }
 
 export async function settleVerified(input: SettleInput): Promise<SettleOutcome> {
@@ -117,11 +130,9 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
   paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
   paymentMetrics.outcomes.inc({ outcome: 'settled' });
   input.recorder.settled();
-  log?.info(
-    { payer: settled.payer, transaction: settled.transaction, amount: input.requirements.amount, verify_ms: ms(input.verifySeconds), settle_ms: ms(settleSeconds) },
-    'x402: payment settled',
-  );
-  return { ok: true, response: settled };
+  const summary: SettledSummary = { payer: settled.payer, transaction: settled.transaction, amount: input.requirements.amount, verify_ms: ms(input.verifySeconds), settle_ms: ms(settleSeconds) };
+  if (input.logSettled !== false) log?.info(summary, 'x402: payment settled');
+  return { ok: true, response: settled, summary };
 }
 
 const ms = (s: number) => Math.round(s * 10000) / 10;

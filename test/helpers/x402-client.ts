@@ -46,7 +46,7 @@ export function payingFetch(account: PrivateKeyAccount, allowed: { network: `${s
 export async function signedPayment(
   account: PrivateKeyAccount,
   required: PaymentRequired,
-  over: { validAfter?: number; validBefore?: number; value?: string; to?: string; nonce?: Hex; accepted?: Partial<PaymentRequirements>; resource?: PaymentRequired['resource'] } = {},
+  over: { validAfter?: number; validBefore?: number; value?: string; to?: string; nonce?: Hex; accepted?: Partial<PaymentRequirements>; resource?: PaymentRequired['resource']; extensions?: Record<string, unknown> } = {},
 ): Promise<string> {
   const req = required.accepts[0]!;
   const now = Math.floor(Date.now() / 1000);
@@ -77,7 +77,7 @@ export async function signedPayment(
     resource: over.resource ?? required.resource,
     accepted: { ...req, ...over.accepted },
     payload: { authorization, signature },
-    ...(required.extensions ? { extensions: required.extensions } : {}),
+    ...(over.extensions ?? required.extensions ? { extensions: over.extensions ?? required.extensions } : {}),
   };
   return encodePaymentSignatureHeader(payload);
 }

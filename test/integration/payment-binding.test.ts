@@ -90,4 +90,22 @@ describe('strict binding', () => {
     expect(paidPost.status).toBe(200);
     expect(before.payer - (await balances()).payer).toBe(3n * BigInt(a.accepts[0]!.amount));
   });
+
+  it('refuses an echo that alters the advertised Bazaar declaration, also after the verbatim echo was accepted', async () => {
+    const a = await challenge('/api/v1/test/a?pair=ETH/USD');
+    const bazaar = a.extensions?.bazaar as { info: { input: Record<string, unknown> } };
+    expect(bazaar.info.input).toBeDefined();
+    const pay = async (extensions?: Record<string, unknown>) =>
+      fetch(`${app.url}/api/v1/test/a`, { headers: { 'PAYMENT-SIGNATURE': await signedPayment(payer, a, extensions ? { extensions } : {}) } });
+    expect((await pay()).status).toBe(200); // the verbatim echo: checked in full, then remembered
+    const before = await balances();
+    const runs = { ...app.runs };
+    const altered = { ...a.extensions, bazaar: { ...bazaar, info: { ...bazaar.info, input: { ...bazaar.info.input, type: 'mcp' } } } };
+    const refused = await pay(altered);
+    expect(refused.status).toBe(402);
+    expect(await refused.json()).toMatchObject({ code: 'payment_invalid', reason: 'extension_echo_mismatch' });
+    expect(app.runs).toEqual(runs);
+    expect(await balances()).toEqual(before);
+    expect((await pay()).status).toBe(200);
+  });
 });

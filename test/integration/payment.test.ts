@@ -32,10 +32,13 @@ import { guardFacilitator, startSettlement, type PaymentSettlement } from '../..
 import { readDevChainInfo } from '../../api/payment/dev-chain.js';
 import { startPayments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
-import { testConfig, testLogger } from '../helpers/config.js';
+import { testConfig } from '../helpers/config.js';
 import { payingFetch as payingFetchWith } from '../helpers/x402-client.js';
+import { pino } from 'pino';
 
-const logger = testLogger();
+/** The log lines of the app under test (info and up), to check what a paid request leaves in the log. */
+const logLines: Record<string, unknown>[] = [];
+const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) });
 const PRICE = '15000';
 const COVERAGE = { earliest: '2026-01-01', latest: '2026-12-31' };
 
@@ -340,6 +343,12 @@ describe('x402 gate on the dev chain', () => {
     const receipt = await settlement.devChain!.node.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex });
     expect(receipt.status).toBe('success');
     expect(res.headers.get('cache-control')).toContain('private');
+    // One log line per paid request: the access line carries the settlement (payer, transaction, amount, timings).
+    const requestId = res.headers.get('x-request-id');
+    const lines = logLines.filter((l) => l.request_id === requestId);
+    expect(lines.map((l) => l.msg)).toEqual(['request']);
+    expect(lines[0]).toMatchObject({ status: 200, route: ROUTES.candles.path, payment: { payer: payer.address, transaction: settled.transaction, amount: PRICE } });
+    expect((lines[0]!.payment as { verify_ms: number }).verify_ms).toBeGreaterThan(0);
     const after = await balances();
     expect(before.payer - after.payer).toBe(BigInt(PRICE));
     expect(after.payTo - before.payTo).toBe(BigInt(PRICE));

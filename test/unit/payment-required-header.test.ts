@@ -49,7 +49,7 @@ const candles: PaidRoute = {
 const huge: PaidRoute = {
   method: 'POST',
   path: '/api/v1/crypto/impact-simulation',
-  description: 'Pre-trade impact simulation. '.repeat(30),
+  description: 'Pre-trade impact simulation, one clause without a full stop, '.repeat(30),
   priceAtomic: '75000',
   mimeType: 'application/json',
   inputSchemaJson: {
@@ -139,6 +139,11 @@ describe('PAYMENT-REQUIRED header', () => {
     expect(decoded.resource.description!.length).toBeLessThanOrEqual(300);
     const bazaar = decoded.extensions?.bazaar as { info?: { output?: { example?: unknown } } } | undefined;
     expect(bazaar?.info?.output?.example).toBeUndefined();
+
+    // Cut texts end in ASCII dots: the declaration a payer echoes in every payment stays a one-byte string.
+    const json = JSON.stringify(decoded);
+    expect(json).toContain('...');
+    expect([...json].every((c) => c.charCodeAt(0) < 128)).toBe(true);
 
     const long = await challenge(`${http.url}${candles.path}?pair=ETH/USD&junk=${'x'.repeat(3000)}`);
     expect(long.header.length).toBeLessThan(BUDGET);
