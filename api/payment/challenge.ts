@@ -53,6 +53,7 @@ interface RouteEntry {
 
 export class Challenges {
   private readonly routes = new Map<string, RouteEntry>();
+  private readonly byRoute = new WeakMap<PaidRoute, RouteEntry>();
 
   constructor(
     private readonly resourceServer: x402ResourceServer,
@@ -61,10 +62,16 @@ export class Challenges {
   ) {}
 
   private entry(route: PaidRoute): RouteEntry {
+    // Routes are built once (router.ts, mcp/tools.ts) and never changed: the object is the fast key of every paid request.
+    const known = this.byRoute.get(route);
+    if (known) return known;
     const key = `${route.method} ${route.path}`;
     const fingerprint = `${route.priceAtomic}\u0000${route.description}\u0000${route.mimeType}`;
     const cached = this.routes.get(key);
-    if (cached && cached.fingerprint === fingerprint) return cached;
+    if (cached && cached.fingerprint === fingerprint) {
+      this.byRoute.set(route, cached);
+      return cached;
+    }
     const requirements = this.resourceServer.buildPaymentRequirements({
       scheme: 'exact',
       network: this.terms.network,
@@ -72,11 +79,16 @@ export class Challenges {
       price: { amount: route.priceAtomic, asset: this.terms.asset, extra: { name: this.terms.assetName, version: this.terms.assetVersion } },
       maxTimeoutSeconds: this.terms.maxTimeoutSeconds,
     });
-    requirements.catch(() => this.routes.delete(key)); // not cached when the facilitator was not ready
+    requirements.catch(() => {
+      // not cached when the facilitator was not ready
+      this.routes.delete(key);
+      this.byRoute.delete(route);
+    });
     const full = truncate(route.description, MAX_DESCRIPTION);
     const fitted = this.options.discovery ? discoveryExtension(route, this.terms, full, this.options.budget) : undefined;
     const entry: RouteEntry = { fingerprint, requirements, declared: fitted?.declared, description: fitted?.description ?? full, enriched: new Map() };
     this.routes.set(key, entry);
+    this.byRoute.set(route, entry);
     return entry;
   }
 

@@ -91,10 +91,25 @@ export function recoverSigner(digest: Buffer, signature: string): string | undef
   if (BigInt(`0x${hex.slice(64, 128)}`) > HALF_N) return undefined;
   try {
     const publicKey = secp256k1.ecdsaRecover(bytes.subarray(0, 64), v - 27, digest, false);
-    return `0x${keccak(Buffer.from(publicKey.subarray(1))).subarray(12).toString('hex')}`;
+    return addressOf(publicKey);
   } catch {
     return undefined;
   }
+}
+
+/** Addresses of recently seen public keys: payers pay again and again, and hashing the key is a third of a verify's hashing. */
+const addresses = new Map<string, string>();
+const MAX_ADDRESSES = 10_000;
+
+function addressOf(publicKey: Uint8Array): string {
+  const key = Buffer.from(publicKey.buffer, publicKey.byteOffset + 1, 64).toString('latin1');
+  let address = addresses.get(key);
+  if (address === undefined) {
+    address = `0x${keccak(Buffer.from(publicKey.subarray(1))).subarray(12).toString('hex')}`;
+    if (addresses.size >= MAX_ADDRESSES) addresses.clear();
+    addresses.set(key, address);
+  }
+  return address;
 }
 
 const strip = (hex: string) => (hex.startsWith('0x') || hex.startsWith('0X') ? hex.slice(2) : hex);
