@@ -35,13 +35,13 @@ import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { checkBinding, type ResourceIdentity } from './binding.js';
-import { ExtensionEchoCheck } from './extension-echo.js';
+import { checkExtensionEcho } from './extension-echo.js';
 import { Challenges, readableUsdc, truncate, type PaidRoute } from './challenge.js';
 import { readPayload, readPaymentHeader } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
 import { FacilitatorUnavailableError, type PaymentTerms } from './settlement.js';
-import { SettlementRecorder, settleVerified, type SettleOutcome, type SettlementRecord } from './settle.js';
+import { SettlementRecorder, settleVerified, type SettleInput, type SettleOutcome, type SettlementRecord } from './settle.js';
 import type { Refusal } from './refusal.js';
 
 export type { Refusal };
@@ -124,7 +124,6 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
   const challenges = new Challenges(resourceServer, terms, { discovery, budget });
   const recorder = new SettlementRecorder();
-  const echoCheck = new ExtensionEchoCheck(resourceServer);
 
   let initialized = false;
   let initializing: Promise<void> | undefined;
@@ -157,10 +156,6 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   const begin = async (call: PaidCall, input: { header: string } | { payload: unknown }): Promise<PaymentAttempt> => {
     const { route } = call;
     const log = call.log ?? options.logger;
-    const fail = (refusal: Refusal, outcome: 'refused' | 'replayed' | 'unavailable'): PaymentAttempt => {
-      paymentMetrics.outcomes.inc({ outcome });
-      return { ok: false, refusal };
-    };
     try {
       await ready();
     } catch (err) {
@@ -178,7 +173,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
     if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
-    const echo = echoCheck.check(extensions, payload, requirements, call.resourceUrl);
+    const echo = checkExtensionEcho(resourceServer, extensions, payload, requirements, call.resourceUrl);
     if (!echo.valid) return fail(refused('payment_invalid', `the payment's ${echo.extensionKey ?? ''} extension differs from the advertised one`, echo.invalidReason ?? 'extension_echo_mismatch', route), 'refused');
 
     // Keyed on the gate's own network and asset, never on fields the client could vary.
@@ -197,8 +192,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
         ? fail(refused('payment_replayed', 'this payment signature was already used; sign a new payment', 'nonce_already_used', route), 'replayed')
         : fail(refused('payment_in_progress', 'this payment signature is being used by another request; sign a new payment', 'nonce_in_progress', route), 'replayed');
     }
-    const release = () => options.replayGuard.release(key, lock.token).catch((err: unknown) => log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
-    const markUsed = () => options.replayGuard.markUsed(key, lock.token, usedTtlMs).catch((err: unknown) => log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
+    const held: HeldLock = { guard: options.replayGuard, key, token: lock.token, usedTtlMs, log };
 
     const matched = bound.requirements;
     const transportContext = { request: call.transport.context };
@@ -208,7 +202,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       verified = await resourceServer.verifyPayment(payload, matched, extensions, transportContext);
     } catch (err) {
       paymentMetrics.verifySeconds.observe({ outcome: 'error' }, (performance.now() - t0) / 1000);
-      await release();
+      await releaseLock(held);
       if (err instanceof FacilitatorResponseError) {
         log?.warn({ err: err.message }, 'x402: verification failed at the facilitator');
         return fail(unavailable(`payment could not be verified: ${firstLine(err)}`, 'facilitator', err instanceof FacilitatorUnavailableError ? 503 : 502), 'unavailable');
@@ -218,7 +212,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     const verifySeconds = (performance.now() - t0) / 1000;
     if (!verified.isValid) {
       paymentMetrics.verifySeconds.observe({ outcome: 'invalid' }, verifySeconds);
-      await release();
+      await releaseLock(held);
       const reason = verified.invalidReason ?? 'payment_invalid';
       log?.info({ reason }, 'x402: payment refused');
       const challenge = await resourceServer
@@ -228,33 +222,8 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     }
     paymentMetrics.verifySeconds.observe({ outcome: 'valid' }, verifySeconds);
 
-    let finished = false;
-    const finish = async () => {
-      if (finished) throw new Error('x402: a payment attempt is settled or abandoned once');
-      finished = true;
-    };
-    return {
-      ok: true,
-      payment: { payer: facts.payer, amount: matched.amount, asset: matched.asset, network: matched.network, payTo: matched.payTo },
-      abandon: async (reason, detail = {}) => {
-        await finish();
-        try {
-          paymentMetrics.outcomes.inc({ outcome: 'not_settled' });
-          const dispatcher = resourceServer.createPaymentCancellationDispatcher(payload, matched, extensions, transportContext);
-          await dispatcher.cancel({ reason, ...(detail.error !== undefined ? { error: detail.error } : {}), ...(detail.status !== undefined ? { responseStatus: detail.status } : {}) }).catch(() => undefined);
-        } finally {
-          await markUsed();
-        }
-      },
-      settle: async () => {
-        await finish();
-        try {
-          return await settleVerified({ resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, logSettled: !call.doorLogsSettlement, ...(log ? { log } : {}) });
-        } finally {
-          await markUsed();
-        }
-      },
-    };
+    const payment: VerifiedPayment = { payer: facts.payer, amount: matched.amount, asset: matched.asset, network: matched.network, payTo: matched.payTo };
+    return new VerifiedAttempt(payment, held, { resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, logSettled: !call.doorLogsSettlement, ...(log ? { log } : {}) });
   };
 
   return {
@@ -266,6 +235,65 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     paymentRequired: (call, error) => challenges.paymentRequired(call.route, call.resourceUrl, error, call.transport),
     begin,
   };
+}
+
+/** A refused attempt, counted by outcome. */
+function fail(refusal: Refusal, outcome: 'refused' | 'replayed' | 'unavailable'): PaymentAttempt {
+  paymentMetrics.outcomes.inc({ outcome });
+  return { ok: false, refusal };
+}
+
+/** The replay lock a verified (or verifying) payment holds on its payer and nonce. */
+interface HeldLock {
+  guard: ReplayGuard;
+  key: string;
+  token: string;
+  usedTtlMs: number;
+  log: Logger | undefined;
+}
+
+const releaseLock = (held: HeldLock) => held.guard.release(held.key, held.token).catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
+const markLockUsed = (held: HeldLock) => held.guard.markUsed(held.key, held.token, held.usedTtlMs).catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
+
+/**
+ * A verified payment whose handler runs: settled or abandoned exactly once, after which its nonce stays refused.
+ * A class (methods on the prototype) rather than closures made per request: this runs on every paid call.
+ */
+class VerifiedAttempt {
+  readonly ok = true as const;
+  private finished = false;
+
+  constructor(
+    readonly payment: VerifiedPayment,
+    private readonly held: HeldLock,
+    private readonly settleInput: SettleInput,
+  ) {}
+
+  private finish(): void {
+    if (this.finished) throw new Error('x402: a payment attempt is settled or abandoned once');
+    this.finished = true;
+  }
+
+  async abandon(reason: 'handler_threw' | 'handler_failed', detail: { error?: unknown; status?: number } = {}): Promise<void> {
+    this.finish();
+    try {
+      paymentMetrics.outcomes.inc({ outcome: 'not_settled' });
+      const { resourceServer, payload, requirements, extensions, transportContext } = this.settleInput;
+      const dispatcher = resourceServer.createPaymentCancellationDispatcher(payload, requirements, extensions, transportContext);
+      await dispatcher.cancel({ reason, ...(detail.error !== undefined ? { error: detail.error } : {}), ...(detail.status !== undefined ? { responseStatus: detail.status } : {}) }).catch(() => undefined);
+    } finally {
+      await markLockUsed(this.held);
+    }
+  }
+
+  async settle(): Promise<SettleOutcome> {
+    this.finish();
+    try {
+      return await settleVerified(this.settleInput);
+    } finally {
+      await markLockUsed(this.held);
+    }
+  }
 }
 
 /** The text of a bare challenge (no payment sent). */

@@ -67,21 +67,11 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 /** The HTTP door over an existing core (shared with the MCP door: one replay guard, one set of challenges). */
 export function gateOverCore(core: PaymentCore, options: GateOptions = {}): PaymentGate {
   const settleOnStatus = options.settleOnStatus ?? ((status: number) => status === 200);
-  const budget = core.headerBudgetBytes;
 
   const gate = (async (ctx: Context, next: Next) => {
     const route = ctx.state.paidRoute;
     if (!route) return next();
     const call = paidCallOf(ctx, route, options.publicBaseUrl);
-
-    const writeRefusal = async (refusal: Refusal) => {
-      if (refusal.challenge) {
-        const paymentRequired = refusal.paymentRequired ?? (await core.paymentRequired(call, refusal.reason ?? 'Payment required'));
-        ctx.set('PAYMENT-REQUIRED', encodeChallenge(paymentRequired, budget));
-        ctx.set('Cache-Control', PAYMENT_REQUIRED_CACHE_CONTROL);
-      }
-      writeProblem(ctx, refusal.status, refusal.code, refusal.detail, refusal.extra);
-    };
 
     const header = paymentHeaderOf(ctx);
     if (!header) {
@@ -92,11 +82,11 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
         return writeProblem(ctx, 503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', { dependency: 'facilitator' });
       }
       paymentMetrics.outcomes.inc({ outcome: 'challenged' });
-      return writeRefusal({ status: 402, code: 'payment_required', detail: paymentRequiredText(route), reason: 'Payment required', challenge: true, extra: { price_atomic: route.priceAtomic } });
+      return writeRefusal(ctx, core, call, { status: 402, code: 'payment_required', detail: paymentRequiredText(route), reason: 'Payment required', challenge: true, extra: { price_atomic: route.priceAtomic } });
     }
 
     const attempt = await core.begin(call, { header });
-    if (!attempt.ok) return writeRefusal(attempt.refusal);
+    if (!attempt.ok) return writeRefusal(ctx, core, call, attempt.refusal);
 
     ctx.state.payment = attempt.payment;
     try {
@@ -143,6 +133,16 @@ export function paidCallOf(ctx: Context, route: PaidRoute, publicBaseUrl: string
     doorLogsSettlement: true, // in the access line (request-context.ts): one log line per paid request
     ...(ctx.state.log ? { log: ctx.state.log } : {}),
   };
+}
+
+/** A refusal as HTTP: problem+json, with a fresh challenge in PAYMENT-REQUIRED when the payer may pay again. */
+async function writeRefusal(ctx: Context, core: PaymentCore, call: PaidCall, refusal: Refusal): Promise<void> {
+  if (refusal.challenge) {
+    const paymentRequired = refusal.paymentRequired ?? (await core.paymentRequired(call, refusal.reason ?? 'Payment required'));
+    ctx.set('PAYMENT-REQUIRED', encodeChallenge(paymentRequired, core.headerBudgetBytes));
+    ctx.set('Cache-Control', PAYMENT_REQUIRED_CACHE_CONTROL);
+  }
+  writeProblem(ctx, refusal.status, refusal.code, refusal.detail, refusal.extra);
 }
 
 function writeProblem(ctx: Context, status: number, code: string, detail: string, extra: Record<string, unknown> = {}): void {
