@@ -44,6 +44,8 @@ export interface ChallengeOptions {
 interface RouteEntry {
   fingerprint: string;
   requirements: Promise<PaymentRequirements[]>;
+  /** The requirements once built: a paid request then reads them without awaiting a promise. */
+  built?: PaymentRequirements[];
   declared: Record<string, unknown> | undefined;
   /** The challenge's `resource.description`: the route's, or its first clause when the header budget needs the room. */
   description: string;
@@ -87,6 +89,12 @@ export class Challenges {
     const full = truncate(route.description, MAX_DESCRIPTION);
     const fitted = this.options.discovery ? discoveryExtension(route, this.terms, full, this.options.budget) : undefined;
     const entry: RouteEntry = { fingerprint, requirements, declared: fitted?.declared, description: fitted?.description ?? full, enriched: new Map() };
+    requirements.then(
+      (built) => {
+        entry.built = built;
+      },
+      () => undefined,
+    );
     this.routes.set(key, entry);
     this.byRoute.set(route, entry);
     return entry;
@@ -95,6 +103,11 @@ export class Challenges {
   /** The route's current payment requirements (one `exact` option). */
   requirements(route: PaidRoute): Promise<PaymentRequirements[]> {
     return this.entry(route).requirements;
+  }
+
+  /** The route's requirements when already built, else undefined (then await `requirements`). */
+  requirementsIfBuilt(route: PaidRoute): PaymentRequirements[] | undefined {
+    return this.entry(route).built;
   }
 
   /** The declared extensions enriched for a transport (HTTP: the request context, whose method Bazaar records). */

@@ -63,9 +63,16 @@ export function domainSeparator(domain: Eip712Domain): Buffer {
   return separator;
 }
 
+/**
+ * Scratch space of the digest, reused by every call (the function is synchronous and writes every byte of both
+ * before hashing them): two allocations fewer on every paid request.
+ */
+const structWords = Buffer.alloc(224);
+const signedMessage = Buffer.alloc(66);
+
 /** The digest a payer signs for `authorization` under `domain`. Throws on malformed fields. */
 export function transferAuthorizationDigest(domain: Eip712Domain, authorization: TransferAuthorization): Buffer {
-  const words = Buffer.alloc(224);
+  const words = structWords;
   TRANSFER_TYPEHASH.copy(words, 0);
   writeWord(words, 32, address(authorization.from));
   writeWord(words, 64, address(authorization.to));
@@ -73,7 +80,7 @@ export function transferAuthorizationDigest(domain: Eip712Domain, authorization:
   writeWord(words, 128, uint256(authorization.validAfter));
   writeWord(words, 160, uint256(authorization.validBefore));
   writeWord(words, 192, bytes32(authorization.nonce));
-  const message = Buffer.alloc(66);
+  const message = signedMessage;
   message[0] = 0x19;
   message[1] = 0x01;
   domainSeparator(domain).copy(message, 2);

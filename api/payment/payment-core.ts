@@ -157,7 +157,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     const { route } = call;
     const log = call.log ?? options.logger;
     try {
-      await ready();
+      if (!initialized) await ready();
     } catch (err) {
       log?.warn({ err: errorMessage(err) }, 'x402: facilitator not ready');
       return fail(unavailable(`payments are unavailable right now: ${firstLine(err)}`, 'facilitator'), 'unavailable');
@@ -169,7 +169,7 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       return fail(refused('payment_invalid', detail, read.reason, route), 'refused');
     }
     const { payload, facts } = read;
-    const requirements = await challenges.requirements(route);
+    const requirements = challenges.requirementsIfBuilt(route) ?? (await challenges.requirements(route));
     const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
     if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
