@@ -46,6 +46,8 @@ interface RouteEntry {
   requirements: Promise<PaymentRequirements[]>;
   /** The requirements once built: a paid request then reads them without awaiting a promise. */
   built?: PaymentRequirements[];
+  /** Building the requirements failed (facilitator not ready): not to be served again. */
+  failed?: boolean;
   declared: Record<string, unknown> | undefined;
   /** The challenge's `resource.description`: the route's, or its first clause when the header budget needs the room. */
   description: string;
@@ -66,11 +68,11 @@ export class Challenges {
   private entry(route: PaidRoute): RouteEntry {
     // Routes are built once (router.ts, mcp/tools.ts) and never changed: the object is the fast key of every paid request.
     const known = this.byRoute.get(route);
-    if (known) return known;
+    if (known && !known.failed) return known;
     const key = `${route.method} ${route.path}`;
     const fingerprint = `${route.priceAtomic}\u0000${route.description}\u0000${route.mimeType}`;
     const cached = this.routes.get(key);
-    if (cached && cached.fingerprint === fingerprint) {
+    if (cached && !cached.failed && cached.fingerprint === fingerprint) {
       this.byRoute.set(route, cached);
       return cached;
     }
@@ -93,7 +95,10 @@ export class Challenges {
       (built) => {
         entry.built = built;
       },
-      () => undefined,
+      () => {
+        // The facilitator was not ready: every route object that shares this entry builds it again next time.
+        entry.failed = true;
+      },
     );
     this.routes.set(key, entry);
     this.byRoute.set(route, entry);

@@ -4,19 +4,8 @@
  * single mutations of them (a changed leaf, a dropped or added member, a member set to undefined).
  */
 import { describe, expect, it } from 'vitest';
+import { seededRandom as prng } from '../helpers/seeded-random.js';
 import { sameJson } from '../../api/payment/extension-echo.js';
-
-/** A small seeded PRNG (mulberry32): the same values on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** JSON with sorted keys and undefined members left out: the reference equality. */
 function canonical(v: unknown): string {

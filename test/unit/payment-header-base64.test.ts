@@ -6,22 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { seededRandom as prng } from '../helpers/seeded-random.js';
 import { readPaymentHeader, strictBase64 } from '../../api/payment/payload.js';
 
 const LIBRARY_ALPHABET = /^[A-Za-z0-9+/]*={0,2}$/;
 const CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n\t*.é';
-
-/** A small seeded PRNG (mulberry32): the same strings on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What @x402/core's decodePaymentSignatureHeader accepts: its alphabet check, then atob. */
 function libraryAccepts(text: string): boolean {
