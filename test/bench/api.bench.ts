@@ -75,6 +75,7 @@ import { listen, type HttpServer } from '../../api/http-server.js';
 import type { PricedSku } from '../../api/catalogue/sku.js';
 import { paymentInfoOf } from '../../api/discovery/context.js';
 import { testConfig } from '../helpers/config.js';
+import { seededRandom as prng } from '../helpers/seeded-random.js';
 import { insertInBatches, seedMarketHistory } from '../helpers/market-history.js';
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
@@ -93,18 +94,6 @@ const TARGET_RATIO = 0.25;
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
-
-/** A small seeded PRNG (mulberry32) for reproducible request mixes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ==================================================================== seeding
 
