@@ -24,12 +24,11 @@ import { BLOCK_FILLERS } from '../../api/telemetry/slice-block-fillers.js';
 import type { SliceBlockFiller, SliceOutcome } from '../../api/telemetry/slice-blocks.js';
 import { AppError } from '../../core/errors.js';
 import { loadPairs } from '../../core/markets/pairs.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { BASE_SLICE_MS } from '../../core/store/tables/query-helpers.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testConfig, testLogger } from '../helpers/config.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { seedMarketHistory } from '../helpers/market-history.js';
 
 const config = testConfig({ MARKET_SOURCE: 'simulated' });
@@ -59,18 +58,7 @@ const adapters: Adapter[] = [
   },
   {
     name: 'clickhouse',
-    async open() {
-      const database = uniqueName('slice_blocks');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger: testLogger(),
-      });
-      return { store, close: async () => (await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined), await store.close()) };
-    },
+    open: () => openClickHouseTestStore(config, 'slice_blocks'),
   },
 ];
 
