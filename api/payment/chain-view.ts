@@ -11,7 +11,13 @@
  *    signature already settled on chain (by us before a restart, by another
  *    replica, or cancelled by the payer) is refused before any handler runs;
  *  - a payer's balance and whether it has code, read once per block per
- *    payer (concurrent requests share one read), at that block.
+ *    payer (concurrent requests share one read), at that block. While the
+ *    read of a new block is in flight, a payer seen recently is answered
+ *    from the last block read (at most `maxStaleBlocks` behind the head), so
+ *    no request waits on the chain but a new payer's first (or one asking
+ *    for a fresh read). An older balance is no laxer: the reservations
+ *    (reservations.ts) count every payment not yet reflected in the balance
+ *    at the block it was read at.
  *
  * What the cache can miss is caught by the settlement, which always executes
  * on chain: a balance spent or a nonce used since the last block makes the
@@ -51,6 +57,8 @@ export interface ChainViewOptions {
   rememberS: number;
   /** Blocks read for used authorizations at start. Default rememberS (one block a second at most). */
   backfillBlocks?: number;
+  /** How far behind the head a payer's last read may be to answer while the new block's read is in flight. Default 2. */
+  maxStaleBlocks?: number;
   logger?: Logger;
 }
 
@@ -58,7 +66,8 @@ export class ChainView {
   private current: ChainHead | undefined;
   private failure: { atMs: number; message: string } | undefined;
   private readonly used = new Map<string, number>();
-  private readonly payers = new Map<string, { block: bigint; facts: Promise<PayerFacts> }>();
+  /** Per payer (lower case): the newest read (maybe in flight), and the newest that answered. */
+  private readonly payers = new Map<string, { block: bigint; facts: Promise<PayerFacts>; known?: PayerFacts }>();
   private logsFrom: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> = Promise.resolve();
@@ -68,7 +77,9 @@ export class ChainView {
 
   constructor(private readonly options: ChainViewOptions) {
     this.pollMs = options.pollMs ?? 1000;
+    this.maxStaleBlocks = BigInt(options.maxStaleBlocks ?? 2);
   }
+  private readonly maxStaleBlocks: bigint;
 
   /** Reads the head (and the recent used authorizations) once, then keeps polling. Never throws: a failure shows in `status()`. */
   async start(): Promise<void> {
@@ -110,7 +121,8 @@ export class ChainView {
     this.logsFrom = head.number + 1n;
     const oldest = head.timestampMs - this.options.rememberS * 1000;
     for (const [key, at] of this.used) if (at < oldest) this.used.delete(key);
-    for (const [key, entry] of this.payers) if (entry.block < head.number) this.payers.delete(key);
+    // A payer not seen for a few blocks is read afresh when it comes back.
+    for (const [key, entry] of this.payers) if (entry.block + this.maxStaleBlocks < head.number) this.payers.delete(key);
   }
 
   /** The head, when it was read within `maxReadAgeMs` (default 5 polls); undefined when the chain is not being followed. */
@@ -136,21 +148,43 @@ export class ChainView {
     this.used.set(authorizationKey(authorizer, nonce), this.current?.timestampMs ?? Date.now());
   }
 
-  /** The payer's balance of the asset and whether it has code, at `head` (one read per block per payer). */
-  payerFacts(payer: string, head: ChainHead): Promise<PayerFacts> {
+  /**
+   * The payer's balance of the asset and whether it has code: read at `head` (one read per block per payer), or,
+   * while that read is in flight, the last read if it is at most `maxStaleBlocks` behind (`fresh`: always wait for
+   * the read at `head`). `block` says which block the facts are of.
+   */
+  payerFacts(payer: string, head: ChainHead, options: { fresh?: boolean } = {}): Promise<PayerFacts> {
     const key = payer.toLowerCase();
-    const cached = this.payers.get(key);
-    if (cached && cached.block === head.number) return cached.facts;
+    const entry = this.payers.get(key);
+    const reading = entry && entry.block >= head.number ? entry.facts : this.read(key, payer, head);
+    const known = this.payers.get(key)?.known;
+    if (!options.fresh && known && known.block + this.maxStaleBlocks >= head.number) return Promise.resolve(known);
+    return reading;
+  }
+
+  /** Reads the payer's facts at `head`, remembered as the payer's newest read (and, once answered, its newest known). */
+  private read(key: string, payer: string, head: ChainHead): Promise<PayerFacts> {
     const address = payer as Address;
     const blockNumber = head.number;
     const facts = Promise.all([
       this.options.client.getCode({ address, blockNumber }),
       this.options.client.readContract({ address: this.options.asset, abi: erc20Abi, functionName: 'balanceOf', args: [address], blockNumber }),
-    ]).then(([code, balance]) => ({ block: blockNumber, hasCode: !!code && code !== '0x', balance }));
-    this.payers.set(key, { block: blockNumber, facts });
-    facts.catch(() => {
-      if (this.payers.get(key)?.facts === facts) this.payers.delete(key);
-    });
+    ]).then(([code, balance]): PayerFacts => ({ block: blockNumber, hasCode: !!code && code !== '0x', balance }));
+    const previous = this.payers.get(key);
+    const entry: { block: bigint; facts: Promise<PayerFacts>; known?: PayerFacts } = { block: blockNumber, facts, ...(previous?.known ? { known: previous.known } : {}) };
+    this.payers.set(key, entry);
+    facts.then(
+      (answered) => {
+        if (!entry.known || entry.known.block < answered.block) entry.known = answered;
+      },
+      () => {
+        // A failed read is not remembered: the next request reads again.
+        if (this.payers.get(key) === entry) {
+          if (entry.known) this.payers.set(key, { block: entry.known.block, facts: Promise.resolve(entry.known), known: entry.known });
+          else this.payers.delete(key);
+        }
+      },
+    );
     return facts;
   }
 

@@ -3,7 +3,8 @@
  * no chain round trip: the checks x402's ExactEvmScheme makes (same reasons),
  * the signature recovered natively (eip3009-signature.ts), and the chain's
  * facts from the chain view (chain-view.ts): used authorizations, and the
- * payer's balance and code at the current block, minus what this process has
+ * payer's balance and code at the current block (or the last block read,
+ * while the current one's read is in flight), minus what this process has
  * already reserved for the payer (reservations.ts). A valid payment reserves
  * its value.
  *
@@ -66,7 +67,7 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
   if (facts.balance - deps.reservations.reserved(payer, facts.block) < value) {
     // Funds may have arrived since the last block the view read: look at the newest block before refusing.
     const latest = await deps.chain.latestHead();
-    if (latest && latest.number > facts.block) facts = await deps.chain.payerFacts(payer, latest);
+    if (latest && latest.number > facts.block) facts = await deps.chain.payerFacts(payer, latest, { fresh: true });
     if (facts.balance - deps.reservations.reserved(payer, facts.block) < value) return refuse('invalid_exact_evm_insufficient_balance');
   }
 

@@ -50,6 +50,9 @@
  * writes V8 profiles of the app process: <file> over the open loop, and
  * <file>.ungated.cpuprofile / <file>.gated.cpuprofile over the two gate rows
  * (diff their per-request self times to see what the gate costs).
+ * BENCH_HEAP_PROFILE=<file> writes a sampling heap profile of the app process
+ * over the open loop holding only what was promoted to the old generation and
+ * later collected there (what drives the major-GC pauses).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -371,6 +374,28 @@ async function startCpuProfile(): Promise<{ stop(file: string): Promise<string> 
   };
 }
 
+/**
+ * BENCH_HEAP_PROFILE=<file>: V8's sampling heap profile of this (the app's) process over the open loop, counting only
+ * allocations that outlived a scavenge and were then collected by a major GC: what is promoted to the old generation
+ * and dies there, the work behind the long major-GC pauses of an open-loop row.
+ */
+async function startPromotedHeapProfile(): Promise<{ stop(file: string): Promise<string> }> {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  return {
+    stop: async (file: string) => {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+      return file;
+    },
+  };
+}
+
 interface OpenRow {
   route: string;
   method: string;
@@ -506,6 +531,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
 
     // ---- 3. open loop: each paid route at fixed offered rates
     const profiler = process.env.BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
+    const heapProfiler = process.env.BENCH_HEAP_PROFILE ? await startPromotedHeapProfile() : undefined;
     const rows: OpenRow[] = [];
     for (const r of routes) {
       let saturated: string | undefined;
@@ -535,6 +561,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     }
 
     if (profiler) console.log(`CPU profile of the app process over the open loop: ${await profiler.stop(process.env.BENCH_CPU_PROFILE!)}`);
+    if (heapProfiler) console.log(`Heap profile (promoted, then collected) of the app process over the open loop: ${await heapProfiler.stop(process.env.BENCH_HEAP_PROFILE!)}`);
 
     // ---- 4. the gate alone at saturation: same route and requests, gated and pass-through, closed loop
     const gateRoute = routes.find((r) => r.sku.id === (process.env.BENCH_GATE_ROUTE ?? 'spread-candles')) ?? routes[0];

@@ -36,6 +36,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleRespon
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { nativePayer, nativePaymentHeader, type NativePayer } from './native-signer.js';
+import { SignedHeaderPool, type HeaderList } from './signed-header-pool.js';
 
 export interface RequestVariant {
   method: 'GET' | 'POST';
@@ -189,12 +190,8 @@ async function loadGenerator(): Promise<void> {
   let client: x402Client | undefined;
   let natives: NativePayer[] = [];
   let nextNative = 0;
-  /** Signed headers per pool, each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
-  const pools = new Map<string, { headers: { header: string; at: number }[]; next: number; maxAgeMs: number }>();
-  const prune = (p: { headers: { at: number }[]; next: number; maxAgeMs: number }) => {
-    const oldest = Date.now() - p.maxAgeMs;
-    while (p.next < p.headers.length && p.headers[p.next]!.at < oldest) p.next++;
-  };
+  /** Signed headers per pool (off the heap: signed-header-pool.ts), each used once, in order; `maxAgeMs` keeps them well inside their validBefore. */
+  const pools = new Map<string, SignedHeaderPool>();
 
   /** Drops authorizations that would expire during a run, then signs until `atLeast` are available. */
   const sign = async (pool: string, challenge: PaymentRequired, atLeast: number, native = false) => {
@@ -202,14 +199,11 @@ async function loadGenerator(): Promise<void> {
     const accepted = challenge.accepts[0]!;
     let p = pools.get(pool);
     // validBefore = signing time + maxTimeoutSeconds; the facilitator wants >= 6 s left: keep a minute and a run in hand.
-    if (!p) pools.set(pool, (p = { headers: [], next: 0, maxAgeMs: Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000 }));
-    prune(p);
+    if (!p) pools.set(pool, (p = new SignedHeaderPool(Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000)));
+    p.prune();
     const t0 = performance.now();
-    for (let i = p.headers.length - p.next; i < atLeast; i++) {
-      const header = native ? nativePaymentHeader(natives[nextNative++ % natives.length]!, challenge) : await signPayment(client!, challenge);
-      p.headers.push({ header, at: Date.now() });
-    }
-    return { available: p.headers.length - p.next, ms: performance.now() - t0 };
+    for (let i = p.available; i < atLeast; i++) p.add(native ? nativePaymentHeader(natives[nextNative++ % natives.length]!, challenge) : await signPayment(client!, challenge));
+    return { available: p.available, ms: performance.now() - t0 };
   };
 
   const run = async (spec: RunSpec): Promise<RunResult> => {
@@ -218,13 +212,8 @@ async function loadGenerator(): Promise<void> {
     const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
     if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
     // This run's own authorizations: whatever is left of them afterwards is dropped, never handed to another run.
-    let mine: string[] = [];
-    if (pool) {
-      prune(pool);
-      mine = pool.headers.slice(pool.next).map((h) => h.header);
-      pool.next = pool.headers.length;
-      if (!timed && mine.length < spec.amount!) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
-    }
+    const mine: HeaderList | undefined = pool?.take();
+    if (mine && !timed && mine.length < spec.amount!) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
     const reserve = spec.reserve ?? spec.connections * 2;
     let cursor = 0;
     let used = 0;
@@ -238,8 +227,8 @@ async function loadGenerator(): Promise<void> {
         const headers: Record<string, string> = { ...(req.headers ?? {}) };
         if (v.body !== undefined) headers['content-type'] = 'application/json';
         // Past the end (or a straggler after the run), a request goes unpaid: a 402 the result shows, never a reused signature.
-        if (pool && !finished && used < mine.length) {
-          headers['payment-signature'] = mine[used++]!;
+        if (mine && !finished && used < mine.length) {
+          headers['payment-signature'] = mine.get(used++);
           if (timed && !exhausted && mine.length - used <= reserve) {
             exhausted = true;
             setImmediate(() => instance.stop()); // runs after autocannon() returned
@@ -294,11 +283,8 @@ async function loadGenerator(): Promise<void> {
     const pool = spec.pool === undefined ? undefined : pools.get(spec.pool);
     if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
     const total = Math.round(spec.rate * spec.durationS);
-    let mine: string[] = [];
-    if (pool) {
-      prune(pool);
-      mine = pool.headers.slice(pool.next, pool.next + total).map((h) => h.header);
-      pool.next += mine.length;
+    const mine: HeaderList | undefined = pool?.take(total);
+    if (mine) {
       if (mine.length < total) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${total} requests`);
     }
     const target = new URL(spec.url);
@@ -335,7 +321,7 @@ async function loadGenerator(): Promise<void> {
         const v = spec.variants[i % spec.variants.length]!;
         const headers: Record<string, string> = {};
         if (v.body !== undefined) headers['content-type'] = 'application/json';
-        if (pool) headers['payment-signature'] = mine[i]!;
+        if (mine) headers['payment-signature'] = mine.get(i);
         lags[i] = performance.now() - (t0 + i * interval);
         const req = httpRequest({ agent, host: target.hostname, port: target.port, method: v.method, path: v.path, headers }, (res) => {
           const chunks: Buffer[] = [];
