@@ -2,7 +2,9 @@
  * Answers of closed telemetry slices, kept in memory: a slice whose window
  * ended more than `closedAfterMs` ago no longer changes (the pipeline has
  * written everything it will write for it), so a paid read of it is a
- * memory lookup, the pre-flight's store queries included.
+ * memory lookup, the pre-flight's store queries included. (The day blocks
+ * below, which every windowed telemetry route uses, also wait until the
+ * newest stored data is that far past the slice: slice-blocks.ts.)
  *
  * A wrapper around any SKU, transparent to it: it takes part only when the
  * SKU's pre-flight resolves a time window ({fromMs, toMs}) and the request

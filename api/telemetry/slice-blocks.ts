@@ -12,8 +12,11 @@
  * 200 body, or the pre-flight's refusal for a slice inside coverage without
  * the rows the route needs (404 `no_data_in_window`, never charged), built by
  * the same formatting code as the single-slice path. Only slices that are
- * closed (ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago) and inside the stored
- * coverage take part; any other window (open, outside coverage, no `date`)
+ * closed and inside the stored coverage take part. Closed means ended
+ * TELEMETRY_CACHE_CLOSED_AFTER_MS ago on the wall clock AND before the newest
+ * stored data by as much: a slice the pipeline is still writing (a backfill
+ * at start-up, a backlog replayed after an ingest outage) is answered from
+ * the store, uncached, until the data has moved past it; any other window (open, outside coverage, no `date`)
  * takes the route's ordinary path. A block filled while part of its day was
  * still open is filled again when a later slice of it is asked once closed.
  *
@@ -27,7 +30,7 @@
 import type { LRUCache } from 'lru-cache';
 import { AppError } from '../../core/errors.js';
 import type { SkuCall } from '../catalogue/sku.js';
-import { coverageSpan, intersects, resolveWindow, type TimeWindow, type WindowParams } from './window.js';
+import { coverageSpan, intersects, resolveWindow, type CoverageSpan, type TimeWindow, type WindowParams } from './window.js';
 
 const DAY_MS = 86_400_000;
 
@@ -105,12 +108,20 @@ export class SliceBlocks<I extends WindowParams> {
     let block = this.cache.get(key) as SliceBlock | undefined;
     let filled = false;
     if (!block || (!block.outcomes.has(window.fromMs) && window.toMs > block.closedThroughMs)) {
+      // Closed on the wall clock; in the stored data too? (the coverage span is cached for seconds)
+      const span = await coverageSpan(call.runtime.store, this.filler.coveragePair(input));
+      if (!span || window.toMs > this.closedEnd(span)) return undefined;
       block = await this.fillOnce(key, call, blockStart, blockMs, sliceMs);
       filled = true;
     }
     const kept = block?.outcomes.get(window.fromMs);
     if (!kept) return undefined;
     return { outcome: 'json' in kept ? { answer: JSON.parse(kept.json) as unknown } : kept, filled };
+  }
+
+  /** The end of the newest closed slice: ended closedAfterMs ago, on the wall clock and in the newest stored data. */
+  private closedEnd(span: CoverageSpan): number {
+    return Math.min(this.options.now(), span.latestMs) - this.options.closedAfterMs;
   }
 
   private keyOf(blockStart: number, input: I): string {
@@ -149,7 +160,7 @@ export class SliceBlocks<I extends WindowParams> {
   private async fill(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number): Promise<SliceBlock | undefined> {
     const span = await coverageSpan(call.runtime.store, this.filler.coveragePair(call.input));
     if (!span) return undefined;
-    const closedEnd = this.options.now() - this.options.closedAfterMs;
+    const closedEnd = this.closedEnd(span);
     const slices: TimeWindow[] = [];
     let closedThroughMs = blockStart;
     for (let from = blockStart; from < blockStart + blockMs; from += sliceMs) {

@@ -53,10 +53,14 @@ describe('a fresh install\'s documented examples', () => {
     const latest = Date.parse(coverage.latest_timestamp!);
     // Once every consumer caught up with the backfill (the raw sink's latency samples come after the books), an
     // unpaid call of each example passes validation and the pre-flight: the 402 challenge, not a 404.
+    /** Why the last round was not taken (the failure message names it). */
+    let notReady = 'no round finished';
     const challenged = async (e: Endpoint) => {
       const query = new URLSearchParams(Object.entries(e.exampleRequest).map(([k, v]): [string, string] => [k, String(v)])).toString();
       const res = e.method === 'GET' ? await fetch(`${app.url}${e.path}?${query}`) : await fetch(`${app.url}${e.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(e.exampleRequest) });
-      return res.status === 402 || (res.status === 200 && e.id === 'coverage');
+      const ok = res.status === 402 || (res.status === 200 && e.id === 'coverage');
+      if (!ok) notReady = `${e.method} ${e.path} ${JSON.stringify(e.exampleRequest)} answered ${res.status}: ${(await res.text()).slice(0, 400)}`;
+      return ok;
     };
     // The examples follow the data (another pair, a newer slice once one closes): each round reads every document
     // at once and is taken when they all show the same requests and each request passes its pre-flight.
@@ -91,13 +95,16 @@ describe('a fresh install\'s documented examples', () => {
         ]);
         const d: Documents = { discovery, agentsMd, skillMd, llms, openapi, card };
         const telemetry = discovery.endpoints.filter((e) => e.path.startsWith('/api/v1/crypto/'));
-        const ready = discovery.examplesSlice !== undefined && consistent(d) && (await Promise.all(telemetry.map(challenged))).every(Boolean);
+        notReady = discovery.examplesSlice === undefined ? 'discovery shows no examplesSlice' : consistent(d) ? '' : 'the documents show different example requests';
+        const ready = !notReady && (await Promise.all(telemetry.map(challenged))).every(Boolean);
         return { ...d, ready };
       },
       (d) => d.ready,
       90_000,
       1000,
-    );
+    ).catch(() => {
+      throw new Error(`the documented examples were not all ready within 90 s; last round: ${notReady}`);
+    });
     const discovery = docs.discovery;
     // The newest complete slice: it ended before the newest data, and nothing newer is complete.
     const sliceEnd = Date.parse(discovery.examplesSlice!.end);

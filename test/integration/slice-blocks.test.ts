@@ -11,7 +11,11 @@
  *     what the route answers alone, the day costs one fill (the other slices
  *     make no store query), slices outside coverage take the ordinary path
  *     (404 `outside_coverage`), the other candle intervals of the day come from
- *     the same read, and concurrent misses of one day share one fill.
+ *     the same read, and concurrent misses of one day share one fill;
+ *   - a slice long closed on the wall clock whose rows are still being
+ *     written (the newest stored data is inside it: a backfill, a backlog
+ *     replayed after an outage) is answered from the store and not kept, so
+ *     its rows, once written, are in the next answer.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +25,7 @@ import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import type { Catalogue, PricedSku, SkuCall, SkuRuntime } from '../../api/catalogue/sku.js';
 import { withClosedSliceCache } from '../../api/telemetry/closed-slice-cache.js';
 import { BLOCK_FILLERS } from '../../api/telemetry/slice-block-fillers.js';
+import { coverageSpan } from '../../api/telemetry/window.js';
 import type { SliceBlockFiller, SliceOutcome } from '../../api/telemetry/slice-blocks.js';
 import { AppError } from '../../core/errors.js';
 import { loadPairs } from '../../core/markets/pairs.js';
@@ -216,5 +221,28 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     expect(answers).toHaveLength(30);
     expect(queries - q1).toBeLessThanOrEqual(perFill + 2);
     expect(perFill).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('keeps no slice the pipeline is still writing: its late rows are in the next answer', async () => {
+    // The pipeline writes the hour after coverage ended; its last slice is still being written.
+    const start = D + DAY + HOUR;
+    await seedMarketHistory(store, pairs, config, { seed: 9, tickMs: 30_000, startMs: start, endMs: start + HOUR });
+    await coverageSpan(store, 'ETH/USD', { maxAgeMs: 0 }); // the API has seen the new hour (its span cache is fresh)
+    const sku = catalogue.byId('spread-candles')!;
+    const cached = withClosedSliceCache(sku, { maxBytes: 64 << 20, closedAfterMs: 600_000 });
+    const last = start + HOUR - BASE_SLICE_MS;
+    const raw = { pair: 'ETH/USD', date: new Date(last).toISOString().slice(0, 10), time: timeOf(last) };
+    const through = async () => {
+      const call = callOf(cached, raw);
+      return settle(async () => cached.handler(call, await cached.preflight!(call)));
+    };
+    const partial = await through();
+    expect('answer' in partial, outcomeText(partial)).toBe(true);
+    expect(outcomeText(partial)).toBe(outcomeText(await direct(sku, callOf(sku, raw))));
+    // Late rows of that slice arrive (a second venue feed replayed, say).
+    await seedMarketHistory(store, pairs, config, { seed: 10, tickMs: 30_000, startMs: start, endMs: start + HOUR });
+    const complete = await through();
+    expect(outcomeText(complete)).toBe(outcomeText(await direct(sku, callOf(sku, raw))));
+    expect(outcomeText(complete)).not.toBe(outcomeText(partial));
   }, 240_000);
 });
