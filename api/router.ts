@@ -58,7 +58,7 @@ export function mountSkuRoutes(router: Router, options: SkuRoutesOptions): void 
   const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';
   const body = jsonBody(options.bodyLimit ?? DEFAULT_BODY_LIMIT);
   const { config } = options.runtime;
-  const cache = { maxBytes: config.TELEMETRY_CACHE_MAX_MB * 1024 * 1024, closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS, now: () => options.runtime.now() };
+  const cache = { maxBytes: config.TELEMETRY_CACHE_MAX_MB * 1024 * 1024, closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS, dataMarginMs: config.TELEMETRY_CACHE_DATA_MARGIN_MS, now: () => options.runtime.now() };
   for (const declared of options.runtime.catalogue.skus) {
     const sku = withClosedSliceCache(declared, cache);
     const methods: HttpMethod[] = sku.alsoPost && sku.method !== 'POST' ? [sku.method, 'POST'] : [sku.method];

@@ -176,7 +176,11 @@ export const configSpec = {
     z.coerce.number().int().min(0).max(4096).default(256),
     'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), whole UTC days at a time, JSON text, one LRU for every route (a month of 13 pairs takes about 200 MB); 0 disables the cache.',
   ],
-  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end a telemetry window counts as closed (everything late has been written) and its answer may be cached; measured on the wall clock and from the newest stored data, whichever is earlier (a backfill or a replayed backlog still writing a slice keeps it open).'],
+  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end (wall clock) a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
+  TELEMETRY_CACHE_DATA_MARGIN_MS: [
+    positiveInt.default(3600000),
+    'How far the newest stored data must also be past a telemetry window before its answer is cached: while the pipeline catches up (a backfill at start-up, a backlog replayed after an outage) its consumers write their tables at different paces, and a window near the data edge may still be missing rows of one of them.',
+  ],
   SKUS_DISABLED: [
     z
       .string()

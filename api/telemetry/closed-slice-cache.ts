@@ -44,6 +44,8 @@ export interface ClosedSliceCacheOptions {
   maxBytes: number;
   /** A window is closed once it ended this long ago. */
   closedAfterMs: number;
+  /** Day blocks: a window is closed once the newest stored data is also this far past it (default closedAfterMs). */
+  dataMarginMs?: number;
   now?: () => number;
   /** Day-block fillers by SKU id; default the telemetry routes' (slice-block-fillers.ts). */
   blockFillers?: Readonly<Record<string, SliceBlockFiller<never>>>;
@@ -111,7 +113,7 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
   const now = options.now ?? Date.now;
   const cache = cacheOf(options);
   const filler = (options.blockFillers ?? BLOCK_FILLERS)[sku.id] as SliceBlockFiller<WindowParams> | undefined;
-  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, now }, restKeyOf) : undefined;
+  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, dataMarginMs: options.dataMarginMs ?? options.closedAfterMs, now }, restKeyOf) : undefined;
 
   const served = (outcome: SliceOutcome, filled: boolean): CachedAnswer => {
     lookups.inc({ route: sku.id, result: filled ? 'stored' : 'hit' });

@@ -13,10 +13,12 @@
  * the rows the route needs (404 `no_data_in_window`, never charged), built by
  * the same formatting code as the single-slice path. Only slices that are
  * closed and inside the stored coverage take part. Closed means ended
- * TELEMETRY_CACHE_CLOSED_AFTER_MS ago on the wall clock AND before the newest
- * stored data by as much: a slice the pipeline is still writing (a backfill
- * at start-up, a backlog replayed after an ingest outage) is answered from
- * the store, uncached, until the data has moved past it; any other window (open, outside coverage, no `date`)
+ * TELEMETRY_CACHE_CLOSED_AFTER_MS ago on the wall clock AND
+ * TELEMETRY_CACHE_DATA_MARGIN_MS (an hour) before the newest stored data: a
+ * slice the pipeline may still be writing (a backfill at start-up, a backlog
+ * replayed after an ingest outage, while the consumers of different tables
+ * lag one another) is answered from the store, uncached, until the data has
+ * moved well past it. Any other window (open, outside coverage, no `date`)
  * takes the route's ordinary path. A block filled while part of its day was
  * still open is filled again when a later slice of it is asked once closed.
  *
@@ -69,7 +71,10 @@ export interface SliceBlock {
 }
 
 export interface SliceBlocksOptions {
+  /** A slice is closed once it ended this long ago on the wall clock... */
   closedAfterMs: number;
+  /** ...and the newest stored data is this far past its end. */
+  dataMarginMs: number;
   now: () => number;
 }
 
@@ -119,9 +124,9 @@ export class SliceBlocks<I extends WindowParams> {
     return { outcome: 'json' in kept ? { answer: JSON.parse(kept.json) as unknown } : kept, filled };
   }
 
-  /** The end of the newest closed slice: ended closedAfterMs ago, on the wall clock and in the newest stored data. */
+  /** The end of the newest closed slice: ended closedAfterMs ago on the wall clock, and dataMarginMs before the newest stored data. */
   private closedEnd(span: CoverageSpan): number {
-    return Math.min(this.options.now(), span.latestMs) - this.options.closedAfterMs;
+    return Math.min(this.options.now() - this.options.closedAfterMs, span.latestMs - this.options.dataMarginMs);
   }
 
   private keyOf(blockStart: number, input: I): string {
