@@ -27,6 +27,7 @@ import { problem } from './middleware/problem-errors.js';
 import type { PaidRoute } from './payment/payment-gate.js';
 import { inputJsonSchema } from './catalogue/json-schema.js';
 import { withClosedSliceCache } from './telemetry/closed-slice-cache.js';
+import { answerValue, JsonText } from './catalogue/json-text.js';
 import { ZERO_CHARGE_TEXT } from './catalogue/schemas.js';
 import type { HttpMethod, PricedSku, SkuCall, SkuRuntime } from './catalogue/sku.js';
 
@@ -161,7 +162,7 @@ function serve(sku: PricedSku, checkResponses: boolean): Middleware {
     if (!state) throw new AppError('internal_error', 'the SKU call was not prepared', 500);
     const result = await sku.handler(state.call, state.prepared);
     if (checkResponses) {
-      const check = sku.output.safeParse(result);
+      const check = sku.output.safeParse(answerValue(result));
       if (!check.success) {
         ctx.state.log?.error(
           { sku: sku.id, issues: check.error.issues.slice(0, 10) },
@@ -172,7 +173,7 @@ function serve(sku: PricedSku, checkResponses: boolean): Middleware {
     ctx.status = 200;
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = result;
+    ctx.body = result instanceof JsonText ? result.text : result; // a kept answer goes out as the text it was kept as
   };
 }
 

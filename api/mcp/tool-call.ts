@@ -19,6 +19,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { answerValue } from '../catalogue/json-text.js';
 import { ZERO_CHARGE_TEXT } from '../catalogue/schemas.js';
 import type { PricedSku, SkuCall, SkuRuntime } from '../catalogue/sku.js';
 import type { PaymentCore, PaidCall } from '../payment/payment-core.js';
@@ -58,7 +59,7 @@ export async function callSkuTool(
     return errorResult(err);
   }
   const run = async () => {
-    const result = await sku.handler(call, prepared);
+    const result = answerValue(await sku.handler(call, prepared)); // structured content is an object
     if (scope.checkResponses) {
       const check = sku.output.safeParse(result);
       if (!check.success) scope.log?.error({ sku: sku.id, issues: check.error.issues.slice(0, 10) }, `RESPONSE SCHEMA MISMATCH: MCP tool ${name} answered a body that does not match its output schema`);

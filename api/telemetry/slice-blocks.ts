@@ -31,12 +31,13 @@
  */
 import type { LRUCache } from 'lru-cache';
 import { AppError } from '../../core/errors.js';
+import { JsonText } from '../catalogue/json-text.js';
 import type { SkuCall } from '../catalogue/sku.js';
 import { coverageSpan, intersects, resolveWindow, type CoverageSpan, type TimeWindow, type WindowParams } from './window.js';
 
 const DAY_MS = 86_400_000;
 
-/** What one slice answers: the 200 body, or the refusal of its pre-flight (an AppError carrying `charged`). */
+/** What one slice answers: the 200 body (served from a block: its JsonText), or the refusal of its pre-flight (an AppError carrying `charged`). */
 export type SliceOutcome = { answer: unknown } | { refusal: AppError };
 
 export interface SliceBlockFiller<I = never> {
@@ -121,7 +122,8 @@ export class SliceBlocks<I extends WindowParams> {
     }
     const kept = block?.outcomes.get(window.fromMs);
     if (!kept) return undefined;
-    return { outcome: 'json' in kept ? { answer: JSON.parse(kept.json) as unknown } : kept, filled };
+    // The kept text is what is sent (JsonText): no parse and no re-serialization per read.
+    return { outcome: 'json' in kept ? { answer: new JsonText(kept.json) } : kept, filled };
   }
 
   /** The end of the newest closed slice: ended closedAfterMs ago on the wall clock, and dataMarginMs before the newest stored data. */

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
+import { answerValue } from '../../api/catalogue/json-text.js';
 import type { Catalogue, PricedSku, SkuCall, SkuRuntime } from '../../api/catalogue/sku.js';
 import { withClosedSliceCache } from '../../api/telemetry/closed-slice-cache.js';
 import { BLOCK_FILLERS } from '../../api/telemetry/slice-block-fillers.js';
@@ -80,7 +81,7 @@ const timeOf = (ms: number) => `${pad(new Date(ms).getUTCHours())}${pad(new Date
 
 /** A comparable outcome: the JSON of the body, or the refusal's status, code, text and details. */
 function outcomeText(outcome: SliceOutcome): string {
-  if ('answer' in outcome) return JSON.stringify(outcome.answer);
+  if ('answer' in outcome) return JSON.stringify(answerValue(outcome.answer)); // a kept answer comes back as its JSON text
   const r = outcome.refusal;
   return JSON.stringify({ refusal: { status: r.status, code: r.code, message: r.message, details: r.details } });
 }
