@@ -356,39 +356,28 @@ type CpuSplit = Split<'app' | 'clickhouse' | 'chain' | 'loader'>;
 
 // ==================================================================== measurement
 
-/** BENCH_CPU_PROFILE=<file>: a V8 CPU profile of this (the app's) process over the load phases, for finding hot spots. */
-async function startCpuProfile(): Promise<{ stop(file: string): Promise<string> }> {
-  const { Session } = await import('node:inspector/promises');
-  const { writeFile } = await import('node:fs/promises');
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    stop: async (file: string) => {
-      const { profile } = await session.post('Profiler.stop');
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
-      return file;
-    },
-  };
-}
-
 /**
- * BENCH_HEAP_PROFILE=<file>: V8's sampling heap profile of this (the app's) process over the open loop, counting only
- * allocations that outlived a scavenge and were then collected by a major GC: what is promoted to the old generation
- * and dies there, the work behind the long major-GC pauses of an open-loop row.
+ * A V8 profile of this (the app's) process, through the inspector:
+ *  - 'cpu' (BENCH_CPU_PROFILE=<file>): a CPU profile over the load phases, for finding hot spots;
+ *  - 'promoted' (BENCH_HEAP_PROFILE=<file>): a sampling heap profile counting only allocations that outlived a
+ *    scavenge and were then collected by a major GC: what is promoted to the old generation and dies there, the
+ *    work behind the long major-GC pauses of an open-loop row.
  */
-async function startPromotedHeapProfile(): Promise<{ stop(file: string): Promise<string> }> {
+async function startProfile(kind: 'cpu' | 'promoted'): Promise<{ stop(file: string): Promise<string> }> {
   const { Session } = await import('node:inspector/promises');
   const { writeFile } = await import('node:fs/promises');
   const session = new Session();
   session.connect();
-  await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  if (kind === 'cpu') {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  } else {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  }
   return {
     stop: async (file: string) => {
-      const { profile } = await session.post('HeapProfiler.stopSampling');
+      const { profile } = kind === 'cpu' ? await session.post('Profiler.stop') : await session.post('HeapProfiler.stopSampling');
       await writeFile(file, JSON.stringify(profile));
       session.disconnect();
       return file;
@@ -530,8 +519,8 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     console.log(`\nIdle (3 s, no requests): app ${(idle.app / 3000).toFixed(2)}, ClickHouse ${(idle.clickhouse / 3000).toFixed(2)}, dev chain ${(idle.chain / 3000).toFixed(2)}, other work ${(idle.other / 3000).toFixed(2)} cores busy; ${uptimeText()}`);
 
     // ---- 3. open loop: each paid route at fixed offered rates
-    const profiler = process.env.BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
-    const heapProfiler = process.env.BENCH_HEAP_PROFILE ? await startPromotedHeapProfile() : undefined;
+    const profiler = process.env.BENCH_CPU_PROFILE ? await startProfile('cpu') : undefined;
+    const heapProfiler = process.env.BENCH_HEAP_PROFILE ? await startProfile('promoted') : undefined;
     const rows: OpenRow[] = [];
     for (const r of routes) {
       let saturated: string | undefined;
@@ -578,7 +567,7 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         if (pool) await sign(pool, gateVariants.length + 100);
         await load.run({ url: target, connections, amount: gateVariants.length, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
         if (pool) await sign(pool, 4000 * saturationS);
-        const rowProfiler = process.env.BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
+        const rowProfiler = process.env.BENCH_CPU_PROFILE ? await startProfile('cpu') : undefined;
         const cpuOf = meter();
         const result = await load.run({ url: target, connections, durationS: saturationS, reserve: 4 * connections, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
         gateRows.push({ label, result, cpu: cpuOf() });

@@ -14,7 +14,8 @@ import { createDuckDbStore } from '../../core/store/duckdb-store.js';
 import { DEFAULT_MIGRATIONS_ROOT, splitStatements } from '../../core/store/migrations.js';
 import { dialect, final, ident, raw, sql } from '../../core/store/sql.js';
 import type { Row, Store } from '../../core/store/store.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testConfig, testLogger } from '../helpers/config.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURES = join(here, 'fixtures', 'sql');
@@ -44,25 +45,8 @@ const adapters: Adapter[] = [
   {
     name: 'clickhouse',
     async open() {
-      const database = uniqueName('contract');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger: testLogger(),
-      });
-      return {
-        store,
-        async cleanup() {
-          try {
-            await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-          } finally {
-            await store.close();
-          }
-        },
-      };
+      const { store, close } = await openClickHouseTestStore(config, 'contract');
+      return { store, cleanup: close };
     },
   },
 ];

@@ -6,10 +6,11 @@
 import type { Config } from '../../core/config.js';
 import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
 import { ident, sql } from '../../core/store/sql.js';
+import type { Logger } from '../../core/logger.js';
 import type { Store } from '../../core/store/store.js';
 import { testLogger, uniqueName } from './config.js';
 
-export async function openClickHouseTestStore(config: Config, prefix: string): Promise<{ store: Store; close(): Promise<void> }> {
+export async function openClickHouseTestStore(config: Config, prefix: string, logger: Logger = testLogger()): Promise<{ store: Store; database: string; close(): Promise<void> }> {
   const database = uniqueName(prefix);
   const store = await createClickHouseStore({
     url: config.CLICKHOUSE_URL,
@@ -17,7 +18,7 @@ export async function openClickHouseTestStore(config: Config, prefix: string): P
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
     connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-    logger: testLogger(),
+    logger,
   });
-  return { store, close: async () => (await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined), await store.close()) };
+  return { store, database, close: async () => (await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined), await store.close()) };
 }

@@ -31,7 +31,7 @@ import { createMemoryBus } from '../../core/bus/memory-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
 import type { LatencyEvent, QuoteEvent } from '../../core/events/market.js';
 import { loadPairs, type PairsCatalogue } from '../../core/markets/pairs.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
 import { final, ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
@@ -101,27 +101,9 @@ const backends: Backend[] = [
     kind: 'kafka',
     bus: () => createKafkaBus({ ...busCommon, brokers: config.KAFKA_BROKERS, clientId: uniqueName('aggregate-it'), connectTimeoutMs: 15000 }),
     async store() {
-      const database = uniqueName('aggregate_it');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger,
-      });
+      const { store, database, close } = await openClickHouseTestStore(config, 'aggregate_it', logger);
       await store.migrate();
-      return {
-        store,
-        database,
-        async cleanup() {
-          try {
-            await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-          } finally {
-            await store.close();
-          }
-        },
-      };
+      return { store, database, cleanup: close };
     },
   },
 ];
