@@ -48,6 +48,13 @@ export interface PayerFacts {
   balance: bigint;
 }
 
+/** A payer's newest read (maybe in flight) and, once one answered, the newest facts known. */
+interface PayerEntry {
+  block: bigint;
+  facts: Promise<PayerFacts>;
+  known?: PayerFacts;
+}
+
 export interface ChainViewOptions {
   client: PublicClient;
   asset: Address;
@@ -66,8 +73,8 @@ export class ChainView {
   private current: ChainHead | undefined;
   private failure: { atMs: number; message: string } | undefined;
   private readonly used = new Map<string, number>();
-  /** Per payer (lower case): the newest read (maybe in flight), and the newest that answered. */
-  private readonly payers = new Map<string, { block: bigint; facts: Promise<PayerFacts>; known?: PayerFacts }>();
+  /** Per payer (lower case). */
+  private readonly payers = new Map<string, PayerEntry>();
   private logsFrom: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> = Promise.resolve();
@@ -170,19 +177,18 @@ export class ChainView {
       this.options.client.getCode({ address, blockNumber }),
       this.options.client.readContract({ address: this.options.asset, abi: erc20Abi, functionName: 'balanceOf', args: [address], blockNumber }),
     ]).then(([code, balance]): PayerFacts => ({ block: blockNumber, hasCode: !!code && code !== '0x', balance }));
-    const previous = this.payers.get(key);
-    const entry: { block: bigint; facts: Promise<PayerFacts>; known?: PayerFacts } = { block: blockNumber, facts, ...(previous?.known ? { known: previous.known } : {}) };
+    const known = this.payers.get(key)?.known;
+    const entry: PayerEntry = { block: blockNumber, facts, ...(known ? { known } : {}) };
     this.payers.set(key, entry);
     facts.then(
       (answered) => {
         if (!entry.known || entry.known.block < answered.block) entry.known = answered;
       },
       () => {
-        // A failed read is not remembered: the next request reads again.
-        if (this.payers.get(key) === entry) {
-          if (entry.known) this.payers.set(key, { block: entry.known.block, facts: Promise.resolve(entry.known), known: entry.known });
-          else this.payers.delete(key);
-        }
+        // A failed read is not remembered: the entry falls back to what was known, and the next request reads again.
+        if (this.payers.get(key) !== entry) return;
+        if (!entry.known) this.payers.delete(key);
+        else Object.assign(entry, { block: entry.known.block, facts: Promise.resolve(entry.known) });
       },
     );
     return facts;
