@@ -28,6 +28,7 @@ import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
 import { ident, sql } from '../../core/store/sql.js';
 import { TOPICS } from '../../core/topics.js';
 import { portFree, readState, running } from '../../scripts/cluster/processes.js';
+import { freePortRun } from '../helpers/free-ports.js';
 import { eventually, testConfig, testLogger, uniqueName } from '../helpers/config.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,12 +38,9 @@ const namespace = `${uniqueName('cluster')}.`;
 const database = uniqueName('cluster');
 const queuePrefix = uniqueName('cluster');
 
-async function freeBase(): Promise<number> {
-  for (;;) {
-    const base = 30000 + Math.floor(Math.random() * 20000);
-    const free = await Promise.all([0, 1, 2, 3].map((i) => portFree(base + i, '127.0.0.1')));
-    if (free.every(Boolean)) return base;
-  }
+/** Four consecutive ports below the ephemeral range (a port from it can be taken by an outgoing connection). */
+function freeBase(): Promise<number> {
+  return freePortRun(4);
 }
 
 let basePort = 0;

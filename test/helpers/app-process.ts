@@ -1,7 +1,7 @@
 /** Runs the real entry point (`roles/main.ts`) as a child process, the way `npm start` does. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePortRun } from './free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -12,15 +12,9 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
+/** A port for a child process to listen on later (below the ephemeral range: see free-ports.ts). */
+export function freePort(): Promise<number> {
+  return freePortRun(1);
 }
 
 export async function startApp(env: Record<string, string>): Promise<AppProcess> {
