@@ -84,6 +84,7 @@ import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } fro
 import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, type OpenRunResult, type RequestVariant, type RunResult } from './x402-load.js';
 import { settlementThroughput, type SettlementRun } from './settlement-throughput.js';
+import { startProfile } from './inspector-profile.js';
 import { registry } from '../../core/metrics.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
@@ -355,35 +356,6 @@ function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config:
 type CpuSplit = Split<'app' | 'clickhouse' | 'chain' | 'loader'>;
 
 // ==================================================================== measurement
-
-/**
- * A V8 profile of this (the app's) process, through the inspector:
- *  - 'cpu' (BENCH_CPU_PROFILE=<file>): a CPU profile over the load phases, for finding hot spots;
- *  - 'promoted' (BENCH_HEAP_PROFILE=<file>): a sampling heap profile counting only allocations that outlived a
- *    scavenge and were then collected by a major GC: what is promoted to the old generation and dies there, the
- *    work behind the long major-GC pauses of an open-loop row.
- */
-async function startProfile(kind: 'cpu' | 'promoted'): Promise<{ stop(file: string): Promise<string> }> {
-  const { Session } = await import('node:inspector/promises');
-  const { writeFile } = await import('node:fs/promises');
-  const session = new Session();
-  session.connect();
-  if (kind === 'cpu') {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.start');
-  } else {
-    await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
-  }
-  return {
-    stop: async (file: string) => {
-      const { profile } = kind === 'cpu' ? await session.post('Profiler.stop') : await session.post('HeapProfiler.stopSampling');
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
-      return file;
-    },
-  };
-}
 
 interface OpenRow {
   route: string;

@@ -19,6 +19,9 @@
  *    on the dev chain (BENCH_SETTLED_CALLS per door, default 40), then settlement
  *    excluded (verify real, settle a no-op: the doors' own overhead;
  *    BENCH_DOOR_CALLS per door, default 300). Target: MCP adds <= 10 %.
+ *    BENCH_CPU_PROFILE=<dir>: CPU profiles of the server and of the client over
+ *    phase b (doors-server.cpuprofile, doors-client.cpuprofile), and the app's
+ *    log (app.log, one access line per request with duration_ms) kept there.
  *
  * The clients (browser driver, HTTP and MCP callers) run in a child process
  * (this file with --client), so they do not share the server's event loop.
@@ -32,8 +35,9 @@ import { createRequire } from 'node:module';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import type { RunningApi } from '../../api/role.js';
 import { loadConfig } from '../../core/config.js';
-import { benchLogger, cleanupOnSignal, envNum } from './bench-app.js';
+import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE } from './bench-app.js';
 import { excludeSettlement } from './x402-load.js';
+import { startProfile } from './inspector-profile.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CANDLES_PATH = '/api/v1/crypto/spread-candles?pair=ETH/USD';
@@ -44,6 +48,8 @@ interface ClientJob {
   phase: 'browser' | 'doors';
   calls: number;
   coldLoads: number;
+  /** BENCH_CPU_PROFILE: the client's CPU profile over the measured calls, into this file. */
+  profile?: string;
 }
 
 interface Percentiles {
@@ -137,6 +143,7 @@ async function doorCalls(job: ClientJob) {
     await httpCall(httpPayments.pop()!);
     await mcpCall(mcpPayments.pop()!);
   }
+  const profiler = job.profile ? await startProfile('cpu') : undefined;
   for (let i = 0; i < job.calls; i++) {
     if (i % 2 === 0) {
       http.push(await httpCall(httpPayments.pop()!));
@@ -146,6 +153,7 @@ async function doorCalls(job: ClientJob) {
       http.push(await httpCall(httpPayments.pop()!));
     }
   }
+  if (profiler) await profiler.stop(job.profile!);
   await mcp.close();
   return { http: percentiles(http), mcp: percentiles(mcpMs), failures };
 }
@@ -208,22 +216,22 @@ async function main(): Promise<void> {
   const config = loadConfig({
     ...process.env,
     ...store,
+    ...PAID_API_ROLE,
     ROLE: 'all',
-    NODE_ENV: 'production',
     MARKET_SOURCE: 'simulated',
-    SETTLEMENT: 'devchain',
-    PAYMENT_REPLAY_STORE: 'memory',
     BUS: 'memory',
     QUEUE: 'inprocess',
-    PRICE_OVERRIDES: '',
     DATA_DIR: dataDir,
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: '0',
     DASHBOARD_DELAY_SECONDS: '0',
     DASHBOARD_RATE_LIMIT_PER_MINUTE: '100000000',
+    // Dislocations that pay after costs come minutes apart in the simulator: open items from -20 bps net so the
+    // tape has rows within the warm-up (the dashboard draws whatever the detector opened), as the browser e2e test does.
+    DISLOCATION_MIN_NET_BPS: '-20',
   });
   const { startProcess } = await import('../../roles/process.js');
-  const proc = await startProcess(config, benchLogger(join(dataDir, 'app.log')));
+  const proc = await startProcess(config, benchLogger(process.env.BENCH_CPU_PROFILE ? join(resolve(process.env.BENCH_CPU_PROFILE), 'app.log') : join(dataDir, 'app.log')));
   const cleanup = cleanupOnSignal(async () => {
     await proc.shutdown('bench done');
     await rm(dataDir, { recursive: true, force: true });
@@ -277,7 +285,11 @@ async function main(): Promise<void> {
     };
     doors('a. Paid call, real settlement on the dev chain (one at a time, alternating doors)', await runClient({ url, payerKey, phase: 'doors', calls: settledCalls, coldLoads: 0 }));
     const payment = excludeSettlement(api.payments.settlement.facilitator);
-    doors('b. Paid call, settlement excluded (verify real): the doors\' own cost', await runClient({ url, payerKey, phase: 'doors', calls: doorCallsN, coldLoads: 0 }));
+    const profileDir = process.env.BENCH_CPU_PROFILE;
+    const serverProfiler = profileDir ? await startProfile('cpu') : undefined;
+    const clientProfile = profileDir ? join(resolve(profileDir), 'doors-client.cpuprofile') : undefined;
+    doors('b. Paid call, settlement excluded (verify real): the doors\' own cost', await runClient({ url, payerKey, phase: 'doors', calls: doorCallsN, coldLoads: 0, ...(clientProfile ? { profile: clientProfile } : {}) }));
+    if (serverProfiler) console.log(`CPU profiles over 3b: ${await serverProfiler.stop(join(resolve(profileDir!), 'doors-server.cpuprofile'))} (server, with the warm-up and signing), ${clientProfile} (client, the measured calls)`);
     console.log(`(settle calls answered by the no-op: ${payment.settleCalls()}; verify p50 ${r1(percentiles(payment.verifyMs).p50)} ms)`);
   } finally {
     await cleanup();
