@@ -33,7 +33,7 @@
  *     against @mozilla/readability + turndown on the same pages, and
  *     airgap-scrub's throughput on the ~10 KB texts.
  *  B. Through the API and the queue: the real worker role (startProcess,
- *     ROLE=worker) and api role (ROLE=api, NODE_ENV=production as deployed),
+ *     ROLE=worker) and api role (ROLE=api; NODE_ENV=test for the loopback URLs, see below),
  *     QUEUE=bullmq on the running Redis (REDIS_URL, a key prefix of this run,
  *     deleted at the end), SETTLEMENT=devchain. Each request carries its own
  *     x402 signature, signed in advance in the load-generator child process
@@ -563,7 +563,10 @@ async function main(): Promise<void> {
     DEXSCREENER_MAX_REQUESTS_PER_MIN: '1000000',
     AI_LOCAL_VOCABULARY: '1000',
   });
-  const apiConfig: Config = testConfig({ ...common, ...PAID_API_ROLE });
+  // NODE_ENV=test in the api role too: its pre-challenge URL check refuses loopback URLs (the corpus is served on
+  // loopback) unless FETCH_ALLOW_LOOPBACK, which only test configuration accepts. The one difference from production
+  // this brings: each response is checked against its output schema (a zod parse, microseconds beside the processing).
+  const apiConfig: Config = testConfig({ ...common, ...PAID_API_ROLE, NODE_ENV: 'test', FETCH_ALLOW_LOOPBACK: 'true' });
   const pairs = loadPairs(workerConfig.PAIRS_FILE);
   console.log(
     `Corpus: ${corpus.pages.length} HTML pages (${fmt(corpus.pages.reduce((a, p) => a + p.html.length, 0) / 1024)} KB), ${corpus.texts.length} PII texts ` +
