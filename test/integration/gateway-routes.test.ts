@@ -588,6 +588,12 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       // Probabilities are served to 4 decimals: half a unit of the last one either way.
       return [at(tRecv - bookAt) - 1e-6 - 5e-5, at(tSend - bookAt) + 1e-6 + 5e-5];
     };
+    /** The served probability lies within the bounds; a failure names the value, the bounds and the book ages. */
+    const within = (label: string, served: number, [lo, hi]: [number, number], c: { tSend: number; tRecv: number }) => {
+      const why = `${label}: served ${served}, bounds [${lo}, ${hi}] for book ages ${c.tSend - bookAt}..${c.tRecv - bookAt} ms (sigma_1s ${sigma1s}, p50 rtt ${p50} ms)`;
+      expect(served, why).toBeGreaterThanOrEqual(lo);
+      expect(served, why).toBeLessThanOrEqual(hi);
+    };
     const call = async (body: Record<string, unknown>) => {
       const tSend = Date.now();
       const out = await paid('/api/v1/crypto/impact-simulation', post(body), ImpactSimulationOutput, 'impact-simulation');
@@ -624,10 +630,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     // Tail from the worst level: 5 < 6, 2 + 5 >= 6: the sweep may reach the 2002 level, not beyond.
     const [fullLo, fullHi] = bounds((1 / 2001) * 1e4, buy.tSend, buy.tRecv);
     const [anyLo, anyHi] = bounds((3 / 2001) * 1e4, buy.tSend, buy.tRecv);
-    expect(buy.out.full_fill_probability).toBeGreaterThanOrEqual(fullLo);
-    expect(buy.out.full_fill_probability).toBeLessThanOrEqual(fullHi);
-    expect(buy.out.full_fill_probability + buy.out.partial_fill_probability).toBeGreaterThanOrEqual(anyLo);
-    expect(buy.out.full_fill_probability + buy.out.partial_fill_probability).toBeLessThanOrEqual(anyHi);
+    within('buy full_fill_probability', buy.out.full_fill_probability, [fullLo, fullHi], buy);
+    within('buy full + partial', buy.out.full_fill_probability + buy.out.partial_fill_probability, [anyLo, anyHi], buy);
     expect(buy.out.partial_fill_probability).toBeGreaterThan(0);
 
     // SELL 10 000 USD: 1999 + 3996 from the first two levels, 4005 USD of the 1997 level.
@@ -640,15 +644,13 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(sell.out.slippage_bps).toBe(dp(((2000 - 10_000 / baseSold) / 2000) * 1e4, 4));
     expect(sell.out.opposite_depth_usd).toBe(1999 + 3996 + 9985);
     const [sLo, sHi] = bounds((1 / 1999) * 1e4, sell.tSend, sell.tRecv); // 9985 < 10 000 <= 3996 + 9985
-    expect(sell.out.full_fill_probability).toBeGreaterThanOrEqual(sLo);
-    expect(sell.out.full_fill_probability).toBeLessThanOrEqual(sHi);
+    within('sell full_fill_probability', sell.out.full_fill_probability, [sLo, sHi], sell);
 
     // BUY 10 ETH: only 8 visible.
     const big = await call({ pair: 'ETH/USD', side: 'buy', size_base: 10 });
     expect(big.out).toMatchObject({ fillable_size_base: 8, fill_ratio: 0.8, executable: false, levels_consumed: 3, full_fill_probability: 0 });
     const [pLo, pHi] = bounds((3 / 2001) * 1e4, big.tSend, big.tRecv);
-    expect(big.out.partial_fill_probability).toBeGreaterThanOrEqual(pLo);
-    expect(big.out.partial_fill_probability).toBeLessThanOrEqual(pHi);
+    within('big partial_fill_probability', big.out.partial_fill_probability, [pLo, pHi], big);
   });
 });
 
