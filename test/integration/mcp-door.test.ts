@@ -248,3 +248,66 @@ describe('MCP door: paying for a tool', () => {
     expect(await balance()).toBe(before);
   });
 });
+
+describe('MCP door: the Streamable HTTP transport (stateless, JSON answers), as a raw HTTP client sees it', () => {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const call = (id: number | string, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const jsonRpcError = async (res: Response) => ((await res.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } });
+
+  it('initialize without a session: the server info, no Mcp-Session-Id', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }, { 'mcp-protocol-version': '' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    const body = (await res.json()) as { id: string; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: Record<string, unknown> } };
+    expect(body.id).toBe('init-1');
+    expect(body.result.protocolVersion).toBe('2025-06-18');
+    expect(body.result.capabilities).toHaveProperty('tools');
+  });
+
+  it('one request: one JSON-RPC answer with its id', async () => {
+    const res = await post(call(7, 'coverage'));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { jsonrpc: string; id: number; result: CallToolResult };
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 7 });
+    expect(body.result.structuredContent).toMatchObject({ slice_interval_minutes: 15 });
+  });
+
+  it('a batch: the answers in the order of the requests; an unknown tool is an error answer in its place', async () => {
+    const res = await post([call('b', 'coverage'), { jsonrpc: '2.0', method: 'notifications/initialized' }, call('a', 'no_such_tool'), { jsonrpc: '2.0', id: 'c', method: 'tools/list' }]);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id: string; result?: unknown; error?: { code: number } }[];
+    expect(body.map((m) => m.id)).toEqual(['b', 'a', 'c']);
+    expect(body[0]!.result).toBeDefined();
+    expect(body[1]!.error?.code).toBe(-32602);
+    expect((body[2]!.result as { tools: unknown[] }).tools.length).toBeGreaterThan(10);
+  });
+
+  it('notifications only: 202 with no body', async () => {
+    const res = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe('');
+  });
+
+  it('refuses what the transport cannot answer, with a JSON-RPC error and the HTTP status the SDK uses', async () => {
+    const notAcceptable = await post(call(1, 'coverage'), { accept: 'application/json' });
+    expect(notAcceptable.status).toBe(406);
+    expect((await jsonRpcError(notAcceptable)).error.code).toBe(-32000);
+
+    const wrongType = await post(JSON.stringify(call(1, 'coverage')), { 'content-type': 'text/plain' });
+    expect(wrongType.status).toBe(415);
+
+    const version = await post(call(1, 'coverage'), { 'mcp-protocol-version': '1999-01-01' });
+    expect(version.status).toBe(400);
+    expect((await jsonRpcError(version)).error.message).toMatch(/Unsupported protocol version/);
+
+    const notJsonRpc = await post({ hello: 'world' });
+    expect(notJsonRpc.status).toBe(400);
+    expect((await jsonRpcError(notJsonRpc)).error.code).toBe(-32700);
+  });
+});
