@@ -3,20 +3,22 @@
  * (@modelcontextprotocol/sdk), stateless (no Mcp-Session-Id: every POST is
  * answered on its own, by any replica) with plain JSON responses. The request
  * goes through the same middleware as every route (request id, access log,
- * problem errors) and a JSON body limit; the SDK's transport then checks the
- * JSON-RPC message, the Accept and Content-Type headers, and answers.
+ * problem errors) and a JSON body limit; json-answer-transport.ts then checks
+ * the Accept and Content-Type headers and the JSON-RPC messages, hands them to
+ * the SDK's Server, and Koa writes the answer.
  * GET and DELETE (server-initiated streams, session ends) are not served in
  * stateless mode: 405 with a JSON-RPC error, as the SDK's examples answer.
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { AppError } from '../../core/errors.js';
 import type { SkuRuntime } from '../catalogue/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
 import type { PaymentCore } from '../payment/payment-core.js';
 import { DEFAULT_BODY_LIMIT } from '../router.js';
+import { JsonAnswerTransport } from './json-answer-transport.js';
 import { createMcpServer } from './mcp-server.js';
 import { buildToolCatalogue } from './tools.js';
 
@@ -56,21 +58,14 @@ export function mountMcp(router: Router, options: McpOptions): void {
       discovery: { catalogue: options.runtime.catalogue, payment: options.payment, baseUrl },
       ...(ctx.state.log ? { log: ctx.state.log } : {}),
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new JsonAnswerTransport();
     await server.connect(transport);
-    ctx.respond = false; // the transport writes the response itself
-    // Answered once the response is written (the transport returns before its handlers have answered).
-    const written = new Promise<void>((resolve) => {
-      ctx.res.once('finish', resolve);
-      ctx.res.once('close', resolve);
-    });
     try {
-      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
-      await written;
-      ctx.status = ctx.res.statusCode; // for the access log and the HTTP histogram
+      const answer = await transport.handle({ headers: ctx.req.headers, body: ctx.request.body, contentTypeIsJson: isJsonContentType(ctx.get('content-type')) });
+      ctx.body = answer.body ?? null; // null, then the status: an empty 202 (Koa would write the status text, or make it a 204)
+      ctx.status = answer.status;
     } finally {
-      await transport.close();
-      await server.close();
+      await server.close(); // closes the transport
     }
   });
 
