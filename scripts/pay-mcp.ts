@@ -8,8 +8,9 @@
  *   npm run pay:mcp -- spread_candles '{"pair":"ETH/USD"}'
  *   npm run pay:mcp -- coverage
  *
- * Server: PAY_SERVER_URL (default http://127.0.0.1:4020; the MCP endpoint is
- * its /mcp). Payer: PAYER_KEY, else the dev chain's demo payer from
+ * Server (scripts/pay-target.ts, as `npm run pay`): PAY_SERVER_URL, else
+ * HTTP_PORT, else the API URL in `$DATA_DIR/devchain.json`, else
+ * http://127.0.0.1:4020; the MCP endpoint is its /mcp. Payer: PAYER_KEY, else the dev chain's demo payer from
  * `$DATA_DIR/devchain.json`, whose test USDC is then the allowed asset; the
  * per-payment cap is 0.2 USDC (PAY_MAX_ATOMIC).
  */
@@ -20,19 +21,12 @@ import type { Network } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDevChainInfo, type DevChainInfo } from '../api/payment/dev-chain.js';
+import { payTarget, type PayTarget } from './pay-target.js';
 import { callTool, paymentRequiredOf, settlementOf } from './mcp-payment-client.js';
 
 const USAGE = "usage: npm run pay:mcp -- <tool> ['<json arguments>']   |   npm run pay:mcp -- list";
 
-async function payer(): Promise<{ client: x402Client; address: string } | { error: string }> {
-  const dataDir = process.env.DATA_DIR ?? './data';
-  let devchain: DevChainInfo | undefined;
-  try {
-    devchain = await readDevChainInfo(dataDir);
-  } catch {
-    // no dev chain running from this folder
-  }
+function payer({ dataDir, devchain }: PayTarget): { client: x402Client; address: string } | { error: string } {
   const key = (process.env.PAYER_KEY || devchain?.payer_key) as Hex | undefined;
   if (!key) return { error: `no payer: set PAYER_KEY, or start the server with SETTLEMENT=devchain so ${dataDir}/devchain.json exists` };
   const account = privateKeyToAccount(key);
@@ -60,7 +54,9 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  const server = (process.env.PAY_SERVER_URL ?? 'http://127.0.0.1:4020').replace(/\/+$/, '');
+  const target = await payTarget();
+  const { server } = target;
+  console.log(`server ${server} (from ${target.from}; set PAY_SERVER_URL or HTTP_PORT to call another)`);
   const client = new Client({ name: 'x402-gateway-pay-mcp', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server}/mcp`)));
   try {
@@ -82,7 +78,7 @@ async function main(): Promise<number> {
     }
     const accepted = required.accepts[0];
     console.log(`\n1. payment required: ${accepted?.amount} atomic units of ${accepted?.asset} on ${accepted?.network} to ${accepted?.payTo}`);
-    const who = await payer();
+    const who = payer(target);
     if ('error' in who) {
       console.error(who.error);
       return 2;

@@ -19,7 +19,7 @@ import type { Network } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
-import { readDevChainInfo, type DevChainInfo } from '../api/payment/dev-chain.js';
+import { payTarget } from './pay-target.js';
 
 const USAGE = 'usage: npm run pay -- <GET|POST> <path> [json-body]';
 
@@ -38,21 +38,7 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  const dataDir = process.env.DATA_DIR ?? './data';
-
-  let devchain: DevChainInfo | undefined;
-  try {
-    devchain = await readDevChainInfo(dataDir);
-  } catch {
-    // no dev chain running from this folder
-  }
-  const [server, from] = process.env.PAY_SERVER_URL
-    ? [process.env.PAY_SERVER_URL, 'PAY_SERVER_URL']
-    : process.env.HTTP_PORT
-      ? [`http://127.0.0.1:${process.env.HTTP_PORT}`, 'HTTP_PORT']
-      : devchain?.api_url
-        ? [devchain.api_url, `${dataDir}/devchain.json`]
-        : ['http://127.0.0.1:4020', 'the default port'];
+  const { server, from, dataDir, devchain } = await payTarget();
   console.log(`server ${server} (from ${from}; set PAY_SERVER_URL or HTTP_PORT to pay another)`);
   const key = (process.env.PAYER_KEY || devchain?.payer_key) as Hex | undefined;
   if (!key) {

@@ -9,10 +9,12 @@
  * and windows outside coverage (refused before payment), and a tool that
  * fails after payment (not settled) behave as on the HTTP door.
  */
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -246,6 +248,22 @@ describe('MCP door: paying for a tool', () => {
     const again = await callTool(mcp, 'stealth_dom', args, payment);
     expect(paymentRequiredOf(again)?.error).toBe('nonce_already_used');
     expect(await balance()).toBe(before);
+  });
+});
+
+describe('MCP door: the bundled client', () => {
+  it('npm run pay:mcp finds the server by HTTP_PORT, pays with the demo payer from devchain.json, and prints the settlement', async () => {
+    const before = await balance();
+    const port = new URL(url).port;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay-mcp.ts', 'spread_candles', '{"pair":"ETH/USD"}'], {
+      env: { ...process.env, PAY_SERVER_URL: '', PAYER_KEY: '', HTTP_PORT: port, DATA_DIR: dataDir },
+      timeout: 60_000,
+    });
+    expect(stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT; set PAY_SERVER_URL or HTTP_PORT to call another)`);
+    expect(stdout).toContain(`1. payment required: 15000 atomic units of ${api.payments.settlement.asset}`);
+    expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
+    expect(stdout).toContain('"pair": "ETH/USD"');
+    expect(before - (await balance())).toBe(15_000n);
   });
 });
 
