@@ -7,9 +7,9 @@
  * Why not the SDK's StreamableHTTPServerTransport: for Node it wraps the web
  * standard transport through @hono/node-server, turning every request into a
  * web `Request` and its answer back from a web `Response` (web streams, header
- * objects): measured at ~0.5 ms per call on a 2-core machine, a third of what
- * the MCP door added over the HTTP door for the same paid call (docs/routes.md).
- * No SDK transport takes a parsed body without that conversion.
+ * objects): ~0.3 ms per call on a 2-core machine, a fifth of what the MCP door
+ * added over the HTTP door for the same paid call (bench:doors, 1.57 -> 1.27 ms;
+ * docs/routes.md). No SDK transport takes a parsed body without that conversion.
  *
  * It answers as the SDK's transport does with `sessionIdGenerator: undefined`
  * and `enableJsonResponse: true` (test/integration/mcp-door.test.ts checks both

@@ -16,9 +16,9 @@
  *    GET /api/v1/crypto/spread-candles): calls one at a time, alternating doors,
  *    each with its own EIP-3009 authorization signed in advance by the real
  *    x402 client; client-observed latency p50/p99. Two phases: real settlement
- *    on the dev chain (BENCH_SETTLED_CALLS per door, default 40), then settlement
+ *    on the dev chain (BENCH_SETTLED_CALLS per door, default 200), then settlement
  *    excluded (verify real, settle a no-op: the doors' own overhead;
- *    BENCH_DOOR_CALLS per door, default 300). Target: MCP adds <= 10 %.
+ *    BENCH_DOOR_CALLS per door, default 600). Target: MCP adds <= 10 %.
  *    BENCH_CPU_PROFILE=<dir>: CPU profiles of the server and of the client over
  *    phase b (doors-server.cpuprofile, doors-client.cpuprofile), and the app's
  *    log (app.log, one access line per request with duration_ms) kept there.
@@ -209,8 +209,8 @@ function autocannon(url: string, connections: number, seconds: number): Promise<
 async function main(): Promise<void> {
   const coldLoads = envNum('BENCH_COLD_LOADS', 8);
   const viewerSeconds = envNum('BENCH_VIEWER_SECONDS', 10);
-  const settledCalls = envNum('BENCH_SETTLED_CALLS', 40);
-  const doorCallsN = envNum('BENCH_DOOR_CALLS', 300);
+  const settledCalls = envNum('BENCH_SETTLED_CALLS', 200);
+  const doorCallsN = envNum('BENCH_DOOR_CALLS', 600);
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-doors-'));
   const store = process.env.BENCH_STORE === 'clickhouse' ? { STORE: 'clickhouse', CLICKHOUSE_DATABASE: `bench_doors_${Date.now().toString(36)}` } : { STORE: 'duckdb' };
   const config = loadConfig({
