@@ -9,7 +9,7 @@
  * listener can collide, and the run is random among ~15,000 ports.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { portFree } from '../../scripts/cluster/processes.js';
 
 const LOWEST = 15_000;
 
@@ -21,14 +21,6 @@ function ephemeralLow(): number {
     // not Linux: the IANA dynamic range starts at 49152
   }
   return 49_152;
-}
-
-function portFree(port: number, host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, host, () => srv.close(() => resolve(true)));
-  });
 }
 
 /** The first of `count` consecutive free ports on `host`, all below the ephemeral range. */
