@@ -8,34 +8,16 @@
  *   npm run pay:mcp -- spread_candles '{"pair":"ETH/USD"}'
  *   npm run pay:mcp -- coverage
  *
- * Server (scripts/pay-target.ts, as `npm run pay`): PAY_SERVER_URL, else
- * HTTP_PORT, else the API URL in `$DATA_DIR/devchain.json`, else
- * http://127.0.0.1:4020; the MCP endpoint is its /mcp. Payer: PAYER_KEY, else the dev chain's demo payer from
- * `$DATA_DIR/devchain.json`, whose test USDC is then the allowed asset; the
- * per-payment cap is 0.2 USDC (PAY_MAX_ATOMIC).
+ * Server and payer as `npm run pay` (scripts/pay-target.ts): PAY_SERVER_URL,
+ * else HTTP_PORT, else `$DATA_DIR/devchain.json`; the MCP endpoint is its
+ * /mcp. PAYER_KEY, else the dev chain's demo payer; PAY_ASSET, PAY_MAX_ATOMIC.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { x402Client } from '@x402/core/client';
-import type { Network } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
-import { payTarget, type PayTarget } from './pay-target.js';
+import { payer, payTarget } from './pay-target.js';
 import { callTool, paymentRequiredOf, settlementOf } from './mcp-payment-client.js';
 
 const USAGE = "usage: npm run pay:mcp -- <tool> ['<json arguments>']   |   npm run pay:mcp -- list";
-
-function payer({ dataDir, devchain }: PayTarget): { client: x402Client; address: string } | { error: string } {
-  const key = (process.env.PAYER_KEY || devchain?.payer_key) as Hex | undefined;
-  if (!key) return { error: `no payer: set PAYER_KEY, or start the server with SETTLEMENT=devchain so ${dataDir}/devchain.json exists` };
-  const account = privateKeyToAccount(key);
-  const maxAtomic = process.env.PAY_MAX_ATOMIC ?? '200000';
-  const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-  const allowedAssets = devchain ? [{ network: devchain.network as Network, asset: devchain.asset, maxAmountPerPayment: maxAtomic }] : [];
-  client.setSpendControls({ maxAmountPerPayment: `$${Number(maxAtomic) / 1e6}`, ...(allowedAssets.length ? { allowedAssets } : {}) });
-  return { client, address: account.address };
-}
 
 const show = (label: string, value: unknown) => console.log(`\n${label}:\n${JSON.stringify(value, null, 2)}`);
 
