@@ -14,10 +14,12 @@ import { errorMessage } from '../core/errors.js';
 import { OperationHealth } from '../core/operation-health.js';
 import { observedBus } from '../core/bus/observed-bus.js';
 import { observedStore } from '../core/store/observed-store.js';
-import { withTimeout } from '../core/backoff.js';
 import type { RunningApi } from '../api/role.js';
 import type { HttpServer } from '../api/http-server.js';
 import type { JobSku } from '../jobs/job-sku.js';
+import type { Bus } from '../core/bus/bus.js';
+import type { Store } from '../core/store/store.js';
+import type { JobQueue } from '../core/queue/queue.js';
 
 export const SERVICE_VERSION = '2.0.0';
 
@@ -37,51 +39,30 @@ export interface RunningProcess {
 export interface ProcessWiring {
   /** The job SKUs the api role declares and the worker role serves; default the catalogue's list. */
   jobSkus?: readonly JobSku[];
+  /** Aborted by a shutdown signal: start-up stops at its next step, drains what started, throws StartInterrupted. */
+  abort?: AbortSignal;
+}
+
+/** Start-up was stopped by a shutdown signal; what had started is drained. */
+export class StartInterrupted extends Error {
+  constructor(readonly reason: string) {
+    super(`start-up interrupted by ${reason}; drained`);
+    this.name = 'StartInterrupted';
+  }
 }
 
 export async function startProcess(config: Config, logger: Logger, wiring: ProcessWiring = {}): Promise<RunningProcess> {
   const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
-  // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
-  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../api/catalogue/sku-list.js')).JOB_SKUS : []);
   const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
   const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
   const ctx: RoleContext = { config, logger, health, instanceId: `${hostname()}:${process.pid}` };
-
-  // Ports first; each adapter fails fast with an error naming its variable.
-  const [bus, store, queue] = await Promise.all([
-    needed.has('bus') ? createBus(config, logger) : undefined,
-    needed.has('store') ? createStore(config, logger) : undefined,
-    needed.has('queue') ? createQueue(config, logger) : undefined,
-  ]);
-  // bus and store report what their operations do, not only whether they answer a ping (core/operation-health.ts).
-  const busOps = new OperationHealth();
-  const storeOps = new OperationHealth();
-  ctx.bus = bus && observedBus(bus, busOps);
-  ctx.store = store && observedStore(store, storeOps);
-  ctx.queue = queue;
-  if (bus) health.registerPing('bus', bus.adapter, () => bus.ping(), () => busOps.report());
-  if (store) {
-    const report = await ctx.store!.migrate();
-    logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
-    health.registerPing('store', store.adapter, () => store.ping(), () => storeOps.report());
-  }
-  if (queue) health.registerPing('queue', queue.adapter, () => queue.ping());
-
+  let bus: Bus | undefined;
+  let store: Store | undefined;
+  let queue: JobQueue | undefined;
+  let ops: HttpServer | undefined;
   const running: RunningRole[] = [];
-  let api: RunningApi | undefined;
-  // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
-  for (const name of START_ORDER.filter((r) => roles.includes(r))) {
-    let role: RunningRole;
-    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus);
-    else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
-    else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
-    else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
-    running.push(role);
-    logger.info({ role: name }, 'role started');
-  }
-  const ops = api ? undefined : await (await import('../api/ops-server.js')).startOpsServer(ctx);
-  const http = api?.http ?? (ops as HttpServer);
 
+  // Defined before anything starts, so a signal during start-up drains whatever has started by then.
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string) =>
     (stopping ??= (async () => {
@@ -98,20 +79,67 @@ export async function startProcess(config: Config, logger: Logger, wiring: Proce
       for (const role of running) await role.close?.().catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
       logger.info('drained');
     })());
-
-  return { ctx, roles: running, http, shutdown };
-}
-
-/** Wires SIGTERM/SIGINT to a bounded drain and the exit code. */
-export function exitOnSignals(proc: RunningProcess, config: Config, logger: Logger): void {
-  const onSignal = (signal: NodeJS.Signals) => {
-    withTimeout(proc.shutdown(signal), config.SHUTDOWN_TIMEOUT_MS, () => new Error(`drain exceeded SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}`))
-      .then(() => process.exit(0))
-      .catch((err) => {
-        logger.fatal({ err: errorMessage(err) }, 'forced exit');
-        process.exit(1);
-      });
+  /** Between steps: a shutdown signal ends start-up here, drained. */
+  const checkpoint = async () => {
+    const { abort } = wiring;
+    if (!abort?.aborted) return;
+    const reason = String(abort.reason ?? 'abort');
+    await shutdown(reason);
+    throw new StartInterrupted(reason);
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+
+  await checkpoint();
+  // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
+  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../api/catalogue/sku-list.js')).JOB_SKUS : []);
+
+  // Ports first; each adapter fails fast with an error naming its variable. A port that opened is closed by the
+  // drain even when another failed.
+  const opened = await Promise.allSettled([
+    needed.has('bus') ? createBus(config, logger).then((p) => (bus = p)) : undefined,
+    needed.has('store') ? createStore(config, logger).then((p) => (store = p)) : undefined,
+    needed.has('queue') ? createQueue(config, logger).then((p) => (queue = p)) : undefined,
+  ]);
+  const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await shutdown('start-up failed');
+    throw failed.reason;
+  }
+  await checkpoint();
+  // bus and store report what their operations do, not only whether they answer a ping (core/operation-health.ts).
+  const busOps = new OperationHealth();
+  const storeOps = new OperationHealth();
+  ctx.bus = bus && observedBus(bus, busOps);
+  ctx.store = store && observedStore(store, storeOps);
+  ctx.queue = queue;
+  if (bus) {
+    const b = bus;
+    health.registerPing('bus', b.adapter, () => b.ping(), () => busOps.report());
+  }
+  if (store) {
+    const s = store;
+    const report = await ctx.store!.migrate();
+    logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
+    health.registerPing('store', s.adapter, () => s.ping(), () => storeOps.report());
+  }
+  if (queue) {
+    const q = queue;
+    health.registerPing('queue', q.adapter, () => q.ping());
+  }
+
+  let api: RunningApi | undefined;
+  // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
+  for (const name of START_ORDER.filter((r) => roles.includes(r))) {
+    await checkpoint();
+    let role: RunningRole;
+    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus);
+    else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
+    else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
+    else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
+    running.push(role);
+    logger.info({ role: name }, 'role started');
+  }
+  if (!api) ops = await (await import('../api/ops-server.js')).startOpsServer(ctx);
+  await checkpoint();
+  const http = api?.http ?? (ops as HttpServer);
+  return { ctx, roles: running, http, shutdown };
 }

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
-import { testConfig, uniqueName } from '../helpers/config.js';
+import { eventually, testConfig, uniqueName } from '../helpers/config.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const running: AppProcess[] = [];
 const dirs: string[] = [];
@@ -103,6 +104,46 @@ describe('npm start (embedded defaults)', () => {
     second.child.kill('SIGTERM');
     expect((await second.exited).code).toBe(0);
   });
+});
+
+describe('SIGTERM at any point of start-up', () => {
+  const LAUNCHES = 50;
+  const AT_ONCE = 2;
+  const env = () => ({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500', MARKET_SOURCE: 'simulated' });
+  /** Resolves once the process has logged its first line: from there on its signals are trapped. */
+  const started = (app: AppProcess) => eventually(async () => app.output(), (out) => out.includes('"msg":"starting"'), 60_000, 20);
+
+  it(`drains and exits 0 wherever the signal lands (${LAUNCHES} launches, spread over the start-up)`, async () => {
+    // How long a start-up takes on this machine now, from the first line to a healthy /health.
+    const probe = await launch(env());
+    await started(probe);
+    const t0 = Date.now();
+    await waitHealthy(probe, 60_000);
+    const startMs = Date.now() - t0;
+    probe.child.kill('SIGTERM');
+    expect(await probe.exited).toEqual({ code: 0, signal: null });
+
+    // Delays spread evenly over [0, 1.1 × start-up], each at a random point within its stratum.
+    const random = seededRandom(Date.now() & 0xffff);
+    const delays = Array.from({ length: LAUNCHES }, (_, i) => Math.round(((i + random()) / LAUNCHES) * startMs * 1.1));
+    const outcomes: { delayMs: number; code: number | null; signal: string | null; drained: boolean; tail: string }[] = [];
+    const next = [...delays];
+    const worker = async () => {
+      for (let delayMs = next.shift(); delayMs !== undefined; delayMs = next.shift()) {
+        const app = await launch(env());
+        await started(app);
+        await new Promise((r) => setTimeout(r, delayMs));
+        app.child.kill('SIGTERM');
+        const { code, signal } = await app.exited;
+        const out = app.output();
+        outcomes.push({ delayMs, code, signal, drained: out.includes('"msg":"drained"'), tail: out.slice(-600) });
+      }
+    };
+    await Promise.all(Array.from({ length: AT_ONCE }, worker));
+    const bad = outcomes.filter((o) => o.code !== 0 || o.signal !== null || !o.drained);
+    expect(bad, `start-up took ${startMs} ms`).toEqual([]);
+    expect(outcomes).toHaveLength(LAUNCHES);
+  }, 1_800_000);
 });
 
 describe('production adapters (real Kafka, ClickHouse, Redis)', () => {
