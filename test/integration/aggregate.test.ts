@@ -242,8 +242,25 @@ describe.each(backends)('aggregation: $name', (backend) => {
   let bus: Bus;
   const cleanups: (() => Promise<void>)[] = [];
   const running: Consumer[] = [];
-  let clean: unknown;
-  let first: Run;
+  /**
+   * The uninterrupted run, made once and shared: the first test checks it, the later ones compare against its
+   * snapshot. Only a finished run is kept, so a test whose run failed does not fail the others: the next caller
+   * makes it again.
+   */
+  let cleanRun: Promise<{ run: Run; snapshot: unknown; elapsedMs: number; executed: number }> | undefined;
+  function uninterrupted() {
+    cleanRun ??= (async () => {
+      const run = await newRun();
+      const t0 = performance.now();
+      await start(run);
+      const executed = await finish(run);
+      const elapsedMs = performance.now() - t0;
+      await stopAll();
+      return { run, snapshot: await snapshot(run.store), elapsedMs, executed };
+    })();
+    cleanRun.catch(() => (cleanRun = undefined));
+    return cleanRun;
+  }
 
   async function newRun(): Promise<Run> {
     const { store, cleanup, database } = await backend.store();
@@ -313,14 +330,9 @@ describe.each(backends)('aggregation: $name', (backend) => {
   }, 120_000);
 
   it('fills the tables and derives what a recomputation from the stored rows gives', async () => {
-    first = await newRun();
-    const t0 = performance.now();
-    await start(first);
-    const executed = await finish(first);
-    const elapsed = performance.now() - t0;
-    await stopAll();
+    const { run: first, elapsedMs, executed } = await uninterrupted();
     const { store } = first;
-    console.log(`[${backend.name}] ${events.length} events consumed, derived and paper-executed in ${Math.round(elapsed)} ms`);
+    console.log(`[${backend.name}] ${events.length} events consumed, derived and paper-executed in ${Math.round(elapsedMs)} ms`);
 
     expect(await count(store, 'quotes')).toBe(quotes.length);
     expect(await count(store, 'book_snapshots')).toBe(bookCount);
@@ -496,12 +508,11 @@ describe.each(backends)('aggregation: $name', (backend) => {
     await reader.stop();
     expect(published).toEqual(new Set(revisions.map((r) => String(r.event_id))));
 
-    clean = await snapshot(store);
-    cleanByBackend.set(backend.name, clean);
+    cleanByBackend.set(backend.name, await snapshot(store));
   }, 300_000);
 
   it('replays from the earliest offsets, and rebuilds into an empty store, without changing any result', async () => {
-    expect(clean).toBeDefined();
+    const { run: first, snapshot: clean } = await uninterrupted();
     // Same groups, same store, offsets rewound: a replay.
     for (const t of RAW_TOPICS) await bus.resetOffsets(first.raw, t, { kind: 'earliest' });
     await bus.resetOffsets(first.dislocations, TOPICS.quotes, { kind: 'earliest' });
@@ -519,7 +530,7 @@ describe.each(backends)('aggregation: $name', (backend) => {
   }, 300_000);
 
   it('loses and duplicates nothing when consumers crash after the store write and before the commit', async () => {
-    expect(clean).toBeDefined();
+    const { snapshot: clean } = await uninterrupted();
     const run = await newRun();
     const crashes: string[] = [];
     const redelivered = new Set<string>();
@@ -574,7 +585,7 @@ describe.each(backends)('aggregation: $name', (backend) => {
 
   if (backend.kind === 'kafka') {
     it('recovers when the aggregator process is killed (SIGKILL) after a store write, before the commit', async () => {
-      expect(clean).toBeDefined();
+      const { snapshot: clean } = await uninterrupted();
       const run = await newRun();
       const child = spawn(process.execPath, ['--import', 'tsx', CRASH_WORKER], {
         env: {
