@@ -14,6 +14,9 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** The one boolean parser of the configuration: `true`/`1` or `false`/`0`, anything else is an error. */
+const flag = (byDefault: boolean) =>
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').default(byDefault);
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -124,7 +127,7 @@ export const configSpec = {
   HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
   AGGREGATE_PAPER_EXECUTOR: [
-    z.enum(['true', 'false']).transform((v) => v === 'true').default(true),
+    flag(true),
     'Run the paper executor in this aggregate process; with several aggregate replicas set `false` on all but one (each would repeat the same idempotent work).',
   ],
 
@@ -165,7 +168,7 @@ export const configSpec = {
   ],
   PAYMENT_HEAD_STALE_MS: [positiveInt.default(30000), 'Chain head age after which /health reports settlement degraded (self, devchain).'],
   PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [
-    z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    flag(false),
     'Demos only: lets NODE_ENV=production start with the devchain or an asset/network other than real USDC on Base, i.e. serve paid routes for test money.',
   ],
   PAYMENT_REPLAY_STORE: [
@@ -221,7 +224,7 @@ export const configSpec = {
 
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
   FETCH_ALLOW_LOOPBACK: [
-    z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    flag(false),
     'Tests only (refused unless NODE_ENV=test): lets the outbound fetcher reach 127.0.0.0/8, ::1 and localhost; every other SSRF rule stays.',
   ],
   FETCH_MAX_TIMEOUT_MS: [positiveInt.max(60000).default(30000), 'Largest stealth-dom `timeout` accepted (ms); larger values answer 400.'],
@@ -257,7 +260,7 @@ export const configSpec = {
   RDAP_TIMEOUT_MS: [positiveInt.default(5000), 'Deadline of one domain-check RDAP lookup, redirects included (504 `upstream_timeout` after it).'],
   RDAP_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(10).default(3), 'Most HTTP redirects followed from the registry (e.g. to a registrar RDAP server).'],
   RDAP_ALLOW_HTTP: [
-    z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').default(false),
+    flag(false),
     'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects, and loopback addresses (test servers).',
   ],
   DEXSCREENER_BASE_URL: [url(['http:', 'https:']).default('https://api.dexscreener.com'), 'DEX aggregator API in DexScreener\'s format (`/latest/dex/search`, `/latest/dex/tokens/{address}`).'],

@@ -21,7 +21,9 @@ import type { Bus } from '../core/bus/bus.js';
 import type { Store } from '../core/store/store.js';
 import type { JobQueue } from '../core/queue/queue.js';
 
-export const SERVICE_VERSION = '2.0.0';
+import { SERVICE_VERSION } from '../core/version.js';
+
+export { SERVICE_VERSION };
 
 /** Order of start-up; shutdown runs in the same order (intake first). */
 const ROLE_ORDER: RoleName[] = ['api', 'ingest', 'aggregate', 'worker'];

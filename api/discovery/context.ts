@@ -10,8 +10,7 @@ import type { Catalogue, PricedSku } from '../catalogue/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
 import type { LiveExamples } from './live-examples.js';
 
-/** Equals roles/process.ts SERVICE_VERSION (checked by test/unit/discovery.test.ts; not imported to keep api/ free of a cycle). */
-export const SERVICE_VERSION = '2.0.0';
+export { SERVICE_VERSION } from '../../core/version.js';
 export const SERVICE_ID = 'x402-gateway';
 export const SERVICE_NAME = 'x402 Agent Utility Gateway';
 export const SERVICE_SUMMARY =
