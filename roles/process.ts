@@ -92,7 +92,7 @@ export async function startProcess(config: Config, logger: Logger, wiring: Proce
 
   await checkpoint();
   // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
-  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../api/catalogue/sku-list.js')).JOB_SKUS : []);
+  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../jobs/job-list.js')).JOB_SKUS : []);
 
   // Ports first; each adapter fails fast with an error naming its variable. A port that opened is closed by the
   // drain even when another failed.

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { normalisePair, type PairsCatalogue } from '../../core/markets/pairs.js';
-import { readableUsdc } from '../payment/payment-gate.js';
+import { readableUsdc } from '../payment/usdc-amount.js';
 
 /** `YYYY-MM-DD`, a real calendar day (UTC). */
 export const DateParam = z

@@ -3,7 +3,7 @@
  * overrides), the payment terms of the running gate (network, asset, payee),
  * and the public base URL of the request.
  */
-import { readableUsdc } from '../payment/payment-gate.js';
+import { readableUsdc } from '../payment/usdc-amount.js';
 import type { PaymentTerms } from '../payment/settlement.js';
 import { priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';

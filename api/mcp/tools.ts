@@ -14,7 +14,7 @@ import { ProblemSchema, priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';
 import { DOCUMENTS, methodsOf, type PaymentInfo } from '../discovery/context.js';
 import type { PaidRoute } from '../payment/challenge.js';
-import { readableUsdc } from '../payment/payment-gate.js';
+import { readableUsdc } from '../payment/usdc-amount.js';
 import { toolNameOf } from './tool-name.js';
 import { paidRouteOf } from '../router.js';
 

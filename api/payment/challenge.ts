@@ -204,13 +204,5 @@ function discoveryExtension(
   return undefined;
 }
 
-/** "15000" -> "0.015" (6 decimals, trailing zeros dropped). */
-export function readableUsdc(atomic: string): string {
-  const v = BigInt(atomic);
-  const whole = v / 1_000_000n;
-  const frac = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
-  return frac ? `${whole}.${frac}` : `${whole}`;
-}
-
 /** Cut to `max` characters, ending in ASCII dots (header-text.ts). */
 export const truncate = cutText;

@@ -34,7 +34,7 @@ import { createPaymentCore, paymentRequiredText, type PaidCall, type PaymentCore
 
 export type { PaidRoute } from './challenge.js';
 export type { VerifiedPayment } from './payment-core.js';
-export { readableUsdc } from './challenge.js';
+export { readableUsdc } from './usdc-amount.js';
 
 declare module 'koa' {
   interface DefaultState {

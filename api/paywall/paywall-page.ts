@@ -7,7 +7,7 @@
  * embedded as JSON, so the page pays exactly what the gate asked for.
  */
 import type { PaymentRequired } from '@x402/core/types';
-import { readableUsdc } from '../payment/payment-gate.js';
+import { readableUsdc } from '../payment/usdc-amount.js';
 import type { PricedSku } from '../catalogue/sku.js';
 import { paymentNetwork, type PaymentInfo } from '../discovery/context.js';
 import { assetUrl } from '../dashboard/assets.js';
