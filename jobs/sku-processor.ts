@@ -19,13 +19,17 @@ import type { PairsCatalogue } from '../core/markets/pairs.js';
 import type { JobHandler } from '../core/queue/queue.js';
 import type { Store } from '../core/store/store.js';
 
-/** What a processor may use; `store` is present when the process has a store (the worker role of `all`, or STORE set). */
+/**
+ * What a processor may use. The worker role always wires `store` (core/role.ts: the worker has the queue and the
+ * store ports) and `ai` (one provider for every processor); both stay optional here so that a test or a bench
+ * can build a processor without them, and a processor that needs one says so when it is missing.
+ */
 export interface ProcessorDeps {
   config: Config;
   logger: Logger;
   pairs: PairsCatalogue;
   store?: Store;
-  /** The AI provider port (issue 6); strict-mode redaction and the AI SKUs use it. Absent until the worker wires it. */
+  /** The AI provider port: strict-mode redaction and the AI SKUs use it. */
   ai?: AiProvider;
 }
 
