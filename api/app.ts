@@ -35,10 +35,12 @@ export interface AppDeps {
   health: HealthRegistry;
   /** Absent for the ops server of processes without the api role (/health and /metrics only). */
   gateway?: GatewayDeps;
+  /** HTTP_TRUST_PROXY: take the client address, protocol and host from a reverse proxy's X-Forwarded-* headers. */
+  trustProxy?: boolean;
 }
 
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
+  const app = new Koa({ proxy: deps.trustProxy ?? false });
   app.silent = true; // errors are logged by problemErrors with the request id
   const router = new Router();
   mountHealth(router, deps.health);

@@ -16,7 +16,7 @@ import { mountHealth } from './routes/health.js';
 import { mountMetrics } from './routes/metrics.js';
 
 export async function startOpsServer(ctx: RoleContext): Promise<HttpServer> {
-  const app = new Koa({ proxy: false });
+  const app = new Koa({ proxy: ctx.config.HTTP_TRUST_PROXY });
   app.silent = true; // errors are logged by problemErrors with the request id
   const router = new Router();
   mountHealth(router, ctx.health);

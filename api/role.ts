@@ -53,8 +53,10 @@ export async function startApi(ctx: RoleContext, jobSkus?: readonly JobSku[]): P
       gate: payments.gate,
       paymentCore: payments.core,
       payment: paymentInfoOf({ ...payments.settlement, mode: payments.settlement.mode }),
+      ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     };
-    http = await listen(createApp({ logger: ctx.logger, health: ctx.health, gateway }), config);
+    const app = createApp({ logger: ctx.logger, health: ctx.health, gateway, trustProxy: config.HTTP_TRUST_PROXY });
+    http = await listen(app, config);
   } catch (err) {
     await payments.stop();
     throw err;

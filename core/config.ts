@@ -52,6 +52,14 @@ export const configSpec = {
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
   HTTP_LISTEN_BACKLOG: [positiveInt.default(4096), 'Connections the kernel queues before the API accepts them (capped by net.core.somaxconn). Node\'s default of 511 overflows when a burst opens many connections at once; an overflowing queue drops or resets them.'],
   HTTP_KEEPALIVE_TIMEOUT_MS: [positiveInt.default(65000), 'How long an idle keep-alive connection stays open (advertised as `Keep-Alive: timeout`). Above the 60 s idle timeout of common load balancers, so the server is never the side that closes a connection a client is about to reuse.'],
+  HTTP_TRUST_PROXY: [
+    flag(false),
+    'Behind a reverse proxy: trust its X-Forwarded-For, -Proto and -Host (the client address for rate limits; the origin of payment resource URLs and documents when PUBLIC_BASE_URL is unset). Leave `false` when clients reach the API directly: they could forge these headers.',
+  ],
+  PUBLIC_BASE_URL: [
+    url(['http:', 'https:']).optional(),
+    'The origin clients reach the API at (e.g. `https://api.example.com` behind a TLS proxy): the payment challenge\'s `resource.url`, the discovery documents and the pages use it. Unset: each request\'s own origin.',
+  ],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
   SHUTDOWN_TIMEOUT_MS: [positiveInt.default(20000), 'Upper bound for the SIGTERM drain before a forced exit.'],
   STARTUP_TIMEOUT_MS: [positiveInt.default(10000), 'How long start-up waits for each engine to answer before failing.'],

@@ -33,8 +33,6 @@ export interface Payments {
 export interface StartPaymentsOptions {
   logger: Logger;
   health?: HealthRegistry;
-  /** Public origin used in challenges' `resource.url`; default each request's own origin. */
-  publicBaseUrl?: string;
 }
 
 /** `auto` uses Redis when the deployment already runs one for the queue (QUEUE=bullmq). */
@@ -61,7 +59,8 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     replayGuard,
     logger,
   });
-  const gate = gateOverCore(core, options.publicBaseUrl ? { publicBaseUrl: options.publicBaseUrl } : {});
+  // Challenges' `resource.url`: PUBLIC_BASE_URL, or each request's own origin.
+  const gate = gateOverCore(core, config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {});
   // A verified payment whose handler failed is not settled: its reservation goes back to the payer.
   const local = settlement.local;
   if (local) core.resourceServer.onVerifiedPaymentCanceled(async ({ paymentPayload }) => local.release(paymentPayload as Parameters<typeof local.release>[0]));
