@@ -24,6 +24,14 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CRASH_WORKER = fileURLToPath(new URL('./fixtures/queue-crash-worker.ts', import.meta.url));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Slack of the "in time" checks (a deadline rejects, a start-up gives up): wide enough for a machine 5-10x slower
+ * than usual (late timers, slow Redis), still far below what broken behaviour takes (a default 30 s timeout, or
+ * forever). Timing figures belong to the benches.
+ */
+const LATE_MS = 10_000;
+/** Deadline of jobs whose deadline is not what the test is about: never the reason a test fails on a slow machine. */
+const ROOMY_MS = 30_000;
 
 interface AdapterCase {
   name: 'inprocess' | 'bullmq';
@@ -122,7 +130,8 @@ async function counterValue(labels: Record<string, string>): Promise<number> {
   return values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as keyof typeof v.labels]) === want)).reduce((a, v) => a + v.value, 0);
 }
 
-describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, create, retained }) => {
+// Deadlines of up to 2 * ROOMY_MS: more than the default 60 s per test.
+describe.each(adapters)('queue contract: $name adapter', { timeout: 120_000 }, ({ name: adapter, create, retained }) => {
   let queue: JobQueue;
 
   beforeAll(async () => {
@@ -146,21 +155,21 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
     });
     const payload = { text: 'héllo wörld', n: 42, f: 1.5, nested: { list: [1, 'two', null, { deep: true }] }, empty: {} };
     const before = Date.now();
-    const result = await queue.run<typeof payload, unknown>(name, payload, { deadlineMs: 5000 });
+    const result = await queue.run<typeof payload, unknown>(name, payload, { deadlineMs: ROOMY_MS });
     // JSON semantics under both adapters: a Date comes back as its ISO string.
     expect(result).toEqual({ echo: payload, attempt: 1, at: '1970-01-01T00:00:00.000Z' });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.data).toEqual(payload);
     expect(seen[0]!.ctx.attempt).toBe(1);
     expect(seen[0]!.ctx.jobId).toMatch(/\S/);
-    expect(seen[0]!.ctx.deadline).toBeGreaterThanOrEqual(before + 5000);
-    expect(seen[0]!.ctx.deadline).toBeLessThanOrEqual(Date.now() + 5000);
+    expect(seen[0]!.ctx.deadline).toBeGreaterThanOrEqual(before + ROOMY_MS);
+    expect(seen[0]!.ctx.deadline).toBeLessThanOrEqual(Date.now() + ROOMY_MS);
   });
 
   it('resolves undefined for a handler that returns nothing', async () => {
     const name = uniqueName('void');
     await queue.process(name, async () => undefined);
-    await expect(queue.run(name, null, { deadlineMs: 5000 })).resolves.toBeUndefined();
+    await expect(queue.run(name, null, { deadlineMs: ROOMY_MS })).resolves.toBeUndefined();
   });
 
   it('resolves 200 concurrent runs each with its own result', async () => {
@@ -169,7 +178,7 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       await sleep(Math.random() * 5);
       return { i: data.i, square: data.i * data.i };
     }, { concurrency: 16 });
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => queue.run<{ i: number }, { i: number; square: number }>(name, { i }, { deadlineMs: 30000 })));
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => queue.run<{ i: number }, { i: number; square: number }>(name, { i }, { deadlineMs: 2 * ROOMY_MS })));
     results.forEach((r, i) => expect(r).toEqual({ i, square: i * i }));
   });
 
@@ -180,11 +189,14 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
     await queue.process(name, async () => {
       active++;
       maxActive = Math.max(maxActive, active);
+      // Hold the slot until three ran at once (or a while has passed): on a slow machine a short job could end
+      // before the worker fetched the next one, and the limit would never be reached.
+      await eventually(async () => maxActive, (n) => n >= 3, 5000, 5).catch(() => undefined);
       await sleep(40);
       active--;
       return 'ok';
     }, { concurrency: 3 });
-    await Promise.all(Array.from({ length: 24 }, () => queue.run(name, {}, { deadlineMs: 20000 })));
+    await Promise.all(Array.from({ length: 24 }, () => queue.run(name, {}, { deadlineMs: ROOMY_MS })));
     expect(maxActive).toBe(3);
   });
 
@@ -196,7 +208,7 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       await sleep(5);
       return data.i;
     }, { concurrency: 1 });
-    await Promise.all(Array.from({ length: 10 }, (_, i) => queue.run(name, { i }, { deadlineMs: 20000 })));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => queue.run(name, { i }, { deadlineMs: ROOMY_MS })));
     expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
@@ -207,10 +219,11 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       calls++;
       throw new JobError('document_unreadable', 'the document has no text layer', 422, { page: 3, reasons: ['scan', { dpi: 72 }] });
     });
-    const err = await queue.run(name, { doc: 1 }, { deadlineMs: 5000 }).catch((e: unknown) => e);
+    const err = await queue.run(name, { doc: 1 }, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobError);
     expect(err).toMatchObject({ code: 'document_unreadable', message: 'the document has no text layer', status: 422 });
     expect((err as JobError).details).toEqual({ page: 3, reasons: ['scan', { dpi: 72 }] });
+    // A retry would come soon after the failure: give it the time to show (a slow machine can only hide one).
     await sleep(300);
     expect(calls).toBe(1);
   });
@@ -228,15 +241,17 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       finished = true;
       return 'too late';
     });
-    const deadlineMs = 600;
+    // Long enough for the job to have started on a slow machine (else it is withdrawn and the handler never runs).
+    const deadlineMs = 3000;
     const t0 = Date.now();
     const err = await queue.run(name, {}, { deadlineMs }).catch((e: unknown) => e);
     const elapsed = Date.now() - t0;
     expect(err).toBeInstanceOf(JobTimeoutError);
     expect(err).toMatchObject({ code: 'job_timeout', status: 504 });
     expect(elapsed).toBeGreaterThanOrEqual(deadlineMs - 20);
-    expect(elapsed).toBeLessThan(deadlineMs + 500);
-    await eventually(async () => finished, (f) => f, 5000, 20);
+    // In time: at the deadline, not after some longer timeout (the handler itself never returns unless aborted).
+    expect(elapsed).toBeLessThan(deadlineMs + LATE_MS);
+    await eventually(async () => finished, (f) => f, ROOMY_MS, 20);
     expect(aborted).toBe(true);
     expect(abortReason).toMatchObject({ code: 'job_timeout' });
   });
@@ -244,21 +259,25 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
   it('withdraws a job that has not started by its deadline', async () => {
     const name = uniqueName('withdraw');
     const started: string[] = [];
+    // The blocker holds the only slot until the test lets it go: the queued job's rejection cannot wait for it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     await queue.process(name, async (data: { id: string }) => {
       started.push(data.id);
-      if (data.id === 'blocker') await sleep(900);
+      if (data.id === 'blocker') await released;
       return data.id;
     }, { concurrency: 1 });
-    const blocker = queue.run(name, { id: 'blocker' }, { deadlineMs: 10000 });
-    await eventually(async () => started.length, (n) => n === 1, 5000, 10);
+    const blocker = queue.run(name, { id: 'blocker' }, { deadlineMs: ROOMY_MS });
+    await eventually(async () => started.length, (n) => n === 1, ROOMY_MS, 10);
     const t0 = Date.now();
     const err = await queue.run(name, { id: 'queued' }, { deadlineMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobTimeoutError);
-    expect(Date.now() - t0).toBeLessThan(300 + 500);
+    expect(Date.now() - t0).toBeLessThan(300 + LATE_MS);
+    release();
     await expect(blocker).resolves.toBe('blocker');
-    // The slot is free again: a later job runs, the withdrawn one never does.
-    await expect(queue.run(name, { id: 'after' }, { deadlineMs: 5000 })).resolves.toBe('after');
-    await sleep(300);
+    // The slot is free again: a later job runs, the withdrawn one never does (jobs start in FIFO order, so had it
+    // stayed queued it would have started before this one).
+    await expect(queue.run(name, { id: 'after' }, { deadlineMs: ROOMY_MS })).resolves.toBe('after');
     expect(started).toEqual(['blocker', 'after']);
   });
 
@@ -271,7 +290,7 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       if (ctx.attempt === 1) throw new Error('transient crash');
       return { v: data.v, attempt: ctx.attempt };
     });
-    await expect(queue.run(name, { v: 'x' }, { deadlineMs: 10000 })).resolves.toEqual({ v: 'x', attempt: 2 });
+    await expect(queue.run(name, { v: 'x' }, { deadlineMs: ROOMY_MS })).resolves.toEqual({ v: 'x', attempt: 2 });
     expect(attempts).toEqual([1, 2]);
     expect((await counterValue({ adapter, name, outcome: 'retried' })) - retriedBefore).toBe(1);
   });
@@ -283,7 +302,7 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       calls++;
       throw new TypeError('always broken: cannot read x');
     });
-    const err = await queue.run(name, {}, { deadlineMs: 10000 }).catch((e: unknown) => e);
+    const err = await queue.run(name, {}, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobError);
     expect(err).toMatchObject({ code: 'job_failed', status: 500 });
     expect((err as Error).message).toContain('always broken: cannot read x');
@@ -292,7 +311,7 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
 
   it('waits for a handler registered after run() (within the deadline)', async () => {
     const name = uniqueName('late');
-    const pending = queue.run<{ q: number }, number>(name, { q: 7 }, { deadlineMs: 8000 });
+    const pending = queue.run<{ q: number }, number>(name, { q: 7 }, { deadlineMs: ROOMY_MS });
     await sleep(400);
     await queue.process(name, async (data: { q: number }) => data.q * 6);
     await expect(pending).resolves.toBe(42);
@@ -309,8 +328,8 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       finished = true;
       return data.v + 1;
     });
-    const inflight = own.run<{ v: number }, number>(name, { v: 1 }, { deadlineMs: 10000 });
-    await eventually(async () => started, (s) => s, 5000, 10);
+    const inflight = own.run<{ v: number }, number>(name, { v: 1 }, { deadlineMs: ROOMY_MS });
+    await eventually(async () => started, (s) => s, ROOMY_MS, 10);
     const closed = own.close();
     await expect(own.run(name, { v: 2 }, { deadlineMs: 1000 })).rejects.toMatchObject({ code: 'queue_closed', status: 503 });
     await closed;
@@ -335,20 +354,22 @@ describe.each(adapters)('queue contract: $name adapter', ({ name: adapter, creat
       if (ctx.attempt === 1) throw new Error(`crash carrying ${m.crash}`);
       return { secret: m.result };
     });
-    await queue.process(late, async () => {
-      await sleep(700);
+    // Produces its result only after its deadline (3 s: long enough for it to have started on a slow machine).
+    await queue.process(late, async (_d, ctx) => {
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await sleep(100);
       lateDone = true;
       return { secret: m.late };
     });
-    const results = await Promise.all(Array.from({ length: 20 }, () => queue.run<{ secret: string }, { secret: string; echo: string }>(ok, { secret: m.data }, { deadlineMs: 10000 })));
+    const results = await Promise.all(Array.from({ length: 20 }, () => queue.run<{ secret: string }, { secret: string; echo: string }>(ok, { secret: m.data }, { deadlineMs: ROOMY_MS })));
     results.forEach((r) => expect(r).toEqual({ secret: m.result, echo: m.data }));
-    await expect(queue.run(coded, { secret: m.data }, { deadlineMs: 10000 })).rejects.toMatchObject({ code: 'rejected', details: { field: m.detail } });
-    await expect(queue.run(flaky, { secret: m.data }, { deadlineMs: 10000 })).resolves.toEqual({ secret: m.result });
-    await expect(queue.run(late, { secret: m.data }, { deadlineMs: 300 })).rejects.toBeInstanceOf(JobTimeoutError);
+    await expect(queue.run(coded, { secret: m.data }, { deadlineMs: ROOMY_MS })).rejects.toMatchObject({ code: 'rejected', details: { field: m.detail } });
+    await expect(queue.run(flaky, { secret: m.data }, { deadlineMs: ROOMY_MS })).resolves.toEqual({ secret: m.result });
+    await expect(queue.run(late, { secret: m.data }, { deadlineMs: 3000 })).rejects.toBeInstanceOf(JobTimeoutError);
     // Never picked up (no handler for it): withdrawn at its deadline.
     await expect(queue.run(orphan, { secret: m.data }, { deadlineMs: 300 })).rejects.toBeInstanceOf(JobTimeoutError);
-    await eventually(async () => lateDone, (d) => d, 5000, 20);
-    const left = await eventually(() => retained(queue, [ok, coded, flaky, late, orphan], Object.values(m)), (found) => found.length === 0, 5000, 100).catch((e: unknown) => e);
+    await eventually(async () => lateDone, (d) => d, ROOMY_MS, 20);
+    const left = await eventually(() => retained(queue, [ok, coded, flaky, late, orphan], Object.values(m)), (found) => found.length === 0, ROOMY_MS, 100).catch((e: unknown) => e);
     expect(left).toEqual([]);
   });
 });
@@ -375,10 +396,10 @@ describe('queue contract: bullmq only', () => {
       child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
       const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child!.once('exit', (code, signal) => resolve(signal ?? code)));
-      await eventually(async () => out.includes('ready') || child!.exitCode !== null || child!.signalCode !== null, (done) => done, 30000, 50).catch(() => undefined);
+      await eventually(async () => out.includes('ready') || child!.exitCode !== null || child!.signalCode !== null, (done) => done, 90_000, 50).catch(() => undefined);
       expect(out, `worker did not start: ${err}`).toContain('ready');
 
-      const result = caller.run<{ n: number }, { attempt: number; by: string }>(name, { n: 1 }, { deadlineMs: 30000 });
+      const result = caller.run<{ n: number }, { attempt: number; by: string }>(name, { n: 1 }, { deadlineMs: 60_000 });
       await expect(exited).resolves.toBe('SIGKILL');
       expect(out).toMatch(new RegExp(`picked ${UUID} 1`));
 
@@ -386,12 +407,14 @@ describe('queue contract: bullmq only', () => {
       const t0 = Date.now();
       await caller.process(name, async (_d, ctx) => ({ attempt: ctx.attempt, by: 'test' }));
       await expect(result).resolves.toEqual({ attempt: 2, by: 'test' });
-      expect(Date.now() - t0).toBeLessThan(lockMs * 4 + 2000);
+      // Once the lock expired (the stalled check runs every lockMs): a few lockMs and a slow machine's slack, well
+      // below BullMQ's default 30 s stalled interval, which a lock setting that did not reach the check would take.
+      expect(Date.now() - t0).toBeLessThan(lockMs * 4 + LATE_MS);
     } finally {
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await caller.close();
     }
-  });
+  }, 240_000);
 
   it('rejects start-up against a Redis that refuses connections, naming REDIS_URL', async () => {
     const connectTimeoutMs = 2000;
@@ -400,7 +423,7 @@ describe('queue contract: bullmq only', () => {
     expect(err).toBeInstanceOf(DependencyError);
     expect((err as Error).message).toMatch(/REDIS_URL/);
     expect((err as Error).message).toMatch(/127\.0\.0\.1:1/);
-    expect(Date.now() - t0).toBeLessThan(connectTimeoutMs + 5000);
+    expect(Date.now() - t0).toBeLessThan(connectTimeoutMs + LATE_MS);
   });
 
   it('rejects start-up against a Redis that accepts but never answers, within connectTimeoutMs', async () => {
@@ -420,7 +443,7 @@ describe('queue contract: bullmq only', () => {
       expect(err).toBeInstanceOf(DependencyError);
       expect((err as Error).message).toMatch(/REDIS_URL/);
       expect(elapsed).toBeGreaterThanOrEqual(connectTimeoutMs - 50);
-      expect(elapsed).toBeLessThan(connectTimeoutMs + 5000);
+      expect(elapsed).toBeLessThan(connectTimeoutMs + LATE_MS);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));

@@ -240,6 +240,7 @@ describe.each(adapters)('store contract: $name', (adapter) => {
   const values = adapter.name === 'clickhouse' ? [...hostile, 'nul\0byte', '\0'] : hostile;
 
   it('stores hostile strings byte-for-byte through insert and through SQL literals; the table survives', async () => {
+    const before = await totals(store);
     await store.insert(
       'contract_events',
       values.map((note, k) => ({ event_id: `inj-i-${k}`, pair: 'BTC-USD', ts: new Date(BASE_MS), ts_ms: BASE_MS, price: 0, note })),
@@ -260,7 +261,7 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     }
     const [count] = await store.query(sql`SELECT count() AS n FROM ${T} ${final} WHERE event_id LIKE ${'inj-%'}`);
     expect(Number(count!.n)).toBe(values.length * 2);
-    expect(await totals(store)).toEqual(expectedTotals(range(0, 12_001)));
+    expect(await totals(store)).toEqual(before); // the rows already there survive (no injected DROP or DELETE ran)
   });
 
   if (adapter.name === 'duckdb') {
@@ -372,7 +373,9 @@ describe('store contract: ClickHouse unavailable', () => {
       connectTimeoutMs,
       logger: testLogger(),
     }).catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(connectTimeoutMs + 5000);
+    // The budget and a wide margin for a loaded machine's late timers: a client left to its own request timeout
+    // (60 s here) or retrying forever would take longer.
+    expect(Date.now() - started).toBeLessThan(connectTimeoutMs + 10_000);
     expect(err).toBeInstanceOf(DependencyError);
     expect(isRetryable(err)).toBe(true);
     expect((err as Error).message).toMatch(/CLICKHOUSE_URL=http:\/\/127\.0\.0\.1:1/);
