@@ -106,17 +106,22 @@ export function luhnValid(digits: string): boolean {
 
 /** The card's grouping (its brand's `gaps`) when `digits` is a valid card number; undefined otherwise. */
 function cardGaps(digits: string): number[] | undefined {
+  // Every brand card-validator accepts (UnionPay too, with luhnValidateUnionPay) must pass Luhn: the cheap check
+  // first, so the brand lookup runs for about one window in ten.
+  if (!luhnValid(digits)) return undefined;
   const v = cardValidator.number(digits, { luhnValidateUnionPay: true, maxLength: 19 });
   if (v.isValid && v.card) return v.card.gaps;
-  if (!luhnValid(digits)) return undefined;
   return EXTRA_BRANDS.find((b) => b.prefix.test(digits) && b.lengths.includes(digits.length))?.gaps;
 }
 
-/** Words right before a number that say it is a card. */
-const CARD_KEYWORD_RE = /\b(?:card|cc|pan|maestro|debit|credit)\b[\s.:#=-]*(?:no\.?|number|num|#)?[\s.:#=-]*$/i;
+/**
+ * Words right before a number that say it is a card. A "no." or "#" after the word is part of the separators (the
+ * class holds "." and "#"), so they run once, unambiguously: the pattern stays linear (recheck: safe).
+ */
+const CARD_KEYWORD_RE = /\b(?:card|cc|pan|maestro|debit|credit)\b[\s.:#=-]*(?:(?:no|number|num)[\s.:#=-]*)?$/i;
 
 /** Words before a bare digit run that make it a product, parcel or device number rather than a card. */
-const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:no\.?|number|#)?[\s.:#=-]*$/i;
+const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:(?:no|number)[\s.:#=-]*)?$/i;
 
 /** Four-digit groups joined by dots (`4012.8888.8888.1881`): a card only in that exact grouping. */
 const DOTTED_CARD_RE = /(?<![\p{L}\p{N}_.,$€£-])\d{4}(?:\.\d{4}){2,3}(?:\.\d{1,3})?(?![\p{L}\p{N}_]|[.,]\d)/gu;
@@ -135,32 +140,76 @@ export function findCreditCards(text: string): Span[] {
     const seps = new Set(run.replace(/\d/g, ''));
     if (seps.size > 1) continue; // mixed separators: not a card as written
     const groups = groupsOf(run, m.index);
-    // Longest valid window first, leftmost on ties; windows never overlap.
-    let i = 0;
-    while (i < groups.length) {
-      let found: { j: number } | undefined;
-      for (let j = groups.length - 1; j >= i && !found; j--) {
-        const window = groups.slice(i, j + 1);
-        const digits = window.map((g) => g.digits).join('');
-        if (digits.length < minDigits || digits.length > 19) continue;
-        const gaps = cardGaps(digits);
-        if (gaps && isCardGrouping(window, gaps)) found = { j };
-      }
-      if (found && NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, groups[i]!.start - 30), groups[i]!.start))) found = undefined;
-      if (found) {
-        out.push({ start: groups[i]!.start, end: groups[found.j]!.end, kind: 'CREDIT_CARD' });
-        i = found.j + 1;
-      } else i++;
+    const notCard = (g: Group) => NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, g.start - 30), g.start));
+    for (const w of cardWindows(groups, minDigits, notCard)) {
+      out.push({ start: groups[w.i]!.start, end: groups[w.j]!.end, kind: 'CREDIT_CARD' });
     }
   }
   return out;
+}
+
+/** The most digits a card number has (ISO/IEC 7812): the window that bounds the scan of a digit run. */
+const MAX_CARD_DIGITS = 19;
+
+/**
+ * The card numbers among a run's digit groups, as windows of groups i..j (inclusive) in text order: from each start
+ * group the longest window that is a valid card in its brand's grouping, leftmost first; windows never overlap
+ * (the scan resumes after a card, or at the next group when `notCard` rejects the card's first group). Linear in
+ * the groups: a window holds at most MAX_CARD_DIGITS digits, so from each start only the windows within that bound
+ * (at most 19 groups, and 8 digit counts from 12 to 19) are built and checked; `hi`, the last group that fits
+ * from `i`, only moves forward.
+ */
+function cardWindows(
+  groups: readonly Group[],
+  minDigits: number,
+  notCard: (first: Group) => boolean,
+): { i: number; j: number }[] {
+  const found: { i: number; j: number }[] = [];
+  // before[k]: digits in groups 0..k-1.
+  const before = [0];
+  for (const g of groups) before.push(before[before.length - 1]! + g.digits.length);
+  const digitsIn = (i: number, j: number) => before[j + 1]! - before[i]!;
+  let hi = -1;
+  let i = 0;
+  while (i < groups.length) {
+    if (hi < i) hi = i;
+    while (hi + 1 < groups.length && digitsIn(i, hi + 1) <= MAX_CARD_DIGITS) hi++;
+    let end = -1;
+    for (let j = hi; j >= i && digitsIn(i, j) >= minDigits; j--) {
+      if (digitsIn(i, j) > MAX_CARD_DIGITS) continue; // a single group longer than any card
+      const window = groups.slice(i, j + 1);
+      const gaps = cardGaps(window.map((g) => g.digits).join(''));
+      if (gaps && isCardGrouping(window, gaps)) {
+        end = j;
+        break;
+      }
+    }
+    if (end >= 0 && !notCard(groups[i]!)) {
+      found.push({ i, j: end });
+      i = end + 1;
+    } else i++;
+  }
+  return found;
 }
 
 // ------------------------------------------------------------------ SSN
 
 const SSN_SEPARATED_RE = /(?<![\p{L}\p{N}_$.-])(\d{3})([- .])(\d{2})\2(\d{4})(?![\p{L}\p{N}_]|[-.]\d)/gu;
 const SSN_BARE_RE = /(?<![\p{L}\p{N}_$.-])(\d{3})(\d{2})(\d{4})(?![\p{L}\p{N}_]|[.,-]\d)/gu;
-const SSN_KEYWORD_RE = /\b(?:ssn|ss#|ss no|soc(?:ial)?\.?\s*sec(?:urity)?(?:\s*(?:no|num|number|#))?|social security(?:\s*(?:no|num|number|#))?)\b[^\n]{0,24}$/i;
+const SSN_KEYWORD_RE = /\b(?:ssn|ss#|ss no|soc(?:ial)?\.?\s*sec(?:urity)?(?:\s*(?:no|num|number|#))?|social security(?:\s*(?:no|num|number|#))?)\b/gi;
+/** The most characters (no line break among them) between an SSN keyword and the number it labels. */
+const SSN_KEYWORD_REACH = 24;
+
+/**
+ * Whether `before` ends within SSN_KEYWORD_REACH characters of an SSN keyword, on the keyword's line. The distance is
+ * measured here rather than by a `[^\n]{0,24}$` tail on the pattern, which a backtracking engine retries from every
+ * keyword (and recheck cannot prove linear).
+ */
+function ssnKeywordBefore(before: string): boolean {
+  let last = -1;
+  for (const m of before.matchAll(SSN_KEYWORD_RE)) last = m.index + m[0].length;
+  return last >= 0 && before.length - last <= SSN_KEYWORD_REACH && !before.includes('\n', last);
+}
 
 export function isValidSsn(area: string, group: string, serial: string): boolean {
   const a = Number(area);
@@ -175,7 +224,7 @@ export function findSsns(text: string): Span[] {
   for (const m of text.matchAll(SSN_BARE_RE)) {
     if (!isValidSsn(m[1]!, m[2]!, m[3]!)) continue;
     const before = text.slice(Math.max(0, m.index - 40), m.index);
-    if (SSN_KEYWORD_RE.test(before)) out.push({ start: m.index, end: m.index + m[0].length, kind: 'SSN' });
+    if (ssnKeywordBefore(before)) out.push({ start: m.index, end: m.index + m[0].length, kind: 'SSN' });
   }
   return out;
 }
@@ -183,9 +232,17 @@ export function findSsns(text: string): Span[] {
 // ------------------------------------------------------------------ phone
 
 const PHONE_KEYWORD_RE = /\b(?:phone|tel|telephone|call|calling|mobile|cell|cellphone|fax|sms|text|whatsapp|signal|contact|reach|dial|ph|mob|number|hotline|helpline)\b[^\n\d]{0,20}$/i;
-const NOT_PHONE_KEYWORD_RE = /\b(?:order|invoice|account|acct|tracking|ref|reference|ticket|case|po|serial|sku|item|confirmation|transaction|txn|id|isbn|routing|member|policy|claim|part)\b[\s.:#-]*(?:no\.?|num(?:ber)?\.?|#)?[\s.:#-]*$/i;
+const NOT_PHONE_KEYWORD_RE = /\b(?:order|invoice|account|acct|tracking|ref|reference|ticket|case|po|serial|sku|item|confirmation|transaction|txn|id|isbn|routing|member|policy|claim|part)\b[\s.:#-]*(?:(?:no|num(?:ber)?)[\s.:#-]*)?$/i;
 
 const LOCAL_RE = /(?<![\p{L}\p{N}_$.,()+-]|\d[ .-]|\)[ ]?)\d{3}[-.]\d{4}(?![\p{L}\p{N}_]|[-.]\d)/gu;
+
+/**
+ * A trailing extension ("ext. 12", "x12", "#12") and the blanks before it. The lookbehind starts a match only where
+ * a run of blanks starts: without it the engine retries from every blank of a long run (quadratic).
+ */
+const EXTENSION_RE = /(?<!\s)\s*(?:ext\.?|extension|x|#)\s*\d+$/i;
+/** Trailing blanks and dots, matched from the start of their run only (linear, as EXTENSION_RE). */
+const TRAILING_BLANKS_AND_DOTS_RE = /(?<![\s.])[\s.]+$/;
 
 /** A possible-but-not-valid national number still counts when written in the region's usual grouping. */
 const GROUPED_RE = /^(?:\+?1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
@@ -204,7 +261,7 @@ export function findPhones(text: string, region: CountryCode): Span[] {
       if (m.number.ext && !/(?:ext\.?|extension|x|#)\s*\d+$/i.test(raw)) {
         const cut = Math.max(raw.lastIndexOf(','), raw.lastIndexOf(';'));
         if (cut > 0) {
-          raw = raw.slice(0, cut).replace(/[\s.]+$/, '');
+          raw = raw.slice(0, cut).replace(TRAILING_BLANKS_AND_DOTS_RE, '');
           end = start + raw.length;
           if (accept(text, start, raw, m.number)) out.push({ start, end, kind: 'PHONE' });
           from = end;
@@ -239,11 +296,11 @@ export function findPhones(text: string, region: CountryCode): Span[] {
 function accept(text: string, start: number, raw: string, n: { isValid(): boolean; isPossible(): boolean }): boolean {
   const before = text.slice(Math.max(0, start - 32), start);
   const international = raw.startsWith('+') || /^00\d/.test(raw);
-  const grouped = /[\s().-]/.test(raw.replace(/\s*(?:ext\.?|extension|x|#)\s*\d+$/i, ''));
+  const core = raw.replace(EXTENSION_RE, '');
+  const grouped = /[\s().-]/.test(core);
   if (NOT_PHONE_KEYWORD_RE.test(before) && !PHONE_KEYWORD_RE.test(before)) return false;
   if (n.isValid()) return international || grouped || PHONE_KEYWORD_RE.test(before);
   if (!n.isPossible()) return false;
-  const core = raw.replace(/\s*(?:ext\.?|extension|x|#)\s*\d+$/i, '');
   return (international && grouped) || GROUPED_RE.test(core);
 }
 

@@ -92,9 +92,17 @@ function search(raw: string, digits: string, anyGrouping: boolean): boolean {
 /** `taken`: phone spans already found (the international matcher's); a candidate inside one is not read again. */
 export function findNationalPhones(text: string, keywordBefore: (start: number) => boolean, isExcluded: (start: number) => boolean, taken: readonly Span[] = []): Span[] {
   const out: Span[] = [];
+  // Candidates come in text order, without overlaps: one sweep over the taken spans (by start) finds the ones a
+  // candidate overlaps, where testing every taken span per candidate would be quadratic.
+  const byStart = [...taken].sort((a, b) => a.start - b.start);
+  let next = 0;
+  let reach = -1; // the furthest end among the taken spans that start before the candidate's end
   for (const m of text.matchAll(CANDIDATE_RE)) {
     const raw = m[0];
-    if (taken.some((t) => t.start < m.index + raw.length && m.index < t.end)) continue;
+    for (; next < byStart.length && byStart[next]!.start < m.index + raw.length; next++) {
+      reach = Math.max(reach, byStart[next]!.end);
+    }
+    if (reach > m.index) continue;
     // SSN-shaped (AAA-GG-SSSS) is the SSN detector's.
     if (/^\d{3}-\d{2}-\d{4}$/.test(raw)) continue;
     const digits = raw.replace(/\D/g, '');

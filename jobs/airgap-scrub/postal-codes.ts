@@ -34,10 +34,60 @@ const CA_RE = new RegExp(`(?<![\\p{L}\\p{N}])${CA_POSTCODE}`, 'gu');
 const UK_RE = /(?<![\p{L}\p{N}])([A-Z]{1,2}\d[A-Z\d]?[ \t]+\d[A-Z]{2})(?![\p{L}\p{N}])/gu;
 /** Australia Post: four digits after the state or territory. */
 const AU_RE = /(?<![\p{L}\p{N}])(?:NSW|VIC|QLD|SA|WA|TAS|NT|ACT|Victoria|Queensland|Tasmania)\.?(?:[ \t]*,[ \t]*|[ \t]+)(\d{4})(?![\p{L}\p{N}_]|[-.,]\d)/gu;
-/** After a street line: an optional town (capitalised words, commas, a line break), then a code. */
-const AFTER_ADDRESS_RE = new RegExp(`^(?:[ \\t]*[,\\n]?[ \\t]*(?:[A-Z][\\p{L}.'-]*[ \\t]*){1,4}){0,2}[ \\t]*[,\\n]?[ \\t]*(?:${ZIP}|${CA_POSTCODE})`, 'u');
+/**
+ * After a street line: an optional town (up to two parts of one to four capitalised words, split by blanks, a comma
+ * or a line break), then a code. Written so that each character has one reading: a word is taken whole (the
+ * lookahead forbids splitting `NewYork` into two words, which reads the same text) and blanks belong to the
+ * separator, not to the word before it. The ambiguous form (optional blanks inside and between words) took
+ * exponential time on a run of capitals after an address ("WDWD…": three minutes for 60 letters).
+ */
+const TOWN_WORD = "[A-Z][\\p{L}.'-]*(?![\\p{L}.'-])";
+const TOWN_SEPARATOR = '[ \\t]*(?:[,\\n][ \\t]*)?';
+const AFTER_ADDRESS_RE = new RegExp(
+  `^${TOWN_SEPARATOR}(?:${TOWN_WORD}(?:[ \\t]+${TOWN_WORD}){0,3}${TOWN_SEPARATOR}){0,2}(?:${ZIP}|${CA_POSTCODE})`,
+  'u',
+);
 /** German order: the code, then the town, right after the street line (`Hauptstraße 5, 10115 Berlin`). */
-const AFTER_ADDRESS_DE_RE = /^[ \t]*[,\n]?[ \t]*(?:D-)?(\d{5})[ \t]+\p{Lu}/u;
+const AFTER_ADDRESS_DE_RE = /^[ \t]*(?:[,\n][ \t]*)?(?:D-)?(\d{5})[ \t]+\p{Lu}/u;
+/** How far after a street line its town and code may run (characters), and so how far a ZIP looks back for one. */
+const ADDRESS_TAIL = 80;
+const TOWN_CHARS_RE = /^[\p{L}\s.,'-]*$/u;
+/** Trailing blanks, matched from the start of their run only (an unanchored `[ \t]+$` retries every blank). */
+const TRAILING_BLANKS_RE = /(?<![ \t])[ \t]+$/;
+/** A word's letters (with `.'-`), from the start of the word only. */
+const LAST_WORD_RE = /(?<![\p{L}.'-])[\p{L}.'-]+$/u;
+/** A capital that starts a word part (not after a letter) and is not the word's last character. */
+const CAPITAL_START_RE = /(?<!\p{L})[A-Z](?!$)/u;
+
+/**
+ * Whether `before` ends with a capitalised word and blanks (a city before a state code): the linear form of
+ * `/(?:^|[^\p{L}])[A-Z][\p{L}.'-]+[ \t]+$/u`, which retries from every capital of a long `A'A'A'…` run.
+ */
+function endsWithCapitalisedWord(before: string): boolean {
+  const blanks = TRAILING_BLANKS_RE.exec(before);
+  if (!blanks) return false;
+  const word = LAST_WORD_RE.exec(before.slice(0, blanks.index));
+  return word !== null && CAPITAL_START_RE.test(word[0]);
+}
+
+/**
+ * Whether `at` follows a street line within ADDRESS_TAIL characters, with only a town's characters between.
+ * `byEnd`: the addresses by end; a binary search finds the few that end in reach (linear in all, where testing
+ * every address per candidate code would be quadratic).
+ */
+function followsAddress(text: string, byEnd: readonly Span[], at: number): boolean {
+  let lo = 0;
+  let hi = byEnd.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byEnd[mid]!.end < at - ADDRESS_TAIL) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < byEnd.length && byEnd[k]!.end <= at; k++) {
+    if (TOWN_CHARS_RE.test(text.slice(byEnd[k]!.end, at))) return true;
+  }
+  return false;
+}
 
 export function findZips(text: string, addresses: readonly Span[]): Span[] {
   const out: Span[] = [];
@@ -45,12 +95,13 @@ export function findZips(text: string, addresses: readonly Span[]): Span[] {
     const start = offset + m.index! + m[0].length - zip.length;
     out.push({ start, end: start + zip.length, kind: 'ZIP' });
   };
-  const nearAddress = (at: number) => addresses.some((a) => a.end <= at && at - a.end <= 80 && /^[\p{L}\s.,'-]*$/u.test(text.slice(a.end, at)));
+  const byEnd = [...addresses].sort((a, b) => a.end - b.end);
+  const nearAddress = (at: number) => followsAddress(text, byEnd, at);
   for (const m of text.matchAll(STATE_CODE_ZIP_RE)) {
     const code = m[1]!;
     const before = text.slice(Math.max(0, m.index - 40), m.index);
     const afterComma = /,[ \t]*$/.test(before);
-    const afterCity = /(?:^|[^\p{L}])[A-Z][\p{L}.'-]+[ \t]+$/u.test(before) && !NOT_CITY.test(before) && !AMBIGUOUS_CODES.has(code);
+    const afterCity = endsWithCapitalisedWord(before) && !NOT_CITY.test(before) && !AMBIGUOUS_CODES.has(code);
     const lineStart = /(?:^|\n)[ \t]*$/.test(before) && !AMBIGUOUS_CODES.has(code);
     if (afterComma || nearAddress(m.index) || afterCity || lineStart) push(m, m[2]!);
   }
@@ -60,7 +111,7 @@ export function findZips(text: string, addresses: readonly Span[]): Span[] {
     if (/\s/.test(m[1]!) || nearAddress(m.index) || /\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\.?,?[ \t]+$/.test(text.slice(Math.max(0, m.index - 6), m.index))) push(m, m[1]!);
   }
   for (const a of addresses) {
-    const tail = text.slice(a.end, a.end + 80);
+    const tail = text.slice(a.end, a.end + ADDRESS_TAIL);
     const m = AFTER_ADDRESS_RE.exec(tail) ?? AFTER_ADDRESS_DE_RE.exec(tail);
     if (m) {
       const zip = m[1] ?? m[2]!;

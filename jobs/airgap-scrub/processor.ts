@@ -46,12 +46,24 @@ export function redact(text: string, region: CountryCode, extraSpans: readonly S
   return { ...applyRedactions(text, redactions), redactions };
 }
 
-/** The parts of `span` outside every redaction in `taken` (sorted, disjoint), trimmed of blanks and punctuation. */
+/**
+ * The parts of `span` outside every redaction in `taken` (sorted, disjoint), trimmed of blanks and punctuation.
+ * A binary search finds the first redaction that can meet the span, so the cost follows the redactions it meets,
+ * not all of them (strict mode calls this once per AI span: a scan of every redaction each time is quadratic).
+ */
 function outside(text: string, span: Span, taken: readonly Redaction[]): Span[] {
   const pieces: Span[] = [];
   let from = span.start;
-  for (const r of taken) {
-    if (r.end <= from || r.start >= span.end) continue;
+  let lo = 0;
+  let hi = taken.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (taken[mid]!.end <= span.start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < taken.length && taken[k]!.start < span.end; k++) {
+    const r = taken[k]!;
+    if (r.end <= from) continue;
     if (r.start > from) pieces.push({ ...span, start: from, end: r.start });
     from = Math.max(from, r.end);
   }

@@ -20,8 +20,11 @@ export interface Grammar {
   literals: ReadonlySet<string>;
   /** What a removed block comment leaves: a newline when it spanned lines (JS, Go), else a space; `''` for HTML. */
   blockSeparator: (comment: string, before: string, after: string) => string;
-  /** Comments that are not noise (directives a compiler or tool reads). */
-  keep?: (comment: string, node: SyntaxNode, source: string) => boolean;
+  /**
+   * Comments that are not noise (directives a compiler or tool reads). `memo`: verdicts by comment start, one map per
+   * read of a source, for a verdict that holds for a whole run of comments (worked out once, not once per comment).
+   */
+  keep?: (comment: string, node: SyntaxNode, source: string, memo: Map<number, boolean>) => boolean;
   keepIndent?: boolean;
   /** Reads a node itself (pushing its edits) and returns the comments it removed, or undefined to let the walk read it. */
   special?: (node: SyntaxNode, source: string, edits: Edit[]) => number | undefined;
@@ -55,6 +58,7 @@ export function bestTree(parsers: LRParser[], source: string): { tree: Tree; err
 /** Comments and literals of a grammar-read source as edits; `nested` denoises embedded code (HTML scripts and styles). */
 export function collect(grammar: Grammar, tree: Tree, source: string, edits: Edit[]): number {
   let removed = 0;
+  const keepMemo = new Map<number, boolean>();
   const visit = (node: SyntaxNode): void => {
     const name = node.name;
     const handled = grammar.special?.(node, source, edits);
@@ -64,7 +68,7 @@ export function collect(grammar: Grammar, tree: Tree, source: string, edits: Edi
     }
     if (grammar.comments.has(name)) {
       const text = source.slice(node.from, node.to);
-      if (grammar.keep?.(text, node, source)) {
+      if (grammar.keep?.(text, node, source, keepMemo)) {
         edits.push({ from: node.from, to: node.to, kind: 'keep' });
         return;
       }

@@ -120,7 +120,7 @@ const GRAMMARS: Partial<Record<Language, Grammar>> = {
     comments: set('LineComment', 'BlockComment'),
     literals: set('String', 'Rune'),
     blockSeparator: lineSensitive,
-    keep: (comment, node, source) => GO_KEEP.test(comment) || isCgoPreamble(node, source),
+    keep: (comment, node, source, memo) => GO_KEEP.test(comment) || isCgoPreamble(node, source, memo),
   },
   rust: {
     parsers: [rustParser],
@@ -138,13 +138,47 @@ const GRAMMARS: Partial<Record<Language, Grammar>> = {
   cpp: cGrammar,
 };
 
-/** The comment group right above `import "C"` is the C code cgo compiles. */
-function isCgoPreamble(node: SyntaxNode, source: string): boolean {
+/**
+ * The comment group right above `import "C"` is the C code cgo compiles. The verdict holds for every comment of the
+ * group, so the group is walked once and its verdict remembered in `memo` for the others (walking it again from
+ * each comment was quadratic in the group's length).
+ */
+function isCgoPreamble(node: SyntaxNode, source: string, memo: Map<number, boolean>): boolean {
+  const known = memo.get(node.from);
+  if (known !== undefined) return known;
+  const group = [node.from];
   let next = node.nextSibling;
-  while (next && (next.name === 'LineComment' || next.name === 'BlockComment')) next = next.nextSibling;
-  if (!next || next.name !== 'ImportDecl') return false;
-  if (!/^\s*$/.test(source.slice(node.to, next.from).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, ''))) return false;
-  return /^import\s*"C"/.test(source.slice(next.from, next.to));
+  while (next && (next.name === 'LineComment' || next.name === 'BlockComment')) {
+    group.push(next.from);
+    next = next.nextSibling;
+  }
+  const verdict =
+    next !== null &&
+    next.name === 'ImportDecl' &&
+    onlyBlanksAndComments(source.slice(node.to, next.from)) &&
+    /^import\s*"C"/.test(source.slice(next.from, next.to));
+  for (const from of group) memo.set(from, verdict);
+  return verdict;
+}
+
+/**
+ * Whether `text` holds only blanks and Go comments (a comment left open does not count), in one pass: removing
+ * `/\*[\s\S]*?\*\//` matches rescanned the rest of the text from every "/*" of an unclosed run.
+ */
+function onlyBlanksAndComments(text: string): boolean {
+  let i = 0;
+  while (i < text.length) {
+    if (/\s/.test(text[i]!)) i++;
+    else if (text.startsWith('//', i)) {
+      const eol = text.indexOf('\n', i);
+      i = eol < 0 ? text.length : eol;
+    } else if (text.startsWith('/*', i)) {
+      const close = text.indexOf('*/', i + 2);
+      if (close < 0) return false;
+      i = close + 2;
+    } else return false;
+  }
+  return true;
 }
 
 /** Module, class and function docstrings (PEP 257): removed, and `pass` where the body would be empty. */

@@ -75,7 +75,7 @@ export class DexScreenerClient {
   calls = 0;
 
   constructor(private readonly options: DexScreenerOptions) {
-    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.base = options.baseUrl.replace(/(?<!\/)\/+$/, ''); // from the run's first slash only: linear
   }
 
   search(text: string, signal?: AbortSignal): Promise<PairsResult> {

@@ -55,7 +55,7 @@ export function parseBootstrap(raw: unknown): ParsedBootstrap {
     const bases = urls.filter((u) => /^https?:\/\//i.test(u)).map((u) => (u.endsWith('/') ? u : `${u}/`));
     if (!bases.length) continue;
     for (const label of labels) {
-      const key = label.toLowerCase().replace(/^\.+|\.+$/g, '');
+      const key = label.toLowerCase().replace(/^\.+|(?<!\.)\.+$/g, ''); // the lookbehind: one try per run of dots
       if (key && !services.has(key)) services.set(key, bases);
     }
   }

@@ -17,7 +17,23 @@ const FURNITURE_LINE = /^(?:subscribe|sign (?:up|in)|log ?in|register|advertisem
 const STAMP = /^(?:\|?\s*)?(?:posted|updated|published|last (?:updated|modified)|modified|first published|created)\b[\s:]/i;
 const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
 const DATE_ONLY = new RegExp(`^(?:on\\s+)?(?:(?:mon|tue|wed|thu|fri|sat|sun)\\w*,?\\s+)?(?:${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}|\\d{1,2}\\s+${MONTH}\\s+\\d{4}|\\d{4}-\\d{2}-\\d{2})(?:[\\s,-]+(?:at\\s+)?\\d{1,2}[:.]\\d{2}(?:\\s*[ap]\\.?m\\.?)?(?:\\s+[A-Z]{2,4})?)?\\.?$`, 'i');
-const CREDIT = /(?:\((?:image|photo|picture|credit)s?:[^)]*\)|\b(?:getty images|shutterstock|ap photo|afp via getty|reuters\/[A-Z][a-z]+|\/ ap(?: file)?|\(ap\)))\s*\.?$/i;
+/** A photo credit that ends a block: an agency's name, or a bracketed "(Photo: …)" (isCredit). */
+const CREDIT_NAME = /\b(?:getty images|shutterstock|ap photo|afp via getty|reuters\/[A-Z][a-z]+|\/ ap(?: file)?|\(ap\))\s*\.?$/i;
+/** The bracket that closes a block (blanks and a full stop may follow). */
+const CLOSING_BRACKET = /\)\s*\.?$/;
+const CREDIT_OPENING = /\((?:image|photo|picture|credit)s?:/i;
+
+/**
+ * Whether a block ends with a photo credit. The bracketed form is found from the closing bracket back to the one
+ * before it: one regex `\((?:photo|…):[^)]*\)$` retried its `[^)]*` from every "(photo:" of the block to the end.
+ */
+function isCredit(text: string): boolean {
+  if (CREDIT_NAME.test(text)) return true;
+  const close = CLOSING_BRACKET.exec(text);
+  if (!close) return false;
+  // The credit's "(photo:" lies after the previous ")": its text may hold no ")".
+  return CREDIT_OPENING.test(text.slice(text.lastIndexOf(')', close.index - 1) + 1, close.index));
+}
 
 export function dropFurniture(blocks: readonly string[]): string[] {
   const out: string[] = [];
@@ -42,7 +58,7 @@ export function dropFurniture(blocks: readonly string[]): string[] {
     if (n <= 14 && FURNITURE_LINE.test(text)) continue;
     if (n <= 14 && STAMP.test(text)) continue;
     if (n <= 12 && DATE_ONLY.test(text)) continue;
-    if (n <= 40 && CREDIT.test(text)) continue;
+    if (n <= 40 && isCredit(text)) continue;
     out.push(block);
   }
   return out;

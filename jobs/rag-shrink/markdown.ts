@@ -205,7 +205,8 @@ export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBloc
         return;
       }
       case 'pre': {
-        const code = (el.textContent ?? '').replace(/^\n/, '').replace(/\s+$/, '');
+        // trimEnd removes what `/\s+$/` would, without that regex's retry from every blank of a long run.
+        const code = (el.textContent ?? '').replace(/^\n/, '').trimEnd();
         if (!code) return;
         const cls = `${el.getAttribute('class') ?? ''} ${el.querySelector('code')?.getAttribute('class') ?? ''}`;
         const lang = /(?:^|\s)(?:language|lang)-([\w+#.-]+)/.exec(cls)?.[1] ?? '';

@@ -63,14 +63,31 @@ export function decode(body: Buffer, headerCharset: string | null, kind: Documen
   else if (body[0] === 0xfe && body[1] === 0xff) label = 'utf-16be';
   else if (!label && kind === 'html') {
     const head = body.subarray(0, 1024).toString('latin1');
-    const m = /<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i.exec(head);
-    if (m) label = m[1]!.toLowerCase();
+    label = metaCharset(head)?.toLowerCase() ?? null;
   }
   try {
     return new TextDecoder(label ?? 'utf-8').decode(body);
   } catch {
     return new TextDecoder('utf-8').decode(body); // unknown label
   }
+}
+
+/** A <meta> tag, up to its closing bracket. */
+const META_TAG_RE = /<meta[^>]+/gi;
+const CHARSET_RE = /charset\s*=\s*(?:["']\s*)?([A-Za-z0-9_.:-]+)/gi;
+
+/**
+ * The charset a <meta> tag declares: in the first tag that declares one, its last declaration. Tag by tag, where
+ * `/<meta[^>]+charset…/` rescanned a tag from every "<meta" inside it (cubic on `<meta<meta…charset=   …`).
+ */
+function metaCharset(head: string): string | undefined {
+  for (const tag of head.matchAll(META_TAG_RE)) {
+    let label: string | undefined;
+    // After "<meta" and at least one character of the tag, as `[^>]+` had it.
+    for (const m of tag[0].slice('<meta'.length + 1).matchAll(CHARSET_RE)) label = m[1];
+    if (label) return label;
+  }
+  return undefined;
 }
 
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_', hr: '---' });
@@ -91,7 +108,7 @@ turndown.addRule('compactListItem', {
       const start = Number(li.parentNode.getAttribute('start') ?? 1) || 1;
       prefix = `${start + items.indexOf(li as never)}. `;
     }
-    const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(prefix.length)}`);
+    const body = content.replace(/^\n+/, '').replace(/(?<!\n)\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(prefix.length)}`);
     return prefix + body + (li.nextSibling && !/\n$/.test(body) ? '\n' : '');
   },
 });
@@ -140,6 +157,13 @@ const BLOCKS = new Set([
   'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'TR', 'UL',
 ]);
 
+/** How many line breaks end `chunk`, counted back from its end (`/\n*$/` retries from every break of a run). */
+function newlinesAtEnd(chunk: string): number {
+  let i = chunk.length;
+  while (i > 0 && chunk.charCodeAt(i - 1) === 10) i--;
+  return chunk.length - i;
+}
+
 /**
  * Plain text of an element, block elements on their own lines (what innerText gives in a browser;
  * linkedom has no layout, hence innerText is not available and this walk stands in for it).
@@ -150,7 +174,7 @@ function toText(root: El): string {
     let n = 0;
     for (let i = out.length - 1; i >= 0; i--) {
       const chunk = out[i]!;
-      const m = /\n*$/.exec(chunk)![0].length;
+      const m = newlinesAtEnd(chunk);
       n += m;
       if (m < chunk.length) break;
     }
@@ -191,7 +215,7 @@ function toText(root: El): string {
   return out
     .join('')
     .split('\n')
-    .map((line) => line.replace(/[ \t]+$/g, '').replace(/^[ \t]+/, ''))
+    .map((line) => line.replace(/(?<![ \t])[ \t]+$/, '').replace(/^[ \t]+/, ''))
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();

@@ -58,9 +58,16 @@
  * local guard would answer 503 above 300/min), RDAP_BOOTSTRAP_REFRESH_MS=0,
  * AI_LOCAL_VOCABULARY=1000 (only strict mode, not benchmarked, uses it).
  *
+ *  W. (opt-in, BENCH_WORST_CASE; issue 23) Worst-case inputs of every text
+ *     SKU at 1×, 2× and 4× its schema's maximum size: time per size and
+ *     the ratio per doubling (test/bench/worst-case-growth.ts). Off by
+ *     default: at those sizes it takes minutes.
+ *
  * Knobs: BENCH_DURATION_S (5), BENCH_CONNECTIONS ("1,8"), BENCH_SKUS (ids,
  * comma-separated), BENCH_PROCESSOR_S (3: time per SKU in phase A),
- * BENCH_LOG_FILE (the app's log; default a temp file).
+ * BENCH_LOG_FILE (the app's log; default a temp file), BENCH_WORST_CASE
+ * (`1`/`all`, or SKU ids; prefixed `only:` it runs phase W alone, without
+ * Redis) and BENCH_WORST_CASE_TIMEOUT_S (120, per shape).
  */
 import dc from 'node:diagnostics_channel';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -91,6 +98,7 @@ import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } fro
 import { cpuMeter, descendantsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
 import { printQualityTables } from './utility-quality.js';
+import { printWorstCaseGrowth } from './worst-case-growth.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
 const UTILITY_SKUS = ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink'] as const;
@@ -520,6 +528,15 @@ async function main(): Promise<void> {
   const connectionLevels = (process.env.BENCH_CONNECTIONS ?? '1,8').split(',').map((c) => Number(c.trim()));
   const only = process.env.BENCH_SKUS?.split(',').map((s) => s.trim());
   console.log(`bench:utility: load average at start ${load()} on ${cpus().length} cores; ${new Date().toISOString()}`);
+
+  // ---------------------------------------------------------------- W. worst-case inputs (issue 23), opt-in
+  const worstCase = process.env.BENCH_WORST_CASE?.trim();
+  if (worstCase) {
+    const spec = worstCase.replace(/^only:?/, '');
+    const ids = !spec || spec === '1' || spec === 'all' ? undefined : spec.split(',').map((s) => s.trim());
+    await printWorstCaseGrowth(ids, envNum('BENCH_WORST_CASE_TIMEOUT_S', 120));
+    if (worstCase.startsWith('only')) return;
+  }
 
   const catalogue = new Map(JOB_SKUS.map((s) => [s.id, s]));
   const wanted = UTILITY_SKUS.filter((id) => !only || only.includes(id));

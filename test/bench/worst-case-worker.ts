@@ -1,0 +1,84 @@
+/**
+ * One worst-case shape of one text SKU, timed in a worker thread of its own (worst-case-growth.ts starts it, and
+ * stops it when it runs past its time limit: synchronous processing cannot be interrupted otherwise). It builds
+ * the SKU's processor as the worker role does, warms it up on a small input of the shape, then runs the shape at
+ * each size in `sizes`, posting `{ size, ms }` after each, or `{ size, error }` when the call throws.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createAiProvider } from '../../core/ai/create-ai-provider.js';
+import { createAirgapScrubProcessor } from '../../jobs/airgap-scrub/processor.js';
+import { createCodeDenoiseProcessor } from '../../jobs/code-denoise/processor.js';
+import { createRagShrinkProcessor } from '../../jobs/rag-shrink/processor.js';
+import { decode, extractHtml } from '../../jobs/stealth-dom/extract.js';
+import { createSummarizeProcessor } from '../../jobs/summarize/processor.js';
+import { createXSentimentProcessor } from '../../jobs/x-sentiment/processor.js';
+import { jobContext, processorDeps } from '../helpers/text-skus.js';
+import { AIRGAP_SCRUB, CODE_DENOISE, HTML, SUMMARIZE, X_SENTIMENT } from '../helpers/worst-case-inputs.js';
+
+export interface WorstCaseJob {
+  sku: 'airgap-scrub' | 'code-denoise' | 'rag-shrink' | 'stealth-dom' | 'summarize' | 'x-sentiment';
+  /** Index into the SKU's shape list (worst-case-inputs.ts). */
+  shape: number;
+  sizes: number[];
+}
+
+export type WorstCaseReport = { size: number; ms: number } | { size: number; error: string };
+
+type Call = (input: string) => unknown;
+
+async function callOf(job: WorstCaseJob): Promise<{ call: Call; make: (size: number) => string }> {
+  // A deadline far away: the bench measures the work, the parent thread enforces the limit.
+  const ctx = () => jobContext(3_600_000);
+  const deps = processorDeps({}, { AI_PROVIDER: 'local', AI_LOCAL_VOCABULARY: '1000' });
+  switch (job.sku) {
+    case 'airgap-scrub': {
+      const p = await createAirgapScrubProcessor(deps);
+      return { call: (text) => p.handle({ text }, ctx()), make: AIRGAP_SCRUB[job.shape]!.make };
+    }
+    case 'code-denoise': {
+      const p = await createCodeDenoiseProcessor(deps);
+      const shape = CODE_DENOISE[job.shape]!;
+      return { call: (code) => p.handle({ code, language: shape.language }, ctx()), make: shape.make };
+    }
+    case 'rag-shrink': {
+      const p = await createRagShrinkProcessor(deps);
+      return { call: (html) => p.handle({ html, keepLinks: true }, ctx()), make: HTML[job.shape]!.make };
+    }
+    case 'stealth-dom': {
+      const page = new URL('https://example.com/a/page.html');
+      return {
+        call: (html) => extractHtml(decode(Buffer.from(html), null, 'html'), page, 'markdown'),
+        make: HTML[job.shape]!.make,
+      };
+    }
+    case 'summarize': {
+      const p = await createSummarizeProcessor({ ...deps, ai: await createAiProvider(deps.config, deps.logger) });
+      return { call: (text) => p.handle({ text }, ctx()), make: SUMMARIZE[job.shape]!.make };
+    }
+    case 'x-sentiment': {
+      const p = await createXSentimentProcessor({ ...deps, ai: await createAiProvider(deps.config, deps.logger) });
+      return { call: (topic) => p.handle({ topic }, ctx()), make: X_SENTIMENT[job.shape]!.make };
+    }
+  }
+}
+
+async function run(job: WorstCaseJob): Promise<void> {
+  const { call, make } = await callOf(job);
+  await call(make(1000));
+  for (const size of job.sizes) {
+    const input = make(size);
+    const t0 = performance.now();
+    try {
+      await call(input);
+      parentPort!.postMessage({ size, ms: performance.now() - t0 } satisfies WorstCaseReport);
+    } catch (err) {
+      parentPort!.postMessage({
+        size,
+        error: err instanceof Error ? `${err.name}: ${err.message.slice(0, 80)}` : String(err),
+      } satisfies WorstCaseReport);
+      return;
+    }
+  }
+}
+
+if (parentPort) await run(workerData as WorstCaseJob);
