@@ -39,7 +39,10 @@
  *    closed slices both apps answered once beforehand (each has its own
  *    closed-slice cache, so the handler is the same memory lookup on both
  *    sides): paid/unpaid throughput, and the gate's CPU per paid request (app
- *    CPU per request, gated minus ungated).
+ *    CPU per request, gated minus ungated). Then the 402 challenge alone:
+ *    BENCH_CHALLENGE_N (500) sequential unpaid requests of that route, each
+ *    answered 402 with its PAYMENT-REQUIRED header, next to the free coverage
+ *    route of the same app (p50/p99; moved here from test/integration/payment.test.ts).
  * 5. Settlement throughput (settlement-throughput.ts): BENCH_SETTLE_N
  *    authorizations settled on a fresh dev chain, with and without Multicall3
  *    batching, on automine and on 2 s blocks only (as on Base).
@@ -96,6 +99,9 @@ const HISTORICAL_SEED = 42;
 const TARGET_RATIO = 0.25;
 
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+/** Nearest rank of sorted figures (NaN when there are none). */
+const rank = (sorted: readonly number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -548,6 +554,32 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       }
     }
 
+    // ---- 4b. the 402 challenge: sequential unpaid requests, next to a free route of the same app
+    let challenge: { n: number; route: string; unpaid: number[]; free: number[] } | undefined;
+    if (gateRoute) {
+      const n = envNum('BENCH_CHALLENGE_N', 500);
+      const sequential = async (v: RequestVariant, status: number): Promise<number[]> => {
+        const times: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const t0 = performance.now();
+          const body = v.body !== undefined ? { body: v.body, headers: { 'content-type': 'application/json' } } : {};
+          const res = await fetch(`${url}${v.path}`, { method: v.method, ...body });
+          await res.arrayBuffer();
+          times.push(performance.now() - t0);
+          if (res.status !== status) throw new Error(`${v.method} ${v.path}: expected ${status}, got ${res.status}`);
+        }
+        return times.sort((a, b) => a - b);
+      };
+      const free: RequestVariant = { method: 'GET', path: '/api/v1/crypto/coverage?pair=ETH/USD' };
+      await sequential(gateRoute.probe, 402); // warm-up
+      await sequential(free, 200);
+      const unpaid = await sequential(gateRoute.probe, 402);
+      challenge = { n, route: gateRoute.sku.id, unpaid, free: await sequential(free, 200) };
+      console.log(
+        `  402 challenge (${gateRoute.sku.id}, ${n} sequential): p50 ${ms1(rank(unpaid, 0.5))} ms, ` +
+          `p99 ${ms1(rank(unpaid, 0.99))} ms; ${uptimeText()}`,
+      );
+    }
 
     // ---- 5. settlement throughput on the dev chain
     const settleRuns: SettlementRun[] = [];
@@ -604,6 +636,18 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       console.log(`Paid / unpaid throughput: ${(gated.result.rps / bare.result.rps).toFixed(2)}. Gate CPU per paid request (app CPU per request gated minus ungated): ${gateCpu.toFixed(3)} ms (target <= 0.3 ms: ${gateCpu <= 0.3 ? 'met' : 'NOT met'}).`);
     }
 
+    if (challenge) {
+      console.log(
+        `\nThe 402 challenge: ${challenge.n} sequential unpaid requests of ${challenge.route} (each answered 402 with ` +
+          'its PAYMENT-REQUIRED header), next to as many of the free coverage route on the same app',
+      );
+      const row = (label: string, sorted: number[]) => `| ${label} | ${ms1(rank(sorted, 0.5))} | ${ms1(rank(sorted, 0.99))} |`;
+      console.log('| request | p50 ms | p99 ms |');
+      console.log('|---|---|---|');
+      console.log(row(`unpaid ${challenge.route} (402)`, challenge.unpaid));
+      console.log(row('free coverage (200)', challenge.free));
+    }
+
     console.log('\nSettlement throughput on the dev chain: authorizations handed to the in-process facilitator at once, settled on chain by one settler key (8 transactions in flight).');
     console.log('| chain clock | batch (Multicall3) | settled | failed | seconds | settlements/s | transactions | gas per settlement | latency p50 / p99 ms |');
     console.log('|---|---|---|---|---|---|---|---|---|');
@@ -612,8 +656,11 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     }
 
     const paid = rows.reduce((n, r) => n + (r.result?.ok2xx ?? 0), 0);
+    const verifySorted = [...payment.verifyMs].sort((a, b) => a - b);
     console.log(
-      `\nPayments: ${fmtInt(payment.verifyMs.length)} verifications (in-process facilitator, dev chain), ${fmtInt(payment.settleCalls())} settle calls answered by the no-op; ` +
+      `\nPayments: ${fmtInt(payment.verifyMs.length)} verifications (in-process facilitator, dev chain; ` +
+        `p50 ${ms1(rank(verifySorted, 0.5))} ms, p99 ${ms1(rank(verifySorted, 0.99))} ms), ` +
+        `${fmtInt(payment.settleCalls())} settle calls answered by the no-op; ` +
         `${fmtInt(paid)} paid 200s in the open-loop table; signing ${signS.toFixed(1)} s (native) in the load generator. Live feed: ${fmtInt(feed.rows)} rows, ${feed.failures} failed inserts.`,
     );
     console.log(`Total ${seconds(tStart).toFixed(0)} s; ${uptimeText()}.`);

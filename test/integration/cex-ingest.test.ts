@@ -2,10 +2,11 @@
  * The CEX ingestor with the real ccxt pro `coinbase` client, pointed at a
  * loopback Coinbase Advanced Trade (test/helpers/coinbase-server.ts) that
  * serves recorded-shape REST payloads and the level2 websocket feed; events
- * land on the in-process bus.
+ * land on the in-process bus. Each test has an exchange, a bus and an
+ * ingestor of its own, and brings the book to the state it starts from.
  */
 import { idMatchesContent } from '../../core/events/event-id.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Exchange, OrderBook } from 'ccxt';
 import { createMemoryBus } from '../../core/bus/memory-bus.js';
 import type { Bus, Consumer } from '../../core/bus/bus.js';
@@ -13,7 +14,7 @@ import { TOPICS } from '../../core/topics.js';
 import { BookEvent, LatencyEvent, QuoteEvent } from '../../core/events/market.js';
 import { loadPairs, type PairSpec } from '../../core/markets/pairs.js';
 import { CexIngestor, createCexExchange } from '../../ingest/cex/cex-ingestor.js';
-import { startCoinbaseServer, type CoinbaseServer } from '../helpers/coinbase-server.js';
+import { startCoinbaseServer, type CoinbaseServer, type LevelChange } from '../helpers/coinbase-server.js';
 import { eventually, testLogger } from '../helpers/config.js';
 
 const LADDER = [1000, 10000, 50000, 100000];
@@ -93,7 +94,8 @@ async function teardown(h: Harness | undefined): Promise<void> {
 
 const symbolHealth = (h: Harness, symbol: string) => (h.ingestor.health().symbols as Record<string, SymbolHealth>)[symbol]!;
 
-function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 8000): Promise<T> {
+/** Polls until `find` finds something; the ceiling is generous (a busy machine), the poll returns as soon as it does. */
+function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
   return (eventually(async () => find(), (v) => v !== undefined, timeoutMs, 20) as Promise<T>).catch((err: Error) => {
     throw new Error(`${what}: ${err.message}`);
   });
@@ -101,30 +103,58 @@ function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 8000): 
 
 const lastQuote = (h: Harness, match: (q: QuoteEvent) => boolean) => h.quotes.findLast(match);
 
-describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () => {
+describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { timeout: 120_000 }, () => {
   const catalogue = loadPairs();
   const pairs = catalogue.pairs.filter((p) => p.pair === 'ETH/USD' || p.pair === 'cbBTC/USD');
   let h: Harness;
   /** Live markets never stop moving: a far-from-touch level flickers on both books unless paused. */
-  const ticking = { 'ETH-USD': true, 'BTC-USD': true } as Record<string, boolean>;
+  let ticking: Record<string, boolean>;
   let ticker: NodeJS.Timeout | undefined;
-  let tick = 0;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     expect(pairs.map((p) => p.cex.symbol).sort()).toEqual(['BTC/USD', 'ETH/USD']);
+  });
+
+  // Each test owns its exchange, bus and ingestor: one failure does not leave the next test a changed book.
+  beforeEach(async () => {
     h = await harness(pairs, 1500);
+    ticking = { 'ETH-USD': true, 'BTC-USD': true };
+    let tick = 0;
+    const server = h.server;
     ticker = setInterval(() => {
       tick++;
       const size = tick % 2 ? '1' : '2';
-      if (ticking['ETH-USD']) h.server.pushUpdate('ETH-USD', [{ side: 'bid', price: '2000', size }]);
-      if (ticking['BTC-USD']) h.server.pushUpdate('BTC-USD', [{ side: 'bid', price: '90000', size }]);
+      if (ticking['ETH-USD']) server.pushUpdate('ETH-USD', [{ side: 'bid', price: '2000', size }]);
+      if (ticking['BTC-USD']) server.pushUpdate('BTC-USD', [{ side: 'bid', price: '90000', size }]);
     }, 200);
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     clearInterval(ticker);
     await teardown(h);
   });
+
+  // The book's changes the tests start from, as the websocket delivers them.
+  const ASK_3012_46_TAKEN = { side: 'offer', price: '3012.46', size: '0' } as const;
+  const BID_3012_48 = { side: 'bid', price: '3012.48', size: '0.3' } as const;
+  const BID_3012_49 = { side: 'bid', price: '3012.49', size: '0.25' } as const;
+  const ASK_3012_5_TAKEN = { side: 'offer', price: '3012.5', size: '0' } as const;
+
+  const wsQuote = (pair: string, match: (q: QuoteEvent) => boolean = () => true) =>
+    lastQuote(h, (q) => q.pair === pair && q.event_id.includes(':ws:') && match(q));
+
+  /** Markets loaded and both books on the websocket: the state every test but the first starts from. */
+  async function streaming(): Promise<void> {
+    await waitFor(() => wsQuote('ETH/USD'), 'first ETH/USD websocket quote');
+    await waitFor(() => wsQuote('cbBTC/USD'), 'first cbBTC/USD websocket quote');
+  }
+
+  /** Pushes `changes` on the websocket and waits for the ETH/USD quote that shows them (best bid and ask). */
+  async function bookAt(changes: LevelChange[], bid: number, ask: number): Promise<void> {
+    await streaming();
+    h.server.pushUpdate('ETH-USD', changes);
+    await waitFor(() => wsQuote('ETH/USD', (q) => q.bid === bid && q.ask === ask), `quote at ${bid} / ${ask}`);
+  }
 
   it('loads markets through the documented endpoints and publishes quotes with ladders from the served book', async () => {
     const eth = await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':ws:')), 'first ETH/USD websocket quote');
@@ -167,6 +197,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('moves the quote when the websocket delivers an update', async () => {
+    await streaming();
     h.server.pushUpdate('ETH-USD', [
       { side: 'offer', price: '3012.46', size: '0' },
       { side: 'bid', price: '3012.48', size: '0.3' },
@@ -179,6 +210,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('publishes snapshots: mutating ccxt\'s live book afterwards changes nothing published', async () => {
+    await bookAt([ASK_3012_46_TAKEN, BID_3012_48], 3012.48, 3012.5);
     await waitFor(() => h.books.findLast((b) => b.event.pair === 'ETH/USD' && b.event.bids[0]![0] === 3012.48), 'book event after the update');
     const published = h.books.filter((b) => b.event.pair === 'ETH/USD');
     const before = published.map((b) => structuredClone(b.event));
@@ -209,6 +241,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('falls back to REST polling when the socket drops, then returns to the websocket', async () => {
+    await bookAt([ASK_3012_46_TAKEN, BID_3012_48], 3012.48, 3012.5);
     const polledBefore = h.server.hits(PRODUCT_BOOK).length;
     h.server.setWsAvailable(false);
     h.server.dropSockets();
@@ -244,6 +277,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('detects a sequence gap, counts it and resyncs the book from a fresh snapshot', async () => {
+    await bookAt([ASK_3012_46_TAKEN, BID_3012_48, BID_3012_49], 3012.49, 3012.5);
     const gapsBefore = symbolHealth(h, 'ETH/USD').gaps;
     const subscribesBefore = h.server.subscribes.length;
     // Lost message: the best ask goes away, but no subscriber is told.
@@ -267,6 +301,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('treats a crossed websocket book as corrupt: never published, the connection is resynced', async () => {
+    await bookAt([ASK_3012_46_TAKEN, ASK_3012_5_TAKEN, BID_3012_48, BID_3012_49], 3012.49, 3012.91);
     const crossedBefore = symbolHealth(h, 'ETH/USD').crossed;
     const t = Date.now();
     // A bid above the best ask arrives on the wire only (the exchange's book never had it).
@@ -283,6 +318,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('falls back to REST when a book goes stale, and back when updates resume', async () => {
+    await streaming();
     const staleBefore = symbolHealth(h, 'ETH/USD').stale;
     ticking['ETH-USD'] = false;
     try {
@@ -301,8 +337,9 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   it('publishes REST latency samples of the time endpoint', async () => {
     const sample = await waitFor(() => h.latency.findLast((l) => l.ok), 'latency sample');
     expect(sample).toMatchObject({ venue: 'coinbase', venue_kind: 'cex', kind: 'cex_rest', endpoint: 'GET /api/v3/brokerage/time', ok: true, source: 'live' });
+    // A round trip's duration (not a timestamp); the figure itself is the benches' business, so the bound is only sane.
     expect(sample.rtt_ms).toBeGreaterThan(0);
-    expect(sample.rtt_ms).toBeLessThan(1000);
+    expect(sample.rtt_ms).toBeLessThan(30_000);
     expect(sample.event_id).toMatch(/^cex:coinbase:rest_rtt:\d+:[0-9a-f]{16}$/);
     expect(idMatchesContent(sample)).toBe(true);
     expect(h.server.hits('/api/v3/brokerage/time').length).toBeGreaterThanOrEqual(h.latency.length);
@@ -310,14 +347,19 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 
   it('times the request alone: a saturated ccxt rate-limit queue does not delay the probe', async () => {
+    await streaming();
     const throttler = (h.exchange as unknown as { throttler: { config: { tokens: number } } }).throttler;
     await h.exchange.throttle(1e7); // spends ~4 days of rate-limit budget: every queued ccxt call now waits
     let queuedSettled = false;
     const queued = h.exchange.fetchTime().finally(() => (queuedSettled = true));
     const t = Date.now();
     try {
-      const sample = await waitFor(() => h.latency.find((l) => l.event_time_ms > t + 50 && l.ok), 'probe sample while the queue is full', 3000);
-      expect(sample.rtt_ms).toBeLessThan(1000);
+      const sample = await waitFor(
+        () => h.latency.find((l) => l.event_time_ms > t + 50 && l.ok),
+        'probe sample while the queue is full',
+      );
+      // Through ccxt's queue it would wait days; the bound only leaves a busy machine room.
+      expect(sample.rtt_ms).toBeLessThan(30_000);
       expect(queuedSettled).toBe(false); // the same kind of call through ccxt's queue is still waiting
     } finally {
       throttler.config.tokens = 1; // release the queue
@@ -326,7 +368,7 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', () =>
   });
 });
 
-describe('CEX ingestion: unreachable exchange', () => {
+describe('CEX ingestion: unreachable exchange', { timeout: 120_000 }, () => {
   let h: Harness | undefined;
   afterAll(() => teardown(h));
 

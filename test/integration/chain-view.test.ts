@@ -18,7 +18,7 @@ const FUNDING = 5_000_000n;
 
 /** The head the view publishes once it is past `number`. */
 async function headPast(number: bigint): Promise<ChainHead> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const head = await view.latestHead();
     if (head && head.number > number) return head;

@@ -46,7 +46,7 @@ afterAll(async () => {
 const latest = async () => (await coverageHandler({ input: { pair: 'ETH/USD' }, runtime, priceAtomic: '0' })).latest_timestamp;
 
 describe('coverage freshness', () => {
-  it('serves cached figures within the TTL, refreshes in the background after it, and waits for a scan once they are too old', async () => {
+  it('serves cached figures within the TTL, refreshes in the background after it, and waits for a scan once they are too old', { timeout: 120_000 }, async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const t0 = Date.UTC(2026, 10, 24, 12, 0);
     vi.setSystemTime(t0);
@@ -61,7 +61,7 @@ describe('coverage freshness', () => {
     // Past the TTL but not too old: this caller gets the previous figures, the background scan brings the new ones.
     vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100);
     expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
-    await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), { timeout: 60_000, interval: 20 });
 
     // A quiet spell longer than COVERAGE_MAX_STALE_MS: the first caller waits for a fresh scan.
     await insertSpreadSamples(store, [spreadSample(3, t0 + 60_000)]);

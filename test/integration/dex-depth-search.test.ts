@@ -104,7 +104,7 @@ async function quotesFrom(options: { depthMaxUsd?: number; reference?: boolean }
   });
   try {
     await ingestor.start();
-    await eventually(async () => new Set(quotes.filter((q) => q.depth).map((q) => q.pair)).size, (n) => n === 2, 30_000);
+    await eventually(async () => new Set(quotes.filter((q) => q.depth).map((q) => q.pair)).size, (n) => n === 2, 60_000);
   } finally {
     await ingestor.stop();
     await consumer.stop();

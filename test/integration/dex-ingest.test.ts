@@ -157,7 +157,7 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     await bus?.close();
   });
 
-  it('publishes quotes at the pool prices, follows a swap, samples RPC latency, stops cleanly', async () => {
+  it('publishes quotes at the pool prices, follows a swap, samples RPC latency, stops cleanly', { timeout: 300_000 }, async () => {
     const since = Date.now();
     collected = await collect(bus, since);
     const c = collected;
@@ -175,7 +175,7 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     await ingestor.start();
 
     // 1. Quotes at the initialised prices.
-    await eventually(async () => [latestFor(c, 'ETH/USD'), latestFor(c, 'cbBTC/USD')], (qs) => qs.every(Boolean), 20000);
+    await eventually(async () => [latestFor(c, 'ETH/USD'), latestFor(c, 'cbBTC/USD')], (qs) => qs.every(Boolean), 60_000);
     const eth = latestFor(c, 'ETH/USD')!;
     const btc = latestFor(c, 'cbBTC/USD')!;
     // slot0 holds the initial price up to sqrtPriceX96's rounding; the quotes sit within fee + impact of it.
@@ -204,7 +204,7 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     const [ethAfter, btcAfter] = await eventually(
       async () => [latestFor(c, 'ETH/USD', Number(buy.blockNumber)), latestFor(c, 'cbBTC/USD', Number(sell.blockNumber))],
       (qs) => qs.every(Boolean),
-      20000,
+      60_000,
     );
     expect(ethAfter!.sequence!).toBeGreaterThan(eth.sequence!);
     // Buying ETH pushed its price up, selling cbBTC pushed its price down; the quotes follow the pool.
@@ -217,11 +217,12 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     expect(mids[1]).toBeLessThan(BTC_PRICE * 0.9);
 
     // 3. RPC round trips, one per processed block.
-    await eventually(async () => c.latency.length, (n) => n > 0, 10000);
+    await eventually(async () => c.latency.length, (n) => n > 0, 60_000);
     const latency = c.latency[0]!;
     expect(latency).toMatchObject({ venue: 'base_rpc', venue_kind: 'dex', kind: 'dex_rpc', endpoint: 'eth_gasPrice', ok: true, source: 'simulated' });
+    // A round trip's duration (not a timestamp): the figure itself is the benches' business, so the bound is only sane.
     expect(latency.rtt_ms).toBeGreaterThanOrEqual(0);
-    expect(latency.rtt_ms).toBeLessThan(5000);
+    expect(latency.rtt_ms).toBeLessThan(60_000);
 
     const h = ingestor.health();
     expect(h.status, String(h.reason)).toBe('ok');
@@ -237,7 +238,7 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     const stoppedAt = Date.now();
     const processed = ingestor.health().blocks_processed;
     const blockAtStop = await devchain.publicClient.getBlockNumber();
-    await eventually(() => devchain.publicClient.getBlockNumber(), (n) => n >= blockAtStop + 3n, 10000);
+    await eventually(() => devchain.publicClient.getBlockNumber(), (n) => n >= blockAtStop + 3n, 60_000);
     await new Promise((r) => setTimeout(r, 300)); // consumer catch-up
     expect(c.quotes.filter((q) => q.ingest_time_ms > stoppedAt)).toEqual([]);
     expect(c.latency.filter((l) => l.ingest_time_ms > stoppedAt)).toEqual([]);
@@ -248,7 +249,7 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
 });
 
 describe('DEX ingestion: catalogue checks', () => {
-  it('disables a pool whose catalogue decimals disagree with the chain, or that the factory does not know, and says why', async () => {
+  it('disables a pool whose catalogue decimals disagree with the chain, or that the factory does not know, and says why', { timeout: 180_000 }, async () => {
     const bus = await createMemoryBus(busCommon);
     const [eth, btc] = fixture.pools;
     const ingestor = new DexIngestor({
@@ -267,7 +268,7 @@ describe('DEX ingestion: catalogue checks', () => {
     });
     try {
       await ingestor.start();
-      const health = await eventually(async () => ingestor.health(), (h) => (h.blocks_processed as number) > 0, 10000);
+      const health = await eventually(async () => ingestor.health(), (h) => (h.blocks_processed as number) > 0, 60_000);
       expect(health.status).toBe('degraded');
       expect(health.reason).toMatch(/cbBTC\/USD uniswap_v3_base disabled: cbBTC decimals: catalogue 18, on chain 8/);
       expect(health.reason).toMatch(/no Uniswap v3 pool for WETH\/USDC fee 10000/);
@@ -275,7 +276,7 @@ describe('DEX ingestion: catalogue checks', () => {
       expect(pools.map((p) => p.status)).toEqual(['ready', 'disabled', 'disabled']);
       expect(pools[0]!.pool).toBe(eth!.address);
       // The healthy pool is still quoted.
-      const end = await eventually(() => bus.endOffsets(TOPICS.quotes), (o) => Object.values(o).some((x) => Number(x) > 0), 10000);
+      const end = await eventually(() => bus.endOffsets(TOPICS.quotes), (o) => Object.values(o).some((x) => Number(x) > 0), 60_000);
       expect(Object.values(end).reduce((a, x) => a + Number(x), 0)).toBeGreaterThan(0);
     } finally {
       await ingestor.stop();

@@ -7,7 +7,7 @@
  * a temp dir, migrations applied, quotes inserted through the table module):
  * fresh live Base pool quotes price the token, stale or simulated ones do not,
  * a price far from the aggregator's is not trusted, a failing store does not
- * fail the call. Measures the processor's p50/p99 on these fixtures.
+ * fail the call. Latency is a bench figure (npm run bench:utility), not a test.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,10 +35,16 @@ let dir: string;
 let store: Store;
 let processor: SkuProcessor<DexPriceSummaryRequest, DexPriceSummaryResult>;
 
-const ctx = (): JobContext => ({ jobId: 'test', attempt: 1, deadline: Date.now() + 10_000, signal: new AbortController().signal });
+const ctx = (deadlineMs = 30_000): JobContext => ({
+  jobId: 'test',
+  attempt: 1,
+  deadline: Date.now() + deadlineMs,
+  signal: new AbortController().signal,
+});
 
 function config(overrides: Record<string, string> = {}) {
-  return testConfig({ DEXSCREENER_BASE_URL: dex.url, DEXSCREENER_TIMEOUT_MS: '400', DEX_PRICE_CACHE_TTL_MS: '0', DEX_PRICE_OWN_MAX_AGE_MS: '30000', ...overrides });
+  // A timeout a busy machine never reaches on loopback; the timeout test sets its own short one.
+  return testConfig({ DEXSCREENER_BASE_URL: dex.url, DEXSCREENER_TIMEOUT_MS: '10000', DEX_PRICE_CACHE_TTL_MS: '0', DEX_PRICE_OWN_MAX_AGE_MS: '30000', ...overrides });
 }
 
 async function make(overrides: Record<string, string> = {}, withStore?: Store) {
@@ -77,7 +83,9 @@ afterAll(async () => {
 
 describe('aggregator answers', () => {
   it('symbol: the base-token pair with the most USD liquidity across chains, in the spec fields', async () => {
+    const before = Date.now();
     const out = await ask('AERO');
+    const after = Date.now();
     expect(out).toMatchObject({
       success: true,
       query: 'AERO',
@@ -100,7 +108,9 @@ describe('aggregator answers', () => {
     // Base-token pairs named AERO: three real pools, a BSC clone, a pair without USD price; not VIRTUAL/AERO nor AEROBUD.
     expect(out.totalPairsFound).toBe(5);
     expect(out.ownBasePool).toBeUndefined();
-    expect(Date.parse(out.asOf)).toBeGreaterThan(Date.now() - 5000);
+    // Fetched during this call (the cache is off): asOf lies between its start and its end.
+    expect(Date.parse(out.asOf)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(out.asOf)).toBeLessThanOrEqual(after);
     expect(dex.requests.at(-1)).toMatchObject({ path: '/latest/dex/search', query: 'AERO' });
   });
 
@@ -157,10 +167,14 @@ describe('upstream failures', () => {
   });
 
   it('504 upstream_timeout when the aggregator is slower than DEXSCREENER_TIMEOUT_MS', async () => {
-    dex.faults.set('search:SLOWPOKE', { kind: 'slow', delayMs: 1500 });
+    // The aggregator answers after 30 s, the timeout is 400 ms and the job deadline 60 s: an answer within 10 s can only
+    // come from DEXSCREENER_TIMEOUT_MS, and a busy machine has room.
+    const p = await make({ DEXSCREENER_TIMEOUT_MS: '400' });
+    dex.faults.set('search:SLOWPOKE', { kind: 'slow', delayMs: 30_000 });
     const t0 = performance.now();
-    expect(await failure('SLOWPOKE')).toMatchObject({ code: 'upstream_timeout', status: 504 });
-    expect(performance.now() - t0).toBeLessThan(1200);
+    const err = await jobErrorOf(p.handle({ query: 'SLOWPOKE' }, ctx(60_000)));
+    expect(err).toMatchObject({ code: 'upstream_timeout', status: 504 });
+    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 
   it('503 upstream_rate_limited with retry_after_seconds on an upstream 429', async () => {
@@ -176,14 +190,15 @@ describe('upstream failures', () => {
 
 describe('upstream protection', () => {
   it('caches answers (found or not) per query for the TTL, then asks again', async () => {
-    const p = await make({ DEX_PRICE_CACHE_TTL_MS: '300' });
+    // A TTL long enough for the first four asks on a busy machine; the pause after it only ever runs long.
+    const p = await make({ DEX_PRICE_CACHE_TTL_MS: '3000' });
     const before = dex.count('/latest/dex/search');
     await ask('AERO', p);
     await ask('$aero', p);
     await ask('UNKNOWNCACHED', p);
     await ask('UnknownCached', p);
     expect(dex.count('/latest/dex/search') - before).toBe(2);
-    await new Promise((r) => setTimeout(r, 350));
+    await new Promise((r) => setTimeout(r, 3100));
     await ask('AERO', p);
     expect(dex.count('/latest/dex/search') - before).toBe(3);
   });
@@ -259,31 +274,5 @@ describe('own Base pool data (embedded store)', () => {
     const broken = { ...store, query: () => Promise.reject(new Error('store down')) } as unknown as Store;
     const p = await make({}, broken);
     expect(await ask('AERO', p)).toMatchObject({ found: true, source: 'dex-aggregator' });
-  });
-});
-
-describe('latency', () => {
-  it('measures processor p50/p99 on the fixtures (uncached, loopback aggregator, own data from DuckDB)', async () => {
-    const p = await make({ DEXSCREENER_MAX_REQUESTS_PER_MIN: '100000' }, store);
-    const queries = ['AERO', AERO, BONK, 'ETH', 'NOSUCHTOKEN123'];
-    const samples: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t0 = performance.now();
-      await p.handle({ query: queries[i % queries.length]! }, ctx());
-      samples.push(performance.now() - t0);
-    }
-    const cached = await make({ DEX_PRICE_CACHE_TTL_MS: '60000' });
-    const hits: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t0 = performance.now();
-      await cached.handle({ query: queries[i % queries.length]! }, ctx());
-      if (i >= queries.length) hits.push(performance.now() - t0);
-    }
-    const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]!;
-    console.log(
-      `dex-price-summary processor latency: uncached p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms; cache hits p50 ${pct(hits, 0.5).toFixed(3)} ms, p99 ${pct(hits, 0.99).toFixed(3)} ms`,
-    );
-    // The spec's average for dex-price-summary is 65 ms including the aggregator: the processor must stay well below.
-    expect(pct(samples, 0.99)).toBeLessThan(150);
   });
 });

@@ -38,7 +38,7 @@ function dlq(args: string[]): Promise<{ code: number | null; stdout: string; std
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 180_000); // a ceiling: tsx start-up alone is slow when busy
   return new Promise((resolve) =>
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -66,7 +66,7 @@ describe('dlq command (child process, Kafka)', () => {
     const consumer = await startQuoteConsumer(bus, store, { logger });
     await eventually(async () => sum(await bus.endOffsets(dlqTopic(TOPICS.quotes))), (n) => n === 3, 60_000, 100);
     await consumer.stop();
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await bus?.close();
@@ -84,7 +84,7 @@ describe('dlq command (child process, Kafka)', () => {
     expect(r.stdout).toContain('  group aggregate.quotes: 3');
     expect(r.stdout).toMatch(/reasons \(\d\):\n(\s+\d+\s+.*quote.*\n){1,3}/);
     for (const t of [TOPICS.books, TOPICS.latency, TOPICS.heartbeat, TOPICS.dislocations]) expect(r.stdout).toContain(`${t}.dlq: 0 dead letter(s)`);
-  }, 120_000);
+  }, 240_000);
 
   it('inspects dead letters with their origin, reason, key, headers and value; filters; JSON lines', async () => {
     const r = await dlq(['inspect', '--topic', TOPICS.quotes]);
@@ -109,7 +109,7 @@ describe('dlq command (child process, Kafka)', () => {
     expect(none.stdout).toContain('0 matching dead letter(s)');
     const limited = await dlq(['inspect', '--topic', TOPICS.quotes, '--limit', '1']);
     expect(limited.stdout).toContain('3 matching dead letter(s) in md.quotes.v1.dlq, 1 shown (--limit)');
-  }, 120_000);
+  }, 300_000);
 
   it('re-drives dead letters to their topic once the cause is fixed (dry run first), with a progress bar', async () => {
     const topic = 'orders.v1';
@@ -147,13 +147,15 @@ describe('dlq command (child process, Kafka)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(`${r.stdout}${r.stderr}`).toMatch(/re-drive to orders\.v1 \[[=\-\s░█]*\] 100% \| 3\/3/);
     expect(r.stdout).toContain(`re-drove 3 dead letter(s) from ${topic}.dlq to ${topic}`);
-    await eventually(async () => handled.length, (n) => n >= 3, 60_000, 100);
+    // At least once: a redelivery (a rebalance on a busy machine) may hand one over twice; each must arrive.
+    const redriven = () => [...new Set(handled.map((m) => m.value))].sort();
+    await eventually(async () => redriven().length, (n) => n >= 3, 60_000, 100);
     await v2.stop();
-    expect(handled.map((m) => m.value).sort()).toEqual(['needs-v2-0', 'needs-v2-4', 'needs-v2-8']);
+    expect(redriven()).toEqual(['needs-v2-0', 'needs-v2-4', 'needs-v2-8']);
     for (const m of handled) expect(m.headers['dlq-redriven-from']).toMatch(/^orders\.v1\.dlq\[\d\]@\d+$/);
     expect(handled.every((m) => m.headers['dlq-reason'] === undefined)).toBe(true);
     expect(sum(await bus.endOffsets(dlqTopic(topic)))).toBe(3); // the DLQ keeps them
-  }, 180_000);
+  }, 300_000);
 
   it('refuses bad input with the usage (exit 2)', async () => {
     const none = await dlq([]);
@@ -166,5 +168,5 @@ describe('dlq command (child process, Kafka)', () => {
     const badOffset = await dlq(['inspect', '--topic', 'x', '--offset', 'ten']);
     expect(badOffset.code).toBe(2);
     expect(badOffset.stderr).toMatch(/--offset must be a non-negative integer/);
-  }, 60_000);
+  }, 240_000);
 });

@@ -107,7 +107,7 @@ async function restartTwice(r: Rig, run: () => Promise<() => Promise<void>>, opt
   await stop2();
   expect(second.quoteMs).toBeGreaterThan(first.quoteMs);
   // Every distinct quote that reached the bus is stored: none was dropped as the "duplicate" of another one.
-  await eventually(async () => (await latest(r.store)).quotes, (n) => n === r.quoteIds.size, 30_000, 100);
+  await eventually(async () => (await latest(r.store)).quotes, (n) => n === r.quoteIds.size, 60_000, 100);
   const named2 = [...r.seen.entries()].filter(([, contents]) => contents.size > 1).map(([id]) => id);
   expect(named2, `ids naming two different events: ${named2.slice(0, 3).join(', ')}`).toEqual([]);
   expect(r.quoteIds.size).toBeGreaterThan(first.quotes);

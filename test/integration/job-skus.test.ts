@@ -49,7 +49,7 @@ beforeAll(async () => {
   workerDir = await mkdtemp(join(tmpdir(), 'jobskus-worker-'));
   worker = await startApp({ ...engines, ROLE: 'worker', DATA_DIR: workerDir });
   api = await startApp({ ...engines, ROLE: 'api', DATA_DIR: apiDir, SETTLEMENT: 'devchain' });
-  await waitHealthy(worker, 60_000);
+  await waitHealthy(worker, 180_000); // starting a role (tsx, migrations) takes minutes on a busy machine
   // No ingest/aggregate role runs here (the pipeline canary is absent): wait for what this test needs,
   // a worker answering system.ping through Redis and the settlement on the dev chain.
   await eventually(
@@ -59,17 +59,17 @@ beforeAll(async () => {
       return res ? ((await res.json()) as { components: Record<string, { status: string }> }).components : undefined;
     },
     (c) => c?.workers?.status === 'ok' && c?.settlement?.status === 'ok' && c?.queue?.status === 'ok',
-    90_000,
+    180_000,
     250,
   );
-  chain = await eventually(() => readDevChainInfo(apiDir).catch(() => undefined), (c) => c !== undefined, 10_000) as DevChainInfo;
+  chain = await eventually(() => readDevChainInfo(apiDir).catch(() => undefined), (c) => c !== undefined, 60_000) as DevChainInfo;
   const account = privateKeyToAccount(chain.payer_key as Hex);
   const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
   client.setSpendControls({ allowedAssets: [{ network: chain.network as `eip155:${number}`, asset: chain.asset, maxAmountPerPayment: '200000' }] });
   payFetch = wrapFetchWithPayment(fetch, client);
   const rpc = createPublicClient({ transport: http(chain.rpc_url) });
   balanceOf = (who) => rpc.readContract({ address: chain.asset, abi: erc20Abi, functionName: 'balanceOf', args: [who] });
-}, 180_000);
+}, 420_000);
 
 afterAll(async () => {
   for (const p of [api, worker]) {
@@ -80,7 +80,7 @@ afterAll(async () => {
   }
   await rm(apiDir, { recursive: true, force: true });
   await rm(workerDir, { recursive: true, force: true });
-}, 60_000);
+}, 120_000);
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 

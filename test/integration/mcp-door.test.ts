@@ -252,12 +252,13 @@ describe('MCP door: paying for a tool', () => {
 });
 
 describe('MCP door: the bundled client', () => {
-  it('npm run pay:mcp finds the server by HTTP_PORT, pays with the demo payer from devchain.json, and prints the settlement', async () => {
+  // A child process (tsx start-up, an MCP session, a payment): seconds when quiet, minutes on a busy machine.
+  it('npm run pay:mcp finds the server by HTTP_PORT, pays with the demo payer from devchain.json, and prints the settlement', { timeout: 240_000 }, async () => {
     const before = await balance();
     const port = new URL(url).port;
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay-mcp.ts', 'spread_candles', '{"pair":"ETH/USD"}'], {
       env: { ...process.env, PAY_SERVER_URL: '', PAYER_KEY: '', HTTP_PORT: port, DATA_DIR: dataDir },
-      timeout: 60_000,
+      timeout: 180_000,
     });
     expect(stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT; set PAY_SERVER_URL or HTTP_PORT to call another)`);
     expect(stdout).toContain(`1. payment required: 15000 atomic units of ${api.payments.settlement.asset}`);

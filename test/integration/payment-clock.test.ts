@@ -15,7 +15,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startPayments, type Payments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
-import { testConfig, testLogger } from '../helpers/config.js';
+import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { GATE_APP_PRICE, startGateApp, type GateApp } from '../helpers/gate-app.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
@@ -50,11 +50,17 @@ afterAll(async () => {
 });
 
 describe('a dev chain that keeps time', () => {
-  it('accepts validAfter = now - 60 after 90 s without any settlement', { timeout: 150_000 }, async () => {
-    await new Promise((r) => setTimeout(r, 90_000));
-    const settlement = (await health.check()).components.settlement as unknown as { status: string; head: { age_ms: number } };
+  it('accepts validAfter = now - 60 after 90 s without any settlement', { timeout: 240_000 }, async () => {
+    await new Promise((r) => setTimeout(r, 90_000)); // the idle spell under test: nothing mines a block but the clock
+    // A block every 2 s, read every second: the head is seconds old. The chain and the reader are timers, late on a busy
+    // machine, so the head is polled; a chain that stood still during the idle spell stays 90 s old and never passes.
+    const settlement = await eventually(
+      async () => (await health.check()).components.settlement as unknown as { status: string; head?: { age_ms: number } },
+      (c) => c.status === 'ok' && (c.head?.age_ms ?? Infinity) < 5000,
+      30_000,
+      250,
+    );
     expect(settlement.status).toBe('ok');
-    expect(settlement.head.age_ms).toBeLessThan(5000); // a block every 2 s, read every second
     const before = await dc().balanceOf(payer.address);
     const res = await fetch(`${app.url}/api/v1/test/a`, { headers: { 'PAYMENT-SIGNATURE': await signedPayment(payer, required, { validAfter: Math.floor(Date.now() / 1000) - 60 }) } });
     expect(res.status, await res.clone().text()).toBe(200);
@@ -62,7 +68,7 @@ describe('a dev chain that keeps time', () => {
     expect(before - (await dc().balanceOf(payer.address))).toBe(BigInt(GATE_APP_PRICE));
   });
 
-  it('serves 1,000 sequential paid calls, every one 200, and ends with the chain head within 5 s of the wall clock', { timeout: 300_000 }, async () => {
+  it('serves 1,000 sequential paid calls, every one 200, and ends with the chain head within 5 s of the wall clock', { timeout: 600_000 }, async () => {
     const before = await dc().balanceOf(payer.address);
     const statuses = new Map<number, number>();
     for (let i = 0; i < 1000; i++) {
@@ -72,7 +78,10 @@ describe('a dev chain that keeps time', () => {
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     }
     expect(Object.fromEntries(statuses)).toEqual({ 200: 1000 });
-    expect(Math.abs(await headLeadS())).toBeLessThan(5);
+    // Not ahead: settlements must not push block time past the wall clock (a slow machine only makes this easier).
+    expect(await headLeadS()).toBeLessThan(5);
+    // Not behind for long: interval mining catches up with the wall clock (a timer, late on a busy machine: polled).
+    await eventually(headLeadS, (lead) => lead > -5, 30_000, 250);
     expect(before - (await dc().balanceOf(payer.address))).toBe(1000n * BigInt(GATE_APP_PRICE));
   });
 });

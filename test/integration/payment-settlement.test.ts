@@ -120,7 +120,7 @@ describe('settlement that never collides', () => {
     expect(lastError?.message, JSON.stringify(lastError)).toMatch(/nonce/i);
   });
 
-  it('retries a failed settlement while the authorization is valid (settler briefly without gas), and withholds the result once it cannot settle', async () => {
+  it('retries a failed settlement while the authorization is valid (settler briefly without gas), and withholds the result once it cannot settle', { timeout: 240_000 }, async () => {
     const settler = payments.settlement.settler as Address;
     const gas = await dc().node.publicClient.getBalance({ address: settler });
     await dc().node.testClient.setBalance({ address: settler, value: 0n });
@@ -148,22 +148,22 @@ describe('settlement that never collides', () => {
 
     await dc().node.testClient.setBalance({ address: settler, value: gas });
     expect((await pay(await signedPayment(payer, required))).status).toBe(200);
-    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 10_000, 250);
+    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
     expect(ok).toMatchObject({ status: 'ok', mode: 'devchain', network: 'eip155:8453', asset: payments.settlement.asset });
   });
 });
 
 describe('a dev chain that keeps time', () => {
-  it('shows the head age in /health, and reports degraded with the reason when the chain stops producing blocks', async () => {
-    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 10_000, 250);
+  it('shows the head age in /health, and reports degraded with the reason when the chain stops producing blocks', { timeout: 240_000 }, async () => {
+    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
     expect(ok).toMatchObject({ status: 'ok', mode: 'devchain', network: 'eip155:8453', asset: payments.settlement.asset, pay_to: payments.settlement.payTo });
-    expect((ok.head as { age_ms: number }).age_ms).toBeLessThan(6000);
+    expect((ok.head as { age_ms: number }).age_ms).toBeLessThanOrEqual(6000); // PAYMENT_HEAD_STALE_MS: the rule behind `ok`
 
     const { testClient } = dc().node;
     await testClient.setIntervalMining({ interval: 0 });
     await testClient.setAutomine(false);
     try {
-      const stale = await eventually(settlementComponent, (c) => c.status !== 'ok', 15_000, 250);
+      const stale = await eventually(settlementComponent, (c) => c.status !== 'ok', 60_000, 250);
       expect(stale.status).toBe('degraded');
       expect(String(stale.reason)).toMatch(/chain head \d+ is \d+ s old/);
       expect((await health.check()).status).toBe('degraded');
@@ -172,7 +172,7 @@ describe('a dev chain that keeps time', () => {
       await testClient.setIntervalMining({ interval: 2 }); // seconds (viem converts)
     }
     // The next interval block comes up to 2 s after mining resumes.
-    const back = await eventually(settlementComponent, (c) => c.status === 'ok', 8000, 250);
+    const back = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
     expect(back.status, JSON.stringify(back)).toBe('ok');
   });
 });

@@ -537,47 +537,25 @@ describe('x402 gate on the dev chain', () => {
     expect(await balances()).toEqual(before);
   });
 
-  it('measures verify and settle latency and the gate overhead without settlement', async () => {
-    const N = 5;
-    let verify = 0;
-    let settle = 0;
+  it('verifies and settles fresh payloads through the facilitator directly', async () => {
+    // (Verify and settle latency and the cost of a 402 challenge are bench figures: npm run bench:api.)
     const { client } = payingFetch();
     const required = await challengeOf(candlesUrl());
-    for (let i = 0; i < N; i++) {
+    const before = await balances();
+    for (let i = 0; i < 5; i++) {
       const payload = await client.createPaymentPayload(required);
-      const t0 = performance.now();
-      const v = await settlement.facilitator.verify(payload, required.accepts[0]!);
-      const t1 = performance.now();
-      const s = await settlement.facilitator.settle(payload, required.accepts[0]!);
-      const t2 = performance.now();
-      expect(v.isValid).toBe(true);
-      expect(s.success).toBe(true);
-      verify += t1 - t0;
-      settle += t2 - t1;
+      expect((await settlement.facilitator.verify(payload, required.accepts[0]!)).isValid).toBe(true);
+      expect((await settlement.facilitator.settle(payload, required.accepts[0]!)).success).toBe(true);
     }
-    timings.verify_ms_avg = Math.round((verify / N) * 10) / 10;
-    timings.settle_ms_avg = Math.round((settle / N) * 10) / 10;
-
-    const M = 50;
-    const time = async (url: string) => {
-      const t0 = performance.now();
-      for (let i = 0; i < M; i++) await (await fetch(url)).arrayBuffer();
-      return (performance.now() - t0) / M;
-    };
-    await time(`${main.url}/api/v1/free`); // warm-up
-    const free = await time(`${main.url}/api/v1/free`);
-    const challenge = await time(candlesUrl());
-    timings.free_route_ms = Math.round(free * 100) / 100;
-    timings.challenge_402_ms = Math.round(challenge * 100) / 100;
-    timings.gate_overhead_402_ms = Math.round((challenge - free) * 100) / 100;
-    expect(challenge).toBeLessThan(50);
+    expect(before.payer - (await balances()).payer).toBe(5n * BigInt(PRICE));
   });
 
-  it('the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json, at PAY_SERVER_URL or at HTTP_PORT', async () => {
+  // Two child processes (tsx start-up, a payment each): seconds when quiet, minutes on a busy machine.
+  it('the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json, at PAY_SERVER_URL or at HTTP_PORT', { timeout: 300_000 }, async () => {
     const run = (env: Record<string, string>) =>
       promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay.ts', 'GET', `${ROUTES.candles.path}?pair=BTC/USD`], {
         env: { ...process.env, PAY_SERVER_URL: '', HTTP_PORT: '', DATA_DIR: dataDir, PAYER_KEY: '', ...env },
-        timeout: 60_000,
+        timeout: 120_000,
       });
     const before = await balances();
     const { stdout } = await run({ PAY_SERVER_URL: main.url });

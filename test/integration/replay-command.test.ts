@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUOTES_GROUP, startQuoteConsumer } from '../../aggregate/quote-consumer.js';
 import { RAW_GROUP, RAW_TOPICS, startRawSinks } from '../../aggregate/raw-sinks.js';
@@ -59,8 +60,8 @@ interface Result {
   stderr: string;
 }
 
-/** The real operator command in a child process. */
-function replay(args: string[], timeoutMs = 120_000): Promise<Result> {
+/** The real operator command in a child process (killed after a ceiling that leaves a busy machine room). */
+function replay(args: string[], timeoutMs = 300_000): Promise<Result> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', ...args], {
     cwd: ROOT,
     env: {
@@ -114,6 +115,18 @@ async function snapshot(store: Store) {
 
 const total = (o: Record<number, string>) => Object.values(o).reduce((a, x) => a + Number(x), 0);
 
+/** The consumer group's state on the broker (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead). */
+async function groupState(groupId: string): Promise<string> {
+  const admin = new Kafka({ brokers: config.KAFKA_BROKERS, clientId: uniqueName('replay-it-admin'), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([groupId]);
+    return groups.find((g) => g.groupId === groupId)?.state ?? 'Dead';
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 describe('replay command (child process, Kafka + ClickHouse)', () => {
   let bus: Bus;
   let store: Store;
@@ -159,7 +172,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     before = await snapshot(store);
     expect((before as Record<string, number>)['rows:quotes']).toBe(quotes.length);
     expect((before as Record<string, number>)['rows:dislocations']).toBeGreaterThan(0);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await bus?.close();
@@ -196,7 +209,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     const rowsAfter = num((await store.query(sql`SELECT count(*) AS n FROM quotes`))[0]?.n);
     console.log(`quotes rows without FINAL: ${rowsBefore} before, ${rowsAfter} after (${expected} replayed)`);
     expect(await snapshot(store)).toEqual(before);
-  }, 180_000);
+  }, 360_000);
 
   it('replays one partition from an offset (--from-offset, --partition)', async () => {
     const end = await bus.endOffsets(TOPICS.quotes);
@@ -214,7 +227,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(total(await bus.endOffsets(`${TOPICS.quotes}.dlq`))).toBe(1);
     expect(await caughtUp(QUOTES_GROUP, [TOPICS.quotes])).toBe(true);
     expect(await snapshot(store)).toEqual(before);
-  }, 180_000);
+  }, 360_000);
 
   it('refuses a bad --from with the usage line (exit 2)', async () => {
     const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', 'yesterday']);
@@ -225,15 +238,16 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/give --from or --from-offset/);
     expect(none.stderr).toMatch(/^usage:/m);
-  }, 60_000);
+  }, 240_000);
 
   it('fails clearly (exit 1) while the group is running elsewhere, and changes nothing', async () => {
     const committed = await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes);
     const running = await startQuoteConsumer(bus, store, { logger });
     try {
-      // Joined: it has been assigned its partitions (the group is no longer empty on the broker).
-      await eventually(async () => running.status.running, Boolean, 30_000);
-      await new Promise((r) => setTimeout(r, 3000));
+      // Joined: the broker holds the group with its member (no longer empty), as the command will see it. Polled:
+      // how long the join takes depends on the machine.
+      await eventually(async () => running.status.running, Boolean, 60_000);
+      await eventually(() => groupState(`${namespace}${QUOTES_GROUP}`), (state) => state === 'Stable', 60_000, 250);
       const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', 'earliest']);
       console.log(`replay while running: exit ${r.code}: ${r.stderr.trim()}`);
       expect(r.code).toBe(1);
@@ -246,5 +260,5 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)).toEqual(committed);
     expect(total(committed)).toBe(stamps.length);
     expect(await snapshot(store)).toEqual(before);
-  }, 120_000);
+  }, 360_000);
 });

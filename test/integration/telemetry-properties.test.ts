@@ -138,7 +138,8 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
         lists.set(`${pair}@${from}`, await dislocationsHandler(call({ pair, revisions: true }), win(from)));
       }
     }
-  }, 900_000);
+    // CPU-bound: about a minute per engine on a quiet machine, more than ten times that on a busy 2-core one.
+  }, 1_800_000);
 
   afterAll(async () => {
     await cleanup?.();

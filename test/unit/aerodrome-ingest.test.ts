@@ -148,13 +148,13 @@ async function run(chain: FakeChain, ladderUsd: number[], until: (ingestor: DexI
   const client = createPublicClient({ transport: fakeBase(chain), pollingInterval: 10 });
   const ingestor = new DexIngestor({ client, chain: chainSpec, pools: [{ pair: 'AERO/USD', spec: aeroSpec }], ladderUsd, bus, logger: testLogger(), source: 'live' });
   await ingestor.start();
-  await eventually(async () => until(ingestor), Boolean, 10000, 10);
+  await eventually(async () => until(ingestor), Boolean, 30_000, 10);
   await ingestor.stop();
   const read = async (topic: string) => {
     const end = await bus.endOffsets(topic);
     const out: string[] = [];
     const consumer = await bus.consume({ groupId: `read-${topic}`, topics: [topic], fromBeginning: true, handleBatch: async (ms) => void out.push(...ms.map((m) => m.value)) });
-    await eventually(async () => out.length, (n) => n >= Number(end[0] ?? 0), 5000, 10);
+    await eventually(async () => out.length, (n) => n >= Number(end[0] ?? 0), 30_000, 10);
     await consumer.stop();
     return out;
   };

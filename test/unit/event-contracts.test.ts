@@ -43,7 +43,8 @@ describe('event contracts', () => {
     }
   });
 
-  it('validates real events of every topic, and refuses broken ones', () => {
+  // CPU-bound (half an hour of simulated market, every event validated): minutes on a busy 2-core machine.
+  it('validates real events of every topic, and refuses broken ones', { timeout: 300_000 }, () => {
     const ajv = new Ajv2020({ strict: false });
     const validators = new Map<string, ReturnType<typeof ajv.compile>>();
     const validator = (topic: string) => {
@@ -99,7 +100,7 @@ describe('event contracts', () => {
     await bus.publish('not.a.product.topic', [{ key: 'k', value: 'v' }]);
     const got: BusMessage[] = [];
     const consumer = await bus.consume({ groupId: 'g', topics: [TOPICS.quotes, TOPICS.heartbeat, 'not.a.product.topic'], handleBatch: async (m) => void got.push(...m) });
-    await eventually(async () => got.length, (n) => n === 5);
+    await eventually(async () => got.length, (n) => n >= 5, 30_000);
     await consumer.stop();
     await bus.close();
     const headers = (topic: string) => got.filter((m) => m.topic === topic).map((m) => m.headers);

@@ -5,18 +5,15 @@
  * document order, what is dropped (navigation, page header and footer,
  * asides, ads, cookie banners, share bars, related links, comments, forms,
  * scripts, styles, hidden elements), links only with keepLinks, the size
- * statistics, input errors, and p50/p99 on the fixtures next to
- * @mozilla/readability + turndown doing the same pages.
+ * statistics and input errors. Latency next to @mozilla/readability +
+ * turndown on the same pages is a bench figure (npm run bench:utility).
  */
 import { readFileSync } from 'node:fs';
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
 import { describe, expect, it } from 'vitest';
 import { RagShrinkOutput } from '../../jobs/rag-shrink/sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import { createRagShrinkProcessor, type RagShrinkResponse } from '../../jobs/rag-shrink/processor.js';
-import { jobContext, processorDeps, timeRuns } from '../helpers/text-skus.js';
+import { jobContext, processorDeps } from '../helpers/text-skus.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/html/${name}.html`, import.meta.url), 'utf8');
 const NEWS = fixture('news-article');
@@ -159,24 +156,6 @@ describe('rag-shrink: fragments and input errors', () => {
       expect(err).toBeInstanceOf(JobError);
       expect(err).toMatchObject({ status: 400, details: { field } });
     }
-  });
-});
-
-describe('rag-shrink: latency on the fixtures (printed), next to readability + turndown', () => {
-  it('p50/p99 per page', async () => {
-    const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
-    const rows: Record<string, string | number>[] = [];
-    for (const [name, html] of [['news-article', NEWS], ['docs-page', DOCS], ['blog-with-comments', BLOG]] as const) {
-      const ours = await timeRuns(() => processor.handle({ html }, jobContext()), 60, 10);
-      const theirs = await timeRuns(async () => {
-        const { document } = parseHTML(html);
-        const article = new Readability(document as never).parse();
-        return turndown.turndown(article?.content ?? '');
-      }, 60, 10);
-      rows.push({ page: name, chars: html.length, 'rag-shrink p50 ms': +ours.p50.toFixed(2), 'rag-shrink p99 ms': +ours.p99.toFixed(2), 'readability+turndown p50 ms': +theirs.p50.toFixed(2), 'readability+turndown p99 ms': +theirs.p99.toFixed(2) });
-      expect(ours.p99).toBeLessThan(900);
-    }
-    console.table(rows);
   });
 });
 
