@@ -27,7 +27,10 @@ function importDirection(folder, forbidden) {
     files: [`${folder}/**/*.ts`],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: climbs, message }] }],
-      'no-restricted-syntax': ['error', { selector: `ImportExpression[source.value=/${climbs.replaceAll('/', '\\/')}/]`, message }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: `ImportExpression[source.value=/${climbs.replaceAll('/', '\\/')}/]`, message },
+      ],
     },
   };
 }

@@ -23,15 +23,24 @@ export function deadLetterProbe(bus: Bus, topics: readonly string[]): HealthProb
         count: s.count,
         recent: s.recent,
         ...(s.last
-          ? { last_reason: s.last.reason, last_at: s.last.failedAt, last_origin: `${s.last.topic}[${s.last.partition}]@${s.last.offset} (group ${s.last.group})` }
+          ? {
+              last_reason: s.last.reason,
+              last_at: s.last.failedAt,
+              last_origin: `${s.last.topic}[${s.last.partition}]@${s.last.offset} (group ${s.last.group})`,
+            }
           : {}),
         ...(s.complete ? {} : { reading: true }),
       };
-      if (s.last && (!newest || s.last.failedAt > newest.at)) newest = { topic, reason: s.last.reason, at: s.last.failedAt };
+      if (s.last && (!newest || s.last.failedAt > newest.at))
+        newest = { topic, reason: s.last.reason, at: s.last.failedAt };
     }
     const facts = { recent_window_s: RECENT_WINDOW_MS / 1000, topics: perTopic };
     if (recent > 0 && newest) {
-      return { status: 'degraded', reason: `${recent} message(s) dead-lettered in the last ${RECENT_WINDOW_MS / 60_000} min; newest on ${newest.topic}: ${newest.reason}`, ...facts };
+      return {
+        status: 'degraded',
+        reason: `${recent} message(s) dead-lettered in the last ${RECENT_WINDOW_MS / 60_000} min; newest on ${newest.topic}: ${newest.reason}`,
+        ...facts,
+      };
     }
     return { status: 'ok', ...facts };
   };

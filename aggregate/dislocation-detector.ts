@@ -120,15 +120,25 @@ export function numericId(opportunityIdValue: string): number {
 }
 
 const newer = (q: QuoteEvent, held: QuoteEvent | undefined): boolean =>
-  !held || q.event_time_ms > held.event_time_ms || (q.event_time_ms === held.event_time_ms && q.event_id > held.event_id);
+  !held ||
+  q.event_time_ms > held.event_time_ms ||
+  (q.event_time_ms === held.event_time_ms && q.event_id > held.event_id);
 
-const sourceOf = (a: QuoteEvent, b: QuoteEvent): Source => (a.source === 'live' && b.source === 'live' ? 'live' : 'simulated');
+const sourceOf = (a: QuoteEvent, b: QuoteEvent): Source =>
+  a.source === 'live' && b.source === 'live' ? 'live' : 'simulated';
 
 /** Whether an evaluation at `t` with `numbers` makes a new revision of the open opportunity `o`. */
 const revises = (o: OpenOpportunity, numbers: OpportunityNumbers, t: number): boolean =>
-  materialMove(o.numbers, numbers) || (t - o.updated_at_ms >= REVISION_RULE.maxQuietMs && !sameNumbers(o.numbers, numbers));
+  materialMove(o.numbers, numbers) ||
+  (t - o.updated_at_ms >= REVISION_RULE.maxQuietMs && !sameNumbers(o.numbers, numbers));
 
-function record(pair: string, o: OpenOpportunity, status: DislocationRecord['status'], atMs: number, trigger: string): DislocationRecord {
+function record(
+  pair: string,
+  o: OpenOpportunity,
+  status: DislocationRecord['status'],
+  atMs: number,
+  trigger: string,
+): DislocationRecord {
   const n = o.numbers;
   return {
     event_id: `${o.opportunity_id}:${o.revision}`,
@@ -178,7 +188,8 @@ const openKey = (buy: string, sell: string) => `${buy}>${sell}`;
 export function applyQuote(state: PairState, quote: QuoteEvent, options: DetectorOptions): DetectorOutput {
   const out: DetectorOutput = { applied: false, dislocations: [], samples: [] };
   const minNet = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
-  if (quote.pair !== state.pair) throw new Error(`detector: quote for ${quote.pair} applied to the state of ${state.pair}`);
+  if (quote.pair !== state.pair)
+    throw new Error(`detector: quote for ${quote.pair} applied to the state of ${state.pair}`);
   if (!newer(quote, state.quotes[quote.venue])) return out;
   out.applied = true;
   state.quotes[quote.venue] = quote;
@@ -282,7 +293,14 @@ function updatePeaks(o: OpenOpportunity, next: OpportunityNumbers): void {
   o.peak_raw_bps = Math.max(o.peak_raw_bps ?? last.raw_spread_bps, next.raw_spread_bps);
 }
 
-function close(state: PairState, key: string, o: OpenOpportunity, status: 'CLOSED' | 'EXPIRED', at: number, trigger: string): DislocationRecord {
+function close(
+  state: PairState,
+  key: string,
+  o: OpenOpportunity,
+  status: 'CLOSED' | 'EXPIRED',
+  at: number,
+  trigger: string,
+): DislocationRecord {
   o.capacity_usd_ms += o.numbers.capacity_usd * (at - o.updated_at_ms);
   o.revision += 1;
   o.updated_at_ms = at;

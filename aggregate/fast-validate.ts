@@ -46,7 +46,20 @@ const ajv = new Ajv2020({
 });
 
 /** Keywords whose meaning the zod conversion may only approximate: such schemas stay with zod. */
-const UNSAFE_KEYWORDS = new Set(['default', 'format', 'contentEncoding', 'contentMediaType', '$ref', '$defs', 'allOf', 'not', 'if', 'oneOf', 'const', 'multipleOf']);
+const UNSAFE_KEYWORDS = new Set([
+  'default',
+  'format',
+  'contentEncoding',
+  'contentMediaType',
+  '$ref',
+  '$defs',
+  'allOf',
+  'not',
+  'if',
+  'oneOf',
+  'const',
+  'multipleOf',
+]);
 
 const compiled = new WeakMap<z.ZodType, ValidateFunction | null>();
 
@@ -56,9 +69,11 @@ function usesUnsafeKeyword(node: unknown): boolean {
   for (const [key, value] of Object.entries(node)) {
     if (UNSAFE_KEYWORDS.has(key)) return true;
     // removeAdditional inside an anyOf of objects would strip keys another branch allows.
-    if (key === 'anyOf' && (value as Record<string, unknown>[]).some((b) => b.type === 'object' || 'properties' in b)) return true;
+    if (key === 'anyOf' && (value as Record<string, unknown>[]).some((b) => b.type === 'object' || 'properties' in b))
+      return true;
     // `properties` maps field names (not keywords) to schemas.
-    if (key === 'properties' ? Object.values(value as object).some(usesUnsafeKeyword) : usesUnsafeKeyword(value)) return true;
+    if (key === 'properties' ? Object.values(value as object).some(usesUnsafeKeyword) : usesUnsafeKeyword(value))
+      return true;
   }
   return false;
 }
@@ -85,7 +100,10 @@ export function validateWith<T>(json: unknown, schema: z.ZodType<T>, label: stri
   if (fast && fast(json)) return { ok: true, event: json as T };
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, event: parsed.data };
-  return { ok: false, reason: `invalid ${label}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}` };
+  return {
+    ok: false,
+    reason: `invalid ${label}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}`,
+  };
 }
 
 /** JSON text -> validated event, or the reason it is malformed. */

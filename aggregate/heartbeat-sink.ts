@@ -21,7 +21,11 @@ export async function startHeartbeatSink(bus: Bus, store: Store): Promise<Consum
       for (const message of messages) {
         const parsed = HeartbeatEvent.safeParse(safeJson(message.value));
         if (parsed.success) events.push(parsed.data);
-        else await ctx.deadLetter(message, `invalid heartbeat: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}`);
+        else
+          await ctx.deadLetter(
+            message,
+            `invalid heartbeat: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}`,
+          );
       }
       await insertHeartbeats(store, events);
     },

@@ -11,13 +11,36 @@
 import type { Logger } from '../core/logger.js';
 import { errorMessage } from '../core/errors.js';
 import type { Store } from '../core/store/store.js';
-import { actionableWithoutExecution, latestOpenedMs, type ActionableRevision } from '../core/store/tables/dislocations.js';
-import { latencySamplesInRange, latencyWatermarks, type LatencyKind, type LatencyPoint } from '../core/store/tables/latency-samples.js';
-import { insertPaperExecutions, latestExecutionMs, type PaperExecution } from '../core/store/tables/paper-executions.js';
+import {
+  actionableWithoutExecution,
+  latestOpenedMs,
+  type ActionableRevision,
+} from '../core/store/tables/dislocations.js';
+import {
+  latencySamplesInRange,
+  latencyWatermarks,
+  type LatencyKind,
+  type LatencyPoint,
+} from '../core/store/tables/latency-samples.js';
+import {
+  insertPaperExecutions,
+  latestExecutionMs,
+  type PaperExecution,
+} from '../core/store/tables/paper-executions.js';
 import { quotesInWindows, quoteWatermarks, type QuoteWindow } from '../core/store/tables/quotes.js';
-import { DEFAULT_PAPER_OPTIONS, latestAtOrBefore, paperExecute, type PaperExecutionOptions } from './paper-fill-model.js';
+import {
+  DEFAULT_PAPER_OPTIONS,
+  latestAtOrBefore,
+  paperExecute,
+  type PaperExecutionOptions,
+} from './paper-fill-model.js';
 
-export { DEFAULT_PAPER_OPTIONS, paperExecute, type PaperExecutionOptions, type PaperInputs } from './paper-fill-model.js';
+export {
+  DEFAULT_PAPER_OPTIONS,
+  paperExecute,
+  type PaperExecutionOptions,
+  type PaperInputs,
+} from './paper-fill-model.js';
 
 export interface PaperExecutorStatus {
   running: boolean;
@@ -54,7 +77,11 @@ const splitKey = (key: string): [string, string] => {
  * instead of the whole span of the batch reads a small part of the quotes when
  * decisions are sparse (a backfill: all of them, every run).
  */
-export function quoteWindows(batch: readonly ActionableRevision[], latency: ReadonlyMap<LatencyKind, readonly LatencyPoint[]>, o: PaperExecutionOptions): QuoteWindow[] {
+export function quoteWindows(
+  batch: readonly ActionableRevision[],
+  latency: ReadonlyMap<LatencyKind, readonly LatencyPoint[]>,
+  o: PaperExecutionOptions,
+): QuoteWindow[] {
   const byPair = new Map<string, [number, number][]>();
   for (const c of batch) {
     const t0 = c.decided_at_ms;
@@ -161,7 +188,11 @@ export class PaperExecutor {
     for (const c of batch) {
       const wm = new Map<string, number>();
       for (const [key, v] of quoteWm) if (key.startsWith(`${c.pair}|`)) wm.set(key.slice(c.pair.length + 1), v);
-      const execution = paperExecute(c, { quotes: quotesByPair.get(c.pair) ?? [], latency, latencyWatermarks: latencyWm, quoteWatermarks: wm }, o);
+      const execution = paperExecute(
+        c,
+        { quotes: quotesByPair.get(c.pair) ?? [], latency, latencyWatermarks: latencyWm, quoteWatermarks: wm },
+        o,
+      );
       if (execution) out.push(execution);
       else unresolved.push(c);
     }
@@ -184,7 +215,11 @@ export class PaperExecutor {
    * its last watermark. A watermark older than `sinceMs` answers those tests
    * as no watermark would (false).
    */
-  private async quoteWatermarks(batch: readonly ActionableRevision[], sinceMs: number, bound: number): Promise<Map<string, number>> {
+  private async quoteWatermarks(
+    batch: readonly ActionableRevision[],
+    sinceMs: number,
+    bound: number,
+  ): Promise<Map<string, number>> {
     const known = this.knownQuoteWatermarks;
     const venuesOf = new Map<string, Set<string>>();
     for (const c of batch) {
@@ -206,7 +241,8 @@ export class PaperExecutor {
       from = Math.min(from, oldest);
     }
     if (stale.length) {
-      for (const [key, ms] of await quoteWatermarks(this.store, stale, Math.max(sinceMs, from))) known.set(key, Math.max(known.get(key) ?? 0, ms));
+      for (const [key, ms] of await quoteWatermarks(this.store, stale, Math.max(sinceMs, from)))
+        known.set(key, Math.max(known.get(key) ?? 0, ms));
     }
     const out = new Map<string, number>();
     for (const [key, ms] of known) if (venuesOf.has(splitKey(key)[0])) out.set(key, ms);

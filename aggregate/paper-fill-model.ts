@@ -92,7 +92,11 @@ const quoteAt = (quotes: readonly QuoteEvent[], venue: string, t: number) =>
  * The paper execution of one decision, or undefined while its inputs are
  * incomplete (try again later). Pure: same inputs, same row.
  */
-export function paperExecute(c: ActionableRevision, inputs: PaperInputs, options: PaperExecutionOptions = DEFAULT_PAPER_OPTIONS): PaperExecution | undefined {
+export function paperExecute(
+  c: ActionableRevision,
+  inputs: PaperInputs,
+  options: PaperExecutionOptions = DEFAULT_PAPER_OPTIONS,
+): PaperExecution | undefined {
   const t0 = c.decided_at_ms;
   const buy0 = quoteAt(inputs.quotes, c.buy_venue, t0);
   const sell0 = quoteAt(inputs.quotes, c.sell_venue, t0);
@@ -138,7 +142,8 @@ export function paperExecute(c: ActionableRevision, inputs: PaperInputs, options
   }
   const [buyQ, sellQ] = arrivals as [QuoteEvent | null, QuoteEvent | null];
   const base = { buy0, sell0, buyLatency, sellLatency, buyArrival, sellArrival, buyQ, sellQ };
-  if (buyLatency > options.maxLegLatencyMs || sellLatency > options.maxLegLatencyMs || !buyQ || !sellQ) return row(c, 'missed', base);
+  if (buyLatency > options.maxLegLatencyMs || sellLatency > options.maxLegLatencyMs || !buyQ || !sellQ)
+    return row(c, 'missed', base);
   const buyPrice = priceAtSize(buyQ.ladder, c.profit_size_usd, 'buy');
   const sellPrice = priceAtSize(sellQ.ladder, c.profit_size_usd, 'sell');
   if (buyPrice === null || sellPrice === null) return row(c, 'missed', base);

@@ -34,7 +34,14 @@ import { insertDislocations } from '../core/store/tables/dislocations.js';
 import { quoteRow } from '../core/store/tables/quotes.js';
 import { spreadSampleRow } from '../core/store/tables/spread-samples.js';
 import { TOPICS } from '../core/topics.js';
-import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, DEFAULT_MIN_NET_BPS, emptyPairState, type DislocationRecord, type PairState } from './dislocation-detector.js';
+import {
+  applyQuote,
+  DEFAULT_MAX_QUOTE_AGE_MS,
+  DEFAULT_MIN_NET_BPS,
+  emptyPairState,
+  type DislocationRecord,
+  type PairState,
+} from './dislocation-detector.js';
 import { validateWith } from './fast-validate.js';
 import { parseMessage } from './raw-sinks.js';
 
@@ -108,7 +115,10 @@ export class QuoteProcessor {
     if (!messages.length) return result;
     const tp = `${messages[0]!.topic}/${messages[0]!.partition}`;
     if (this.expected.get(tp) !== BigInt(messages[0]!.offset)) {
-      this.options.logger?.debug({ partition: tp, offset: messages[0]!.offset, expected: this.expected.get(tp)?.toString() }, 'dislocations: batch does not continue the last one; reloading the detector state');
+      this.options.logger?.debug(
+        { partition: tp, offset: messages[0]!.offset, expected: this.expected.get(tp)?.toString() },
+        'dislocations: batch does not continue the last one; reloading the detector state',
+      );
       this.invalidate(tp);
     }
 
@@ -123,7 +133,10 @@ export class QuoteProcessor {
     // Each quote becomes its rows at once (the ClickHouse adapter encodes them as they are added): a 40k
     // batch's parsed objects die young instead of living, promoted to the old generation, until the insert
     // (bench:pipeline: garbage collection was a quarter of the aggregate's CPU).
-    const [quoteRows, sampleRows] = await Promise.all([this.store.beginInsert('quotes'), this.store.beginInsert('spread_samples')]);
+    const [quoteRows, sampleRows] = await Promise.all([
+      this.store.beginInsert('quotes'),
+      this.store.beginInsert('spread_samples'),
+    ]);
     const apply = (state: PairState, q: QuoteEvent) => {
       const out = applyQuote(state, q, { maxQuoteAgeMs: this.maxQuoteAgeMs, minNetBps: this.minNetBps });
       if (!out.applied) return;
@@ -151,7 +164,8 @@ export class QuoteProcessor {
     }
     if (unkeyed.length) {
       // Every quote of such a pair is here (its state was not in `working` for any of them): order kept.
-      for (const [pair, state] of await this.workingCopies([...new Set(unkeyed.map((q) => q.pair))])) working.set(pair, state);
+      for (const [pair, state] of await this.workingCopies([...new Set(unkeyed.map((q) => q.pair))]))
+        working.set(pair, state);
       for (const q of unkeyed) apply(working.get(q.pair)!, q);
     }
     result.dislocations = dislocations.length;
@@ -210,7 +224,11 @@ export class QuoteProcessor {
   }
 }
 
-export async function startQuoteConsumer(bus: Bus, store: Store, options: QuoteConsumerOptions = {}): Promise<Consumer> {
+export async function startQuoteConsumer(
+  bus: Bus,
+  store: Store,
+  options: QuoteConsumerOptions = {},
+): Promise<Consumer> {
   const processor = new QuoteProcessor(store, bus, options);
   return bus.consume({
     groupId: processor.scope,

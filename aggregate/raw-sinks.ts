@@ -27,8 +27,16 @@ interface Sink<T> {
 }
 
 const SINKS: Record<string, Sink<never>> = {
-  [TOPICS.books]: { label: 'book snapshot', schema: BookEvent, insert: insertBookSnapshots } satisfies Sink<BookEvent> as unknown as Sink<never>,
-  [TOPICS.latency]: { label: 'latency sample', schema: LatencyEvent, insert: insertLatencySamples } satisfies Sink<LatencyEvent> as unknown as Sink<never>,
+  [TOPICS.books]: {
+    label: 'book snapshot',
+    schema: BookEvent,
+    insert: insertBookSnapshots,
+  } satisfies Sink<BookEvent> as unknown as Sink<never>,
+  [TOPICS.latency]: {
+    label: 'latency sample',
+    schema: LatencyEvent,
+    insert: insertLatencySamples,
+  } satisfies Sink<LatencyEvent> as unknown as Sink<never>,
 };
 
 export const RAW_TOPICS = Object.keys(SINKS);

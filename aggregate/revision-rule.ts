@@ -81,4 +81,3 @@ export function materialMove(last: OpportunityNumbers, next: OpportunityNumbers)
 
 export const sameNumbers = (a: OpportunityNumbers, b: OpportunityNumbers): boolean =>
   (Object.keys(a) as (keyof OpportunityNumbers)[]).every((k) => a[k] === b[k]);
-

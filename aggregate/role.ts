@@ -30,7 +30,11 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
       const s = consumer.status;
       if (!s.running) return { status: 'down', reason: 'consumer stopped' };
       if (s.stalledReason) return { status: 'degraded', reason: `retrying: ${s.stalledReason}`, topics: s.topics };
-      return { status: 'ok', topics: s.topics, last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null };
+      return {
+        status: 'ok',
+        topics: s.topics,
+        last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null,
+      };
     });
   }
   ctx.health.register('dead_letters', deadLetterProbe(bus, [...new Set(CONSUMER_GROUPS.flatMap((g) => g.topics))]));
@@ -41,7 +45,11 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
     ctx.health.register('aggregate.paper_executions', async () => {
       const s = paper.status;
       if (!s.running) return { status: 'down', reason: 'paper executor stopped' };
-      const facts = { executed: s.executed, waiting: s.waiting, last_run_at: s.lastRunAt ? new Date(s.lastRunAt).toISOString() : null };
+      const facts = {
+        executed: s.executed,
+        waiting: s.waiting,
+        last_run_at: s.lastRunAt ? new Date(s.lastRunAt).toISOString() : null,
+      };
       if (s.lastError) return { status: 'degraded', reason: `last run failed: ${s.lastError}`, ...facts };
       return { status: 'ok', ...facts };
     });

@@ -82,12 +82,16 @@ export interface DirectionEvaluation {
 }
 
 /** Fee in bps a taker pays on top of this quote's prices. */
-export const extraFeeBps = (q: Pick<QuoteEvent, 'fee_bps' | 'fee_included'>): number => (q.fee_included ? 0 : q.fee_bps);
+export const extraFeeBps = (q: Pick<QuoteEvent, 'fee_bps' | 'fee_included'>): number =>
+  q.fee_included ? 0 : q.fee_bps;
 
 const bps = (sell: number, buy: number): number => ((sell - buy) / buy) * 1e4;
 
 /** Sizes of `a` also quoted by `b`, ascending, each once. */
-function commonSteps(buy: readonly LadderStep[], sell: readonly LadderStep[]): { size: number; buy: number; sell: number }[] {
+function commonSteps(
+  buy: readonly LadderStep[],
+  sell: readonly LadderStep[],
+): { size: number; buy: number; sell: number }[] {
   // Ladders hold a handful of sizes: linear scans, no Map/Set per evaluation (this runs twice per spread sample).
   const out: { size: number; buy: number; sell: number }[] = [];
   for (let i = 0; i < buy.length; i++) {
@@ -112,7 +116,16 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
     const raw = bps(sp, bp);
     const gas = (gasUsd / size) * 1e4;
     const net = raw - fees - gas;
-    return { size_usd: size, buy_price: bp, sell_price: sp, raw_bps: raw, slippage_bps: rawTop - raw, gas_bps: gas, net_bps: net, profit_usd: (size * net) / 1e4 };
+    return {
+      size_usd: size,
+      buy_price: bp,
+      sell_price: sp,
+      raw_bps: raw,
+      slippage_bps: rawTop - raw,
+      gas_bps: gas,
+      net_bps: net,
+      profit_usd: (size * net) / 1e4,
+    };
   });
 
   let bestNet = rawTop - fees;
@@ -132,7 +145,8 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
 
   const depth = directionDepth(buy, sell);
   // net(s) <= raw_top - fees at every size (prices only worsen with size): below that nothing can pay.
-  const capacity = rawTop - fees > 0 && depth.usd > 0 ? capacityOf(buy, sell, fees, gasUsd, depth) : { usd: 0, capped: false };
+  const capacity =
+    rawTop - fees > 0 && depth.usd > 0 ? capacityOf(buy, sell, fees, gasUsd, depth) : { usd: 0, capped: false };
 
   return {
     buy_venue: buy.venue,
@@ -156,9 +170,13 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
 
 /** A leg's depth on one side: measured, or its largest fillable ladder size as a lower bound. */
 function legDepth(q: QuoteEvent, side: 'buy' | 'sell'): { usd: number; capped: boolean } {
-  if (q.depth) return side === 'buy' ? { usd: q.depth.buy_usd, capped: q.depth.buy_capped } : { usd: q.depth.sell_usd, capped: q.depth.sell_capped };
+  if (q.depth)
+    return side === 'buy'
+      ? { usd: q.depth.buy_usd, capped: q.depth.buy_capped }
+      : { usd: q.depth.sell_usd, capped: q.depth.sell_capped };
   let largest = 0;
-  for (const step of q.ladder) if ((side === 'buy' ? step.buy_price : step.sell_price) !== null) largest = Math.max(largest, step.size_usd);
+  for (const step of q.ladder)
+    if ((side === 'buy' ? step.buy_price : step.sell_price) !== null) largest = Math.max(largest, step.size_usd);
   return { usd: largest, capped: true };
 }
 
@@ -217,7 +235,13 @@ export function curvePrice(c: Curve, size: number): number {
 /** Bisection steps for the zero crossing: the bracket shrinks below 1e-9 of its size (or 60 halvings). */
 const ROOT_REL_TOLERANCE = 1e-9;
 
-function capacityOf(buy: QuoteEvent, sell: QuoteEvent, fees: number, gasUsd: number, depth: { usd: number; capped: boolean }): { usd: number; capped: boolean } {
+function capacityOf(
+  buy: QuoteEvent,
+  sell: QuoteEvent,
+  fees: number,
+  gasUsd: number,
+  depth: { usd: number; capped: boolean },
+): { usd: number; capped: boolean } {
   const buyCurve = legCurve(buy, 'buy');
   const sellCurve = legCurve(sell, 'sell');
   const net = (size: number): number => {

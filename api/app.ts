@@ -47,9 +47,24 @@ export function createApp(deps: AppDeps): Koa {
   mountMetrics(router);
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl, paymentCore } = deps.gateway;
-    mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }) });
-    mountDiscovery(router, { catalogue: runtime.catalogue, payment, examples: liveExampleSource({ ...runtime, log: deps.logger }), ...(publicBaseUrl ? { publicBaseUrl } : {}) });
-    if (paymentCore) mountMcp(router, { path: MCP_PATH, runtime, core: paymentCore, payment, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
+    mountSkuRoutes(router, {
+      runtime,
+      gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }),
+    });
+    mountDiscovery(router, {
+      catalogue: runtime.catalogue,
+      payment,
+      examples: liveExampleSource({ ...runtime, log: deps.logger }),
+      ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    });
+    if (paymentCore)
+      mountMcp(router, {
+        path: MCP_PATH,
+        runtime,
+        core: paymentCore,
+        payment,
+        ...(publicBaseUrl ? { publicBaseUrl } : {}),
+      });
     mountDashboard(router, {
       store: runtime.store,
       health: deps.health,

@@ -20,14 +20,20 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function listen(app: Koa, config: Pick<Config, 'HTTP_HOST' | 'HTTP_PORT'> & Partial<Pick<Config, 'HTTP_LISTEN_BACKLOG' | 'HTTP_KEEPALIVE_TIMEOUT_MS'>>): Promise<HttpServer> {
+export async function listen(
+  app: Koa,
+  config: Pick<Config, 'HTTP_HOST' | 'HTTP_PORT'> &
+    Partial<Pick<Config, 'HTTP_LISTEN_BACKLOG' | 'HTTP_KEEPALIVE_TIMEOUT_MS'>>,
+): Promise<HttpServer> {
   const server = createServer(app.callback());
   server.keepAliveTimeout = config.HTTP_KEEPALIVE_TIMEOUT_MS ?? 65_000;
   // Headers of a request on a kept-alive connection may arrive just before it times out.
   server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1000);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port: config.HTTP_PORT, host: config.HTTP_HOST, backlog: config.HTTP_LISTEN_BACKLOG ?? 4096 }, () => resolve());
+    server.listen({ port: config.HTTP_PORT, host: config.HTTP_HOST, backlog: config.HTTP_LISTEN_BACKLOG ?? 4096 }, () =>
+      resolve(),
+    );
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.HTTP_PORT;

@@ -29,16 +29,27 @@ export async function startApi(ctx: RoleContext, jobSkus?: readonly JobSku[]): P
 
   ctx.health.register('pipeline', async () => {
     const latest = await latestHeartbeat(store);
-    if (!latest) return { status: 'degraded', reason: 'no canary stored in the last hour (is an ingest and an aggregate role running?)' };
+    if (!latest)
+      return {
+        status: 'degraded',
+        reason: 'no canary stored in the last hour (is an ingest and an aggregate role running?)',
+      };
     const age = Date.now() - latest.emitted_at_ms;
-    const facts = { last_canary_at: new Date(latest.emitted_at_ms).toISOString(), event_to_store_ms: latest.latency_ms, age_ms: age };
-    if (age > config.HEARTBEAT_STALE_MS) return { status: 'degraded', reason: `newest canary is ${Math.round(age / 1000)} s old`, ...facts };
+    const facts = {
+      last_canary_at: new Date(latest.emitted_at_ms).toISOString(),
+      event_to_store_ms: latest.latency_ms,
+      age_ms: age,
+    };
+    if (age > config.HEARTBEAT_STALE_MS)
+      return { status: 'degraded', reason: `newest canary is ${Math.round(age / 1000)} s old`, ...facts };
     return { status: 'ok', ...facts };
   });
   ctx.health.register('workers', async () => {
-    const result = await queue.run<Record<string, never>, { worker: string }>(SYSTEM_PING, {}, { deadlineMs: 1500 }).catch((err: Error) => {
-      throw new Error(`no worker answered ${SYSTEM_PING}: ${err.message}`);
-    });
+    const result = await queue
+      .run<Record<string, never>, { worker: string }>(SYSTEM_PING, {}, { deadlineMs: 1500 })
+      .catch((err: Error) => {
+        throw new Error(`no worker answered ${SYSTEM_PING}: ${err.message}`);
+      });
     return { status: 'ok', answered_by: result.worker };
   });
 
@@ -62,7 +73,10 @@ export async function startApi(ctx: RoleContext, jobSkus?: readonly JobSku[]): P
     throw err;
   }
   await payments.listening(http.url);
-  ctx.logger.info({ url: http.url, routes: catalogue.skus.length, available: catalogue.skus.filter((s) => s.available).length }, 'api listening');
+  ctx.logger.info(
+    { url: http.url, routes: catalogue.skus.length, available: catalogue.skus.filter((s) => s.available).length },
+    'api listening',
+  );
   return {
     name: 'api',
     http,

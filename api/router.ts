@@ -59,7 +59,12 @@ export function mountSkuRoutes(router: Router, options: SkuRoutesOptions): void 
   const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';
   const body = jsonBody(options.bodyLimit ?? DEFAULT_BODY_LIMIT);
   const { config } = options.runtime;
-  const cache = { maxBytes: config.TELEMETRY_CACHE_MAX_MB * 1024 * 1024, closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS, dataMarginMs: config.TELEMETRY_CACHE_DATA_MARGIN_MS, now: () => options.runtime.now() };
+  const cache = {
+    maxBytes: config.TELEMETRY_CACHE_MAX_MB * 1024 * 1024,
+    closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS,
+    dataMarginMs: config.TELEMETRY_CACHE_DATA_MARGIN_MS,
+    now: () => options.runtime.now(),
+  };
   for (const declared of options.runtime.catalogue.skus) {
     const sku = withClosedSliceCache(declared, cache);
     const methods: HttpMethod[] = sku.alsoPost && sku.method !== 'POST' ? [sku.method, 'POST'] : [sku.method];
@@ -121,14 +126,19 @@ function jsonBody(limit: string): Middleware {
     text: false,
     onError: (err: Error) => {
       const e = err as Error & { status?: number; type?: string };
-      if (e.status === 413 || e.type === 'entity.too.large') throw new AppError('payload_too_large', `the JSON body exceeds ${limit}`, 413);
+      if (e.status === 413 || e.type === 'entity.too.large')
+        throw new AppError('payload_too_large', `the JSON body exceeds ${limit}`, 413);
       throw new AppError('invalid_json', `the body is not valid JSON: ${e.message}`, 400);
     },
   });
   return async (ctx: Context, next: Next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (hasBody && !ctx.is('application/json', '+json')) {
-      throw new AppError('unsupported_media_type', 'send the request body as JSON (Content-Type: application/json)', 415);
+      throw new AppError(
+        'unsupported_media_type',
+        'send the request body as JSON (Content-Type: application/json)',
+        415,
+      );
     }
     await parse(ctx, next);
   };
@@ -141,7 +151,11 @@ function prepare(sku: PricedSku, method: HttpMethod, runtime: Omit<SkuRuntime, '
     const raw = method === 'GET' ? queryObject(ctx) : bodyObject(ctx);
     const parsed = sku.input.safeParse(raw);
     if (!parsed.success) throw validationError(parsed.error, raw);
-    const call: SkuCall<unknown> = { input: parsed.data, runtime: { ...runtime, log: ctx.state.log }, priceAtomic: sku.priceAtomic };
+    const call: SkuCall<unknown> = {
+      input: parsed.data,
+      runtime: { ...runtime, log: ctx.state.log },
+      priceAtomic: sku.priceAtomic,
+    };
     let prepared: unknown;
     try {
       prepared = sku.preflight ? await sku.preflight(call) : undefined;
@@ -180,7 +194,8 @@ function serve(sku: PricedSku, checkResponses: boolean): Middleware {
 function queryObject(ctx: Context): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.query)) {
-    if (Array.isArray(value)) throw new AppError('invalid_parameter', `${name} is given more than once`, 400, { field: name });
+    if (Array.isArray(value))
+      throw new AppError('invalid_parameter', `${name} is given more than once`, 400, { field: name });
     out[name] = value;
   }
   return out;
@@ -189,7 +204,8 @@ function queryObject(ctx: Context): Record<string, unknown> {
 function bodyObject(ctx: Context): Record<string, unknown> {
   const body = ctx.request.body as unknown;
   if (body === undefined || body === null || (typeof body === 'string' && body === '')) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid_json', 'the JSON body must be an object', 400);
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new AppError('invalid_json', 'the JSON body must be an object', 400);
   return body as Record<string, unknown>;
 }
 
@@ -202,8 +218,20 @@ export function validationError(error: z.ZodError, raw: Record<string, unknown>)
   }
   const field = issue.path.map(String).join('.');
   // A refinement may name its own stable code (and details): `params: { code: 'unsupported_language', details: {...} }`.
-  const params = issue.code === 'custom' ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined) : undefined;
-  if (typeof params?.code === 'string') return new AppError(params.code, `${field ? `${field}: ` : ''}${issue.message}`, 400, { ...(params.details ?? {}), ...(field ? { field } : {}) });
+  const params =
+    issue.code === 'custom'
+      ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined)
+      : undefined;
+  if (typeof params?.code === 'string')
+    return new AppError(params.code, `${field ? `${field}: ` : ''}${issue.message}`, 400, {
+      ...(params.details ?? {}),
+      ...(field ? { field } : {}),
+    });
   const missing = issue.code === 'invalid_type' && issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
-  return new AppError(missing ? 'missing_parameter' : 'invalid_parameter', `${field ? `${field}: ` : ''}${missing ? 'required' : issue.message}`, 400, field ? { field } : {});
+  return new AppError(
+    missing ? 'missing_parameter' : 'invalid_parameter',
+    `${field ? `${field}: ` : ''}${missing ? 'required' : issue.message}`,
+    400,
+    field ? { field } : {},
+  );
 }

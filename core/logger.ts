@@ -35,12 +35,17 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     base: { service: 'x402-gateway', ...base },
     timestamp: pino.stdTimeFunctions.isoTime,
     // Never log payloads by accident: these keys are cut wherever they appear.
-    redact: { paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'], censor: '[redacted]' },
+    redact: {
+      paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'],
+      censor: '[redacted]',
+    },
     onChild: mergeChildBindings,
     hooks: { logMethod: callFieldsReplaceBindings },
   };
   const format = setup.format ?? 'auto';
-  const toTerminal = setup.destination ? Boolean((setup.destination as { isTTY?: boolean }).isTTY) : Boolean(process.stdout.isTTY);
+  const toTerminal = setup.destination
+    ? Boolean((setup.destination as { isTTY?: boolean }).isTTY)
+    : Boolean(process.stdout.isTTY);
   if (format === 'pretty' || (format === 'auto' && toTerminal)) {
     const pretty = PinoPretty({
       colorize: setup.colorize ?? toTerminal,
@@ -78,12 +83,17 @@ function keysOf(logger: Logger): Set<string> {
 }
 
 /** hooks.logMethod: a call's field named like a binding is logged through a child with that binding replaced. */
-function callFieldsReplaceBindings(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void): void {
+function callFieldsReplaceBindings(
+  this: Logger,
+  args: Parameters<Logger['info']>,
+  method: (...a: unknown[]) => void,
+): void {
   const first = args[0] as unknown;
   if (first && typeof first === 'object' && !(first instanceof Error)) {
     const keys = keysOf(this);
     let clash: Record<string, unknown> | undefined;
-    for (const key of Object.keys(first)) if (keys.has(key)) (clash ??= {})[key] = (first as Record<string, unknown>)[key];
+    for (const key of Object.keys(first))
+      if (keys.has(key)) (clash ??= {})[key] = (first as Record<string, unknown>)[key];
     if (clash) {
       const rest = { ...(first as Record<string, unknown>) };
       for (const key of Object.keys(clash)) delete rest[key];

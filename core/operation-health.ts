@@ -61,7 +61,12 @@ export class OperationHealth {
       ...facts,
       status: 'degraded',
       reason: `${PLURAL[kind]} failing since ${new Date(f.since).toISOString()} (${f.count} failed): ${f.reason}`,
-      failing: Object.fromEntries([...this.failing].map(([k, v]) => [k, { since: new Date(v.since).toISOString(), failed: v.count, last_error: v.reason }])),
+      failing: Object.fromEntries(
+        [...this.failing].map(([k, v]) => [
+          k,
+          { since: new Date(v.since).toISOString(), failed: v.count, last_error: v.reason },
+        ]),
+      ),
     };
   }
 }

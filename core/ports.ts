@@ -36,7 +36,11 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
     return withSchemaVersions(namespaced(kafka, config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
   }
   const { createMemoryBus } = await import('./bus/memory-bus.js');
-  return withSchemaVersions(namespaced(await createMemoryBus(common), config.BUS_NAMESPACE), SCHEMA_VERSION_HEADER, schemaVersionOf);
+  return withSchemaVersions(
+    namespaced(await createMemoryBus(common), config.BUS_NAMESPACE),
+    SCHEMA_VERSION_HEADER,
+    schemaVersionOf,
+  );
 }
 
 export async function createStore(config: Config, logger: Logger): Promise<Store> {
@@ -69,5 +73,9 @@ export async function createQueue(config: Config, logger: Logger): Promise<JobQu
     });
   }
   const { createInProcessQueue } = await import('./queue/inprocess-queue.js');
-  return createInProcessQueue({ concurrency: config.JOB_CONCURRENCY, maxAttempts: config.JOB_MAX_ATTEMPTS, logger: logger.child({ port: 'queue' }) });
+  return createInProcessQueue({
+    concurrency: config.JOB_CONCURRENCY,
+    maxAttempts: config.JOB_MAX_ATTEMPTS,
+    logger: logger.child({ port: 'queue' }),
+  });
 }

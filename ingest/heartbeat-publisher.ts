@@ -44,7 +44,9 @@ export class HeartbeatPublisher {
     };
     this.seq += 1;
     try {
-      await this.bus.publish(TOPICS.heartbeat, [{ key: this.source, value: JSON.stringify(event), timestamp: event.emitted_at_ms }]);
+      await this.bus.publish(TOPICS.heartbeat, [
+        { key: this.source, value: JSON.stringify(event), timestamp: event.emitted_at_ms },
+      ]);
       this.lastOkAt = Date.now();
       this.lastError = undefined;
     } catch (err) {
@@ -55,8 +57,10 @@ export class HeartbeatPublisher {
 
   health(): ProbeResult {
     const stale = Date.now() - this.lastOkAt > this.intervalMs * 3;
-    if (this.lastError) return { status: 'degraded', reason: `last publish failed: ${this.lastError}`, last_ok_at: iso(this.lastOkAt) };
-    if (stale) return { status: 'degraded', reason: 'no successful publish in 3 intervals', last_ok_at: iso(this.lastOkAt) };
+    if (this.lastError)
+      return { status: 'degraded', reason: `last publish failed: ${this.lastError}`, last_ok_at: iso(this.lastOkAt) };
+    if (stale)
+      return { status: 'degraded', reason: 'no successful publish in 3 intervals', last_ok_at: iso(this.lastOkAt) };
     return { status: 'ok', published: this.seq, last_ok_at: iso(this.lastOkAt) };
   }
 

@@ -21,7 +21,12 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
   const catalogue = loadPairs(config.PAIRS_FILE);
   const stops: (() => Promise<void>)[] = [];
 
-  const heartbeat = new HeartbeatPublisher(bus, ctx.instanceId, config.HEARTBEAT_INTERVAL_MS, ctx.logger.child({ ingestor: 'heartbeat' }));
+  const heartbeat = new HeartbeatPublisher(
+    bus,
+    ctx.instanceId,
+    config.HEARTBEAT_INTERVAL_MS,
+    ctx.logger.child({ ingestor: 'heartbeat' }),
+  );
   heartbeat.start();
   ctx.health.register('ingest.heartbeat', async () => heartbeat.health());
   stops.push(() => heartbeat.stop());
@@ -45,7 +50,13 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
     ctx.health.register('ingest.simulator', async () => feed.health());
     stops.push(() => feed.stop());
   } else {
-    const [{ CexIngestor, createCexExchange }, { DexIngestor }, { cexReference }, { createPublicClient, http, webSocket }, { base }] = await Promise.all([
+    const [
+      { CexIngestor, createCexExchange },
+      { DexIngestor },
+      { cexReference },
+      { createPublicClient, http, webSocket },
+      { base },
+    ] = await Promise.all([
       import('./cex/cex-ingestor.js'),
       import('./dex/dex-ingestor.js'),
       import('./dex/cex-reference.js'),
@@ -72,7 +83,10 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
 
     const rpc = config.BASE_RPC_URL;
     const dex = new DexIngestor({
-      client: createPublicClient({ chain: base, transport: rpc.startsWith('ws') ? webSocket(rpc) : http(rpc, { timeout: 5000, retryCount: 1 }) }),
+      client: createPublicClient({
+        chain: base,
+        transport: rpc.startsWith('ws') ? webSocket(rpc) : http(rpc, { timeout: 5000, retryCount: 1 }),
+      }),
       chain: catalogue.chain,
       pools: catalogue.pairs.flatMap((p) => p.dex.map((spec) => ({ pair: p.pair, spec }))),
       ladderUsd: config.DEX_LADDER_USD,
@@ -85,7 +99,9 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
       reference: (pair) => cexReference(cex.latestBook(pair), catalogue.cex_taker_fee_bps, config.CEX_STALE_MS),
     });
     // Start-up reads (pool discovery, decimals checks) go to the network: never block the process on them.
-    const dexStarted = dex.start().catch((err) => ctx.logger.warn({ err: errorMessage(err) }, 'dex ingestor start failed; health reports it'));
+    const dexStarted = dex
+      .start()
+      .catch((err) => ctx.logger.warn({ err: errorMessage(err) }, 'dex ingestor start failed; health reports it'));
     ctx.health.register('ingest.dex', async () => dex.health());
     stops.push(async () => {
       // A start still waiting on the network must not hold the drain: stop now, and again once it returns.

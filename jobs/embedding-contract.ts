@@ -26,8 +26,15 @@ export function embeddingOutput(dimensions: number) {
         z.object({
           object: z.literal('embedding'),
           index: z.number().int().min(0).describe('Position of the input text'),
-          embedding: z.array(z.number()).length(dimensions).describe(`${dimensions}-dimensional unit vector (cosine similarity = dot product)`),
-          chunks: z.number().int().min(1).describe('Chunks the text was cut into at the context limit; their vectors are mean-pooled'),
+          embedding: z
+            .array(z.number())
+            .length(dimensions)
+            .describe(`${dimensions}-dimensional unit vector (cosine similarity = dot product)`),
+          chunks: z
+            .number()
+            .int()
+            .min(1)
+            .describe('Chunks the text was cut into at the context limit; their vectors are mean-pooled'),
         }),
       )
       .describe('One vector per input text, in input order'),

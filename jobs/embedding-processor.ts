@@ -14,7 +14,11 @@ import type { ProcessorFactory } from './sku-processor.js';
 
 export type EmbeddingResponse = z.infer<ReturnType<typeof embeddingOutput>>;
 
-export function embeddingProcessor(skuId: string, route: EmbeddingRoute, dimensions: number): ProcessorFactory<{ text: string | string[] }, EmbeddingResponse> {
+export function embeddingProcessor(
+  skuId: string,
+  route: EmbeddingRoute,
+  dimensions: number,
+): ProcessorFactory<{ text: string | string[] }, EmbeddingResponse> {
   return async (deps) => {
     const ai = requireAi(deps, skuId);
     return {

@@ -23,9 +23,17 @@ export async function startWorker(ctx: RoleContext, jobSkus: readonly JobSku[]):
   for (const { id, registered } of served) {
     const t0 = performance.now();
     const create = await registered.load();
-    const processor = await create({ config, logger: logger.child({ sku: id }), pairs, ...(ctx.store ? { store: ctx.store } : {}), ...(ai ? { ai } : {}) });
+    const processor = await create({
+      config,
+      logger: logger.child({ sku: id }),
+      pairs,
+      ...(ctx.store ? { store: ctx.store } : {}),
+      ...(ai ? { ai } : {}),
+    });
     built.push({ id, processor });
-    await queue.process(skuJobName(id), processor.handle, { concurrency: registered.concurrency?.(config) ?? config.JOB_CONCURRENCY });
+    await queue.process(skuJobName(id), processor.handle, {
+      concurrency: registered.concurrency?.(config) ?? config.JOB_CONCURRENCY,
+    });
     logger.debug({ sku: id, ms: Math.round(performance.now() - t0) }, 'worker: processor ready');
   }
   return {
@@ -34,7 +42,10 @@ export async function startWorker(ctx: RoleContext, jobSkus: readonly JobSku[]):
     // the processors' own resources are released after that.
     stop: async () => {},
     close: async () => {
-      for (const { id, processor } of built) await processor.close?.().catch((err: unknown) => logger.warn({ sku: id, err }, 'worker: processor close failed'));
+      for (const { id, processor } of built)
+        await processor
+          .close?.()
+          .catch((err: unknown) => logger.warn({ sku: id, err }, 'worker: processor close failed'));
       await ai?.close?.().catch((err: unknown) => logger.warn({ err }, 'worker: AI provider close failed'));
     },
   };

@@ -9,5 +9,6 @@ export interface PingResult {
   attempt: number;
 }
 
-export const systemPing = (instanceId: string): JobHandler<Record<string, never>, PingResult> =>
+export const systemPing =
+  (instanceId: string): JobHandler<Record<string, never>, PingResult> =>
   async (_data, ctx) => ({ pong: true, worker: instanceId, attempt: ctx.attempt });

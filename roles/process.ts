@@ -53,7 +53,11 @@ export class StartInterrupted extends Error {
   }
 }
 
-export async function startProcess(config: Config, logger: Logger, wiring: ProcessWiring = {}): Promise<RunningProcess> {
+export async function startProcess(
+  config: Config,
+  logger: Logger,
+  wiring: ProcessWiring = {},
+): Promise<RunningProcess> {
   const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
   const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
   const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
@@ -71,14 +75,25 @@ export async function startProcess(config: Config, logger: Logger, wiring: Proce
       logger.info({ reason }, 'draining');
       for (const name of ROLE_ORDER) {
         const role = running.find((r) => r.name === name);
-        if (role) await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
+        if (role)
+          await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
       }
       await ops?.close();
       // Queue first (workers finish in-flight jobs), then the bus (producers flushed), then the store.
-      for (const [name, port] of [['queue', queue], ['bus', bus], ['store', store]] as const) {
-        if (port) await port.close().catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
+      for (const [name, port] of [
+        ['queue', queue],
+        ['bus', bus],
+        ['store', store],
+      ] as const) {
+        if (port)
+          await port
+            .close()
+            .catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
       }
-      for (const role of running) await role.close?.().catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
+      for (const role of running)
+        await role
+          .close?.()
+          .catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
       logger.info('drained');
     })());
   /** Between steps: a shutdown signal ends start-up here, drained. */
@@ -92,7 +107,9 @@ export async function startProcess(config: Config, logger: Logger, wiring: Proce
 
   await checkpoint();
   // The SKU contracts (and their schemas' dependencies) are loaded only by a process that serves or runs SKUs.
-  const jobSkus = wiring.jobSkus ?? (roles.includes('api') || roles.includes('worker') ? (await import('../jobs/job-list.js')).JOB_SKUS : []);
+  const jobSkus =
+    wiring.jobSkus ??
+    (roles.includes('api') || roles.includes('worker') ? (await import('../jobs/job-list.js')).JOB_SKUS : []);
 
   // Ports first; each adapter fails fast with an error naming its variable. A port that opened is closed by the
   // drain even when another failed.
@@ -115,13 +132,23 @@ export async function startProcess(config: Config, logger: Logger, wiring: Proce
   ctx.queue = queue;
   if (bus) {
     const b = bus;
-    health.registerPing('bus', b.adapter, () => b.ping(), () => busOps.report());
+    health.registerPing(
+      'bus',
+      b.adapter,
+      () => b.ping(),
+      () => busOps.report(),
+    );
   }
   if (store) {
     const s = store;
     const report = await ctx.store!.migrate();
     logger.info({ applied: report.applied, already_applied: report.skipped.length }, 'migrations');
-    health.registerPing('store', s.adapter, () => s.ping(), () => storeOps.report());
+    health.registerPing(
+      'store',
+      s.adapter,
+      () => s.ping(),
+      () => storeOps.report(),
+    );
   }
   if (queue) {
     const q = queue;

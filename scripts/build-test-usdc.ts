@@ -65,13 +65,18 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     } catch {
       // missing or unreadable counts as stale
     }
-    if (current.sourceSha256 !== artifact.sourceSha256 || JSON.stringify(current.abi) !== JSON.stringify(artifact.abi)) {
+    if (
+      current.sourceSha256 !== artifact.sourceSha256 ||
+      JSON.stringify(current.abi) !== JSON.stringify(artifact.abi)
+    ) {
       console.error('api/payment/contracts/TestUSDC.json is stale: run npx tsx scripts/build-test-usdc.ts');
       process.exit(1);
     }
     console.log(`TestUSDC.json is current (built with ${current.compiler}; installed ${artifact.compiler})`);
   } else {
     writeFileSync(ARTIFACT, text);
-    console.log(`TestUSDC.json written (${(artifact.bytecode.length - 2) / 2} bytes of creation code, ${artifact.compiler})`);
+    console.log(
+      `TestUSDC.json written (${(artifact.bytecode.length - 2) / 2} bytes of creation code, ${artifact.compiler})`,
+    );
   }
 }

@@ -21,11 +21,30 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorLines, health, plan, portFree, readState, running, shown, start, stop, START_ORDER, STOP_ORDER, writeState, type ClusterProcess, type ClusterRole } from './cluster/processes.js';
+import {
+  errorLines,
+  health,
+  plan,
+  portFree,
+  readState,
+  running,
+  shown,
+  start,
+  stop,
+  START_ORDER,
+  STOP_ORDER,
+  writeState,
+  type ClusterProcess,
+  type ClusterRole,
+} from './cluster/processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = 'usage: npm run cluster -- up [--api N] [--aggregate N] [--worker N] | status | down';
-const DIR = process.env.CLUSTER_DIR ? (process.env.CLUSTER_DIR.startsWith('/') ? process.env.CLUSTER_DIR : `${ROOT}${process.env.CLUSTER_DIR}`) : `${ROOT}.cluster`;
+const DIR = process.env.CLUSTER_DIR
+  ? process.env.CLUSTER_DIR.startsWith('/')
+    ? process.env.CLUSTER_DIR
+    : `${ROOT}${process.env.CLUSTER_DIR}`
+  : `${ROOT}.cluster`;
 const HOST = process.env.HTTP_HOST ?? '127.0.0.1';
 const START_TIMEOUT_MS = Number(process.env.CLUSTER_START_TIMEOUT_S ?? 90) * 1000;
 const STOP_GRACE_MS = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 20000) + 5000;
@@ -52,7 +71,9 @@ function tail(path: string, lines = 15): string {
 function table(processes: ClusterProcess[], extra: (p: ClusterProcess) => string): void {
   console.log(`${'process'.padEnd(12)} ${'pid'.padEnd(8)} ${'url'.padEnd(24)} ${'log'.padEnd(34)} state`);
   for (const p of processes) {
-    console.log(`${p.name.padEnd(12)} ${String(p.pid ?? '-').padEnd(8)} ${`http://${HOST}:${p.port}`.padEnd(24)} ${shown(p.log, ROOT).padEnd(34)} ${extra(p)}`);
+    console.log(
+      `${p.name.padEnd(12)} ${String(p.pid ?? '-').padEnd(8)} ${`http://${HOST}:${p.port}`.padEnd(24)} ${shown(p.log, ROOT).padEnd(34)} ${extra(p)}`,
+    );
   }
 }
 
@@ -60,24 +81,45 @@ async function up(replicas: Record<ClusterRole, number>, basePort: number): Prom
   let processes = readState(DIR);
   const wanted = plan({ dir: DIR, basePort, replicas });
   if (processes.some(running)) {
-    const same = processes.length === wanted.length && processes.every((p, i) => p.name === wanted[i]!.name && p.port === wanted[i]!.port);
+    const same =
+      processes.length === wanted.length &&
+      processes.every((p, i) => p.name === wanted[i]!.name && p.port === wanted[i]!.port);
     if (!same) fail('a cluster with another layout is running: run `npm run cluster -- down` first', 1);
   } else processes = wanted;
 
-  const env: NodeJS.ProcessEnv = { ...process.env, BUS: process.env.BUS ?? 'kafka', STORE: process.env.STORE ?? 'clickhouse', QUEUE: process.env.QUEUE ?? 'bullmq', HTTP_HOST: HOST };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    BUS: process.env.BUS ?? 'kafka',
+    STORE: process.env.STORE ?? 'clickhouse',
+    QUEUE: process.env.QUEUE ?? 'bullmq',
+    HTTP_HOST: HOST,
+  };
   const starting: string[] = [];
   for (const role of START_ORDER) {
     for (const [i, p] of processes.entries()) {
       if (p.role !== role || running(p)) continue;
-      if (!(await portFree(p.port, HOST))) fail(`port ${HOST}:${p.port} (HTTP_PORT of ${p.name}) is in use by another process: stop it or set CLUSTER_BASE_PORT`, 1);
-      const paper = p.role === 'aggregate' ? { AGGREGATE_PAPER_EXECUTOR: p.name === 'aggregate-1' ? (process.env.AGGREGATE_PAPER_EXECUTOR ?? 'true') : 'false' } : {};
+      if (!(await portFree(p.port, HOST)))
+        fail(
+          `port ${HOST}:${p.port} (HTTP_PORT of ${p.name}) is in use by another process: stop it or set CLUSTER_BASE_PORT`,
+          1,
+        );
+      const paper =
+        p.role === 'aggregate'
+          ? {
+              AGGREGATE_PAPER_EXECUTOR:
+                p.name === 'aggregate-1' ? (process.env.AGGREGATE_PAPER_EXECUTOR ?? 'true') : 'false',
+            }
+          : {};
       processes[i] = start(p, ROOT, { ...env, ...paper });
       starting.push(p.name);
     }
   }
   writeState(DIR, processes);
   if (!starting.length) console.log('cluster: everything is running already');
-  else console.log(`cluster: starting ${starting.join(', ')} (BUS=${env.BUS}, STORE=${env.STORE}, QUEUE=${env.QUEUE}${env.BUS_NAMESPACE ? `, BUS_NAMESPACE=${env.BUS_NAMESPACE}` : ''})`);
+  else
+    console.log(
+      `cluster: starting ${starting.join(', ')} (BUS=${env.BUS}, STORE=${env.STORE}, QUEUE=${env.QUEUE}${env.BUS_NAMESPACE ? `, BUS_NAMESPACE=${env.BUS_NAMESPACE}` : ''})`,
+    );
 
   // Each new process answers /health (200 or 503: it listens), or exits, or times out.
   const t0 = Date.now();
@@ -94,7 +136,8 @@ async function up(replicas: Record<ClusterRole, number>, basePort: number): Prom
     }
     if (answered.size + failed.length === starting.length) break;
     if (Date.now() - t0 > START_TIMEOUT_MS) {
-      for (const p of processes) if (starting.includes(p.name) && !answered.has(p.name) && !failed.includes(p)) failed.push(p);
+      for (const p of processes)
+        if (starting.includes(p.name) && !answered.has(p.name) && !failed.includes(p)) failed.push(p);
       break;
     }
     await new Promise((r) => setTimeout(r, 250));
@@ -104,18 +147,26 @@ async function up(replicas: Record<ClusterRole, number>, basePort: number): Prom
     const a = answered.get(p.name);
     return a ? `up in ${(a.ms / 1000).toFixed(1)} s, health ${a.h.status}` : 'running';
   });
-  for (const p of failed) console.error(`\n${p.name} ${running(p) ? `did not answer /health within ${START_TIMEOUT_MS / 1000} s` : 'exited during start-up'}; last lines of ${shown(p.log, ROOT)}:\n${tail(p.log)}`);
+  for (const p of failed)
+    console.error(
+      `\n${p.name} ${running(p) ? `did not answer /health within ${START_TIMEOUT_MS / 1000} s` : 'exited during start-up'}; last lines of ${shown(p.log, ROOT)}:\n${tail(p.log)}`,
+    );
   const errors = processes.flatMap((p) => errorLines(p).map((l) => `${p.name}: ${l.slice(0, 300)}`));
   if (errors.length) console.warn(`\n${errors.length} error line(s) in the logs:\n${errors.slice(0, 10).join('\n')}`);
-  if (failed.length) fail(`${failed.length} process(es) did not start; the others keep running (npm run cluster -- down stops them)`, 1);
-  console.log(`\nAPI: http://${HOST}:${processes.find((p) => p.role === 'api')!.port}  (npm run cluster -- status | down)`);
+  if (failed.length)
+    fail(`${failed.length} process(es) did not start; the others keep running (npm run cluster -- down stops them)`, 1);
+  console.log(
+    `\nAPI: http://${HOST}:${processes.find((p) => p.role === 'api')!.port}  (npm run cluster -- status | down)`,
+  );
 }
 
 async function status(): Promise<void> {
   const processes = readState(DIR);
   if (!processes.length) fail(`no cluster under ${shown(DIR, ROOT)} (npm run cluster -- up)`, 1);
   let bad = 0;
-  const healths = new Map(await Promise.all(processes.map(async (p) => [p.name, running(p) ? await health(p, HOST) : undefined] as const)));
+  const healths = new Map(
+    await Promise.all(processes.map(async (p) => [p.name, running(p) ? await health(p, HOST) : undefined] as const)),
+  );
   table(processes, (p) => {
     if (!running(p)) return (bad++, 'NOT RUNNING');
     const h = healths.get(p.name);
@@ -133,20 +184,38 @@ async function down(): Promise<void> {
     return;
   }
   for (const role of STOP_ORDER) {
-    const results = await Promise.all(processes.filter((p) => p.role === role).map(async (p) => [p, await stop(p, STOP_GRACE_MS)] as const));
-    for (const [p, r] of results) console.log(`${p.name.padEnd(12)} ${r.how === 'not running' ? 'was not running' : `${r.how} in ${(r.ms / 1000).toFixed(1)} s`}`);
+    const results = await Promise.all(
+      processes.filter((p) => p.role === role).map(async (p) => [p, await stop(p, STOP_GRACE_MS)] as const),
+    );
+    for (const [p, r] of results)
+      console.log(
+        `${p.name.padEnd(12)} ${r.how === 'not running' ? 'was not running' : `${r.how} in ${(r.ms / 1000).toFixed(1)} s`}`,
+      );
   }
   writeState(DIR, []);
   console.log(`cluster: down (logs kept under ${shown(`${DIR}/logs`, ROOT)})`);
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { api: { type: 'string' }, aggregate: { type: 'string' }, worker: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { api: { type: 'string' }, aggregate: { type: 'string' }, worker: { type: 'string' } },
+  });
   const [command, ...rest] = positionals;
   if (!command || rest.length) fail(command ? `unexpected ${rest.join(' ')}` : 'give a command');
   const basePort = Number(process.env.CLUSTER_BASE_PORT ?? 4020);
-  if (!Number.isInteger(basePort) || basePort < 1 || basePort > 65000) fail(`CLUSTER_BASE_PORT must be a port, got ${process.env.CLUSTER_BASE_PORT}`);
-  if (command === 'up') await up({ api: count(values.api, 'api', 8), ingest: 1, aggregate: count(values.aggregate, 'aggregate', 8), worker: count(values.worker, 'worker', 8) }, basePort);
+  if (!Number.isInteger(basePort) || basePort < 1 || basePort > 65000)
+    fail(`CLUSTER_BASE_PORT must be a port, got ${process.env.CLUSTER_BASE_PORT}`);
+  if (command === 'up')
+    await up(
+      {
+        api: count(values.api, 'api', 8),
+        ingest: 1,
+        aggregate: count(values.aggregate, 'aggregate', 8),
+        worker: count(values.worker, 'worker', 8),
+      },
+      basePort,
+    );
   else if (command === 'status') await status();
   else if (command === 'down') await down();
   else fail(`unknown command ${command}`);

@@ -51,7 +51,8 @@ interface Filters {
 }
 
 /** The namespace is the bus's business: show origins as the operator names them. */
-const plain = (name: string, namespace: string) => (namespace && name.startsWith(namespace) ? name.slice(namespace.length) : name);
+const plain = (name: string, namespace: string) =>
+  namespace && name.startsWith(namespace) ? name.slice(namespace.length) : name;
 
 function matches(d: DeadLetter, f: Filters, namespace: string): boolean {
   if (f.reason !== undefined && !d.record.reason.toLowerCase().includes(f.reason.toLowerCase())) return false;
@@ -80,7 +81,12 @@ async function readDeadLetters(bus: Bus, topic: string): Promise<DeadLetter[]> {
 function progressBar(label: string) {
   // Also prints in logs (no TTY), every second: re-drives run in CI and over ssh.
   return new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {percentage}% | {value}/{total} | {duration}s`, hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 },
+    {
+      format: `${label} [{bar}] {percentage}% | {value}/{total} | {duration}s`,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 1000,
+    },
     cliProgress.Presets.shades_classic,
   );
 }
@@ -101,7 +107,8 @@ async function list(bus: Bus, topics: string[], namespace: string): Promise<void
     if (!letters.length) continue;
     const times = letters.map((d) => d.record.failedAt).sort();
     console.log(`  oldest ${times[0]}, newest ${times[times.length - 1]}`);
-    for (const [group, n] of countBy(letters, (d) => plain(d.record.group, namespace))) console.log(`  group ${group}: ${n}`);
+    for (const [group, n] of countBy(letters, (d) => plain(d.record.group, namespace)))
+      console.log(`  group ${group}: ${n}`);
     const reasons = countBy(letters, (d) => d.record.reason.slice(0, 160));
     console.log(`  reasons (${reasons.length}${reasons.length > 10 ? ', top 10' : ''}):`);
     for (const [reason, n] of reasons.slice(0, 10)) console.log(`    ${String(n).padStart(6)}  ${reason}`);
@@ -110,7 +117,9 @@ async function list(bus: Bus, topics: string[], namespace: string): Promise<void
 
 function view(d: DeadLetter, namespace: string) {
   const { record, message } = d;
-  const headers = Object.fromEntries(Object.entries(message.headers).filter(([k]) => !k.startsWith('dlq-') || k === 'dlq-redriven-from'));
+  const headers = Object.fromEntries(
+    Object.entries(message.headers).filter(([k]) => !k.startsWith('dlq-') || k === 'dlq-redriven-from'),
+  );
   return {
     dead_letter: deadLetterLabel(message),
     origin: `${plain(record.topic, namespace)}[${record.partition}]@${record.offset}`,
@@ -124,7 +133,14 @@ function view(d: DeadLetter, namespace: string) {
   };
 }
 
-async function inspect(bus: Bus, topic: string, f: Filters, limit: number, json: boolean, namespace: string): Promise<void> {
+async function inspect(
+  bus: Bus,
+  topic: string,
+  f: Filters,
+  limit: number,
+  json: boolean,
+  namespace: string,
+): Promise<void> {
   const found = (await readDeadLetters(bus, topic)).filter((d) => matches(d, f, namespace));
   const shown = found.slice(0, limit);
   for (const d of shown) {
@@ -133,19 +149,29 @@ async function inspect(bus: Bus, topic: string, f: Filters, limit: number, json:
       console.log(JSON.stringify(v));
       continue;
     }
-    console.log(`${v.dead_letter}  origin ${v.origin}  group ${v.group}  failed ${v.failed_at}  attempts ${v.attempts}`);
+    console.log(
+      `${v.dead_letter}  origin ${v.origin}  group ${v.group}  failed ${v.failed_at}  attempts ${v.attempts}`,
+    );
     console.log(`  reason:  ${v.reason}`);
     console.log(`  key:     ${v.key}`);
     if (Object.keys(v.headers).length) console.log(`  headers: ${JSON.stringify(v.headers)}`);
-    console.log(`  value:   ${v.value.length > 2000 ? `${v.value.slice(0, 2000)}... (${v.value.length} characters)` : v.value}`);
+    console.log(
+      `  value:   ${v.value.length > 2000 ? `${v.value.slice(0, 2000)}... (${v.value.length} characters)` : v.value}`,
+    );
   }
-  if (!json) console.log(`${found.length} matching dead letter(s) in ${dlqTopic(topic)}${found.length > shown.length ? `, ${shown.length} shown (--limit)` : ''}`);
+  if (!json)
+    console.log(
+      `${found.length} matching dead letter(s) in ${dlqTopic(topic)}${found.length > shown.length ? `, ${shown.length} shown (--limit)` : ''}`,
+    );
 }
 
 async function redrive(bus: Bus, topic: string, f: Filters, dryRun: boolean, namespace: string): Promise<void> {
   const found = (await readDeadLetters(bus, topic)).filter((d) => matches(d, f, namespace));
   if (dryRun) {
-    for (const d of found.slice(0, 20)) console.log(`  would re-drive ${deadLetterLabel(d.message)} (origin ${plain(d.record.topic, namespace)}[${d.record.partition}]@${d.record.offset}): ${d.record.reason}`);
+    for (const d of found.slice(0, 20))
+      console.log(
+        `  would re-drive ${deadLetterLabel(d.message)} (origin ${plain(d.record.topic, namespace)}[${d.record.partition}]@${d.record.offset}): ${d.record.reason}`,
+      );
     console.log(`dry run: ${found.length} dead letter(s) would be re-driven to ${topic}`);
     return;
   }
@@ -154,11 +180,16 @@ async function redrive(bus: Bus, topic: string, f: Filters, dryRun: boolean, nam
   const t0 = Date.now();
   for (let i = 0; i < found.length; i += 500) {
     const slice = found.slice(i, i + 500);
-    await bus.publish(topic, slice.map((d) => redriveMessage(d.message)));
+    await bus.publish(
+      topic,
+      slice.map((d) => redriveMessage(d.message)),
+    );
     bar.increment(slice.length);
   }
   bar.stop();
-  console.log(`re-drove ${found.length} dead letter(s) from ${dlqTopic(topic)} to ${topic} in ${((Date.now() - t0) / 1000).toFixed(1)} s; the DLQ keeps them (a DLQ is append-only)`);
+  console.log(
+    `re-drove ${found.length} dead letter(s) from ${dlqTopic(topic)} to ${topic} in ${((Date.now() - t0) / 1000).toFixed(1)} s; the DLQ keeps them (a DLQ is append-only)`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -177,11 +208,15 @@ async function main(): Promise<void> {
     },
   });
   const [command, ...rest] = positionals;
-  if (!command || !['list', 'inspect', 'redrive'].includes(command) || rest.length) fail(command ? `unknown command ${positionals.join(' ')}` : 'give a command');
+  if (!command || !['list', 'inspect', 'redrive'].includes(command) || rest.length)
+    fail(command ? `unknown command ${positionals.join(' ')}` : 'give a command');
   if (command !== 'list' && !values.topic) fail(`${command} needs --topic`);
-  if (values.partition !== undefined && !/^\d+$/.test(values.partition)) fail(`--partition must be a non-negative integer, got ${values.partition}`);
-  if (values.offset !== undefined && !/^\d+$/.test(values.offset)) fail(`--offset must be a non-negative integer, got ${values.offset}`);
-  if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) fail(`--limit must be a positive integer, got ${values.limit}`);
+  if (values.partition !== undefined && !/^\d+$/.test(values.partition))
+    fail(`--partition must be a non-negative integer, got ${values.partition}`);
+  if (values.offset !== undefined && !/^\d+$/.test(values.offset))
+    fail(`--offset must be a non-negative integer, got ${values.offset}`);
+  if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit))
+    fail(`--limit must be a positive integer, got ${values.limit}`);
   const since = values.since === undefined ? undefined : Date.parse(values.since);
   if (since !== undefined && Number.isNaN(since)) fail(`--since must be an ISO 8601 time, got ${values.since}`);
   const filters: Filters = {
@@ -198,7 +233,8 @@ async function main(): Promise<void> {
   try {
     const ns = config.BUS_NAMESPACE;
     if (command === 'list') await list(bus, values.topic ? [values.topic] : Object.values(TOPICS), ns);
-    else if (command === 'inspect') await inspect(bus, values.topic!, filters, Number(values.limit ?? 20), values.json, ns);
+    else if (command === 'inspect')
+      await inspect(bus, values.topic!, filters, Number(values.limit ?? 20), values.json, ns);
     else await redrive(bus, values.topic!, filters, values['dry-run'], ns);
   } finally {
     await bus.close();

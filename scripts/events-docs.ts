@@ -85,9 +85,14 @@ function structure(value: unknown): unknown {
 
 export function eventsTable(): string {
   const rows = Object.values(TOPIC_CONTRACTS).map(
-    (c) => `| \`${c.topic}\` | [${c.schemaName}](events/${c.topic}.json) | \`${c.schemaVersion}\` | ${c.key} | ${c.producers} | ${c.consumers} |`,
+    (c) =>
+      `| \`${c.topic}\` | [${c.schemaName}](events/${c.topic}.json) | \`${c.schemaVersion}\` | ${c.key} | ${c.producers} | ${c.consumers} |`,
   );
-  return ['| Topic | Value (JSON Schema) | `schema_version` | Key | Written by | Read by |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| Topic | Value (JSON Schema) | `schema_version` | Key | Written by | Read by |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 function withEventsTable(doc: string): string {
@@ -120,7 +125,10 @@ export function unbumpedSchemas(read: (path: string) => string | undefined = rea
     if (old === undefined) continue;
     const before = JSON.parse(old) as JsonSchema;
     const after = topicSchema(c);
-    if (before['x-schema-version'] === after['x-schema-version'] && JSON.stringify(structure(before)) !== JSON.stringify(structure(after))) {
+    if (
+      before['x-schema-version'] === after['x-schema-version'] &&
+      JSON.stringify(structure(before)) !== JSON.stringify(structure(after))
+    ) {
       out.push(`${c.topic} (still ${c.schemaVersion})`);
     }
   }
@@ -152,8 +160,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     for (const [path, content] of eventDocs()) writeFileSync(`${ROOT}${path}`, content);
     for (const c of Object.values(TOPIC_CONTRACTS)) {
       const bare = undescribedFields(topicSchema(c));
-      if (bare.length) console.warn(`${c.topic}: fields without a description (add them to core/events/contracts.ts): ${bare.join(', ')}`);
+      if (bare.length)
+        console.warn(
+          `${c.topic}: fields without a description (add them to core/events/contracts.ts): ${bare.join(', ')}`,
+        );
     }
-    console.log(`event contract documents written (${Object.keys(TOPIC_CONTRACTS).length} schemas, header ${SCHEMA_VERSION_HEADER})`);
+    console.log(
+      `event contract documents written (${Object.keys(TOPIC_CONTRACTS).length} schemas, header ${SCHEMA_VERSION_HEADER})`,
+    );
   }
 }

@@ -18,14 +18,16 @@ export const PAYMENT_META_KEY = 'x402/payment';
 export const PAYMENT_RESPONSE_META_KEY = 'x402/payment-response';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPaymentRequired = (v: unknown): v is PaymentRequired => isObject(v) && typeof v.x402Version === 'number' && Array.isArray(v.accepts);
+const isPaymentRequired = (v: unknown): v is PaymentRequired =>
+  isObject(v) && typeof v.x402Version === 'number' && Array.isArray(v.accepts);
 
 /** The PaymentRequired an error result carries, if any. */
 export function paymentRequiredOf(result: CallToolResult): PaymentRequired | undefined {
   if (!result.isError) return undefined;
   const structured = result.structuredContent;
   if (isPaymentRequired(structured)) return structured;
-  const wrapped = isObject(structured) && isObject(structured['x402/error']) ? structured['x402/error'].data : undefined;
+  const wrapped =
+    isObject(structured) && isObject(structured['x402/error']) ? structured['x402/error'].data : undefined;
   if (isPaymentRequired(wrapped)) return wrapped;
   const first = result.content?.[0];
   if (first?.type === 'text') {
@@ -48,8 +50,17 @@ export function settlementOf(result: CallToolResult): SettleResponse | undefined
 }
 
 /** One tools/call with a payment payload (or none). */
-export async function callTool(client: Client, name: string, args: Record<string, unknown>, payment?: PaymentPayload): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args, ...(payment ? { _meta: { [PAYMENT_META_KEY]: payment } } : {}) })) as CallToolResult;
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  payment?: PaymentPayload,
+): Promise<CallToolResult> {
+  return (await client.callTool({
+    name,
+    arguments: args,
+    ...(payment ? { _meta: { [PAYMENT_META_KEY]: payment } } : {}),
+  })) as CallToolResult;
 }
 
 export interface PaidToolCall {
@@ -62,7 +73,12 @@ export interface PaidToolCall {
 }
 
 /** Calls `name`; pays once if asked (x402 client `payer`), and returns what came back. */
-export async function callPaidTool(client: Client, payer: x402Client, name: string, args: Record<string, unknown>): Promise<PaidToolCall> {
+export async function callPaidTool(
+  client: Client,
+  payer: x402Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<PaidToolCall> {
   const first = await callTool(client, name, args);
   const paymentRequired = paymentRequiredOf(first);
   if (!paymentRequired) return { result: first };

@@ -46,7 +46,9 @@ async function main(): Promise<number> {
       const { tools } = await client.listTools();
       for (const t of tools) {
         const pricing = t._meta?.['x402/pricing'] as { free?: boolean; readableUsdc?: string } | undefined;
-        console.log(`${t.name.padEnd(20)} ${pricing?.free ? 'free' : `${pricing?.readableUsdc} USDC`.padEnd(12)}  ${t.title ?? ''}`);
+        console.log(
+          `${t.name.padEnd(20)} ${pricing?.free ? 'free' : `${pricing?.readableUsdc} USDC`.padEnd(12)}  ${t.title ?? ''}`,
+        );
       }
       return 0;
     }
@@ -59,7 +61,9 @@ async function main(): Promise<number> {
       return first.isError ? 1 : 0;
     }
     const accepted = required.accepts[0];
-    console.log(`\n1. payment required: ${accepted?.amount} atomic units of ${accepted?.asset} on ${accepted?.network} to ${accepted?.payTo}`);
+    console.log(
+      `\n1. payment required: ${accepted?.amount} atomic units of ${accepted?.asset} on ${accepted?.network} to ${accepted?.payTo}`,
+    );
     const who = payer(target);
     if ('error' in who) {
       console.error(who.error);
@@ -76,7 +80,8 @@ async function main(): Promise<number> {
     }
     show(`3. result (${elapsed} ms)`, paid.structuredContent ?? paid.content);
     if (settlement) show('_meta["x402/payment-response"]', settlement);
-    if (settlement?.transaction) console.log(`\nsettled: transaction ${settlement.transaction} on ${settlement.network}`);
+    if (settlement?.transaction)
+      console.log(`\nsettled: transaction ${settlement.transaction} on ${settlement.network}`);
     return 0;
   } finally {
     await client.close();

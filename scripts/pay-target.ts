@@ -52,15 +52,30 @@ export interface Payer {
 }
 
 /** The x402 client that signs for the scripts, with its spend controls; an error text when there is no key. */
-export function payer({ dataDir, devchain }: PayTarget, env: NodeJS.ProcessEnv = process.env): Payer | { error: string } {
+export function payer(
+  { dataDir, devchain }: PayTarget,
+  env: NodeJS.ProcessEnv = process.env,
+): Payer | { error: string } {
   const key = (env.PAYER_KEY || devchain?.payer_key) as Hex | undefined;
-  if (!key) return { error: `no payer: set PAYER_KEY, or start the server with SETTLEMENT=devchain so ${dataDir}/devchain.json exists` };
+  if (!key)
+    return {
+      error: `no payer: set PAYER_KEY, or start the server with SETTLEMENT=devchain so ${dataDir}/devchain.json exists`,
+    };
   const account = privateKeyToAccount(key);
   const maxAtomic = env.PAY_MAX_ATOMIC ?? '200000';
   const allowedAssets: { network: Network; asset: string; maxAmountPerPayment: string }[] = [];
-  if (devchain) allowedAssets.push({ network: devchain.network as Network, asset: devchain.asset, maxAmountPerPayment: maxAtomic });
-  if (env.PAY_ASSET) allowedAssets.push({ network: (env.PAY_NETWORK ?? 'eip155:8453') as Network, asset: env.PAY_ASSET, maxAmountPerPayment: maxAtomic });
+  if (devchain)
+    allowedAssets.push({ network: devchain.network as Network, asset: devchain.asset, maxAmountPerPayment: maxAtomic });
+  if (env.PAY_ASSET)
+    allowedAssets.push({
+      network: (env.PAY_NETWORK ?? 'eip155:8453') as Network,
+      asset: env.PAY_ASSET,
+      maxAmountPerPayment: maxAtomic,
+    });
   const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-  client.setSpendControls({ maxAmountPerPayment: `$${Number(maxAtomic) / 1e6}`, ...(allowedAssets.length ? { allowedAssets } : {}) });
+  client.setSpendControls({
+    maxAmountPerPayment: `$${Number(maxAtomic) / 1e6}`,
+    ...(allowedAssets.length ? { allowedAssets } : {}),
+  });
   return { client, address: account.address, demo: Boolean(devchain && !env.PAYER_KEY) };
 }

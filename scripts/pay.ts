@@ -51,7 +51,9 @@ async function main(): Promise<number> {
       ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
     });
   } catch (err) {
-    throw new Error(`${url}: ${err instanceof Error ? err.message : String(err)} (is the server running there? set PAY_SERVER_URL or HTTP_PORT)`);
+    throw new Error(
+      `${url}: ${err instanceof Error ? err.message : String(err)} (is the server running there? set PAY_SERVER_URL or HTTP_PORT)`,
+    );
   }
   const elapsed = Math.round(performance.now() - t0);
   const text = await res.text();

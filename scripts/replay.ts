@@ -26,23 +26,30 @@ import { metrics } from '../core/metrics.js';
 import { errorMessage } from '../core/errors.js';
 import { CONSUMER_GROUPS, groupsReading } from '../aggregate/consumer-groups.js';
 
-const USAGE = 'usage: npm run replay -- --topic <topic> (--from <ISO time|earliest|latest> | --from-offset <n> [--partition <p>]) [--group <id>] [--reset-only]';
+const USAGE =
+  'usage: npm run replay -- --topic <topic> (--from <ISO time|earliest|latest> | --from-offset <n> [--partition <p>]) [--group <id>] [--reset-only]';
 
 function fail(message: string): never {
   console.error(`replay: ${message}\n${USAGE}`);
   process.exit(2);
 }
 
-export function parseReplayFrom(from: string | undefined, offset: string | undefined, partition: string | undefined): ReplayFrom {
+export function parseReplayFrom(
+  from: string | undefined,
+  offset: string | undefined,
+  partition: string | undefined,
+): ReplayFrom {
   if (offset !== undefined) {
     if (!/^\d+$/.test(offset)) fail(`--from-offset must be a non-negative integer, got ${offset}`);
-    if (partition !== undefined && !/^\d+$/.test(partition)) fail(`--partition must be a non-negative integer, got ${partition}`);
+    if (partition !== undefined && !/^\d+$/.test(partition))
+      fail(`--partition must be a non-negative integer, got ${partition}`);
     return { kind: 'offset', offset, ...(partition !== undefined ? { partition: Number(partition) } : {}) };
   }
   if (from === undefined) fail('give --from or --from-offset');
   if (from === 'earliest' || from === 'latest') return { kind: from };
   const ts = Date.parse(from);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(from) || Number.isNaN(ts)) fail(`--from must be an ISO 8601 time (e.g. 2026-11-20T00:00:00Z), earliest or latest; got ${from}`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(from) || Number.isNaN(ts))
+    fail(`--from must be an ISO 8601 time (e.g. 2026-11-20T00:00:00Z), earliest or latest; got ${from}`);
   return { kind: 'timestamp', timestamp: ts };
 }
 
@@ -63,10 +70,19 @@ async function main(): Promise<void> {
   const topic = values.topic;
   const from = parseReplayFrom(values.from, values['from-offset'], values.partition);
   const groups = values.group ? CONSUMER_GROUPS.filter((g) => g.groupId === values.group) : groupsReading(topic);
-  if (!groups.length) fail(values.group ? `unknown group ${values.group}; groups: ${CONSUMER_GROUPS.map((g) => g.groupId).join(', ')}` : `no consumer group reads ${topic}`);
-  for (const g of groups) if (!g.topics.includes(topic)) fail(`group ${g.groupId} does not read ${topic} (it reads ${g.topics.join(', ')})`);
+  if (!groups.length)
+    fail(
+      values.group
+        ? `unknown group ${values.group}; groups: ${CONSUMER_GROUPS.map((g) => g.groupId).join(', ')}`
+        : `no consumer group reads ${topic}`,
+    );
+  for (const g of groups)
+    if (!g.topics.includes(topic)) fail(`group ${g.groupId} does not read ${topic} (it reads ${g.topics.join(', ')})`);
 
-  const config = operatorConfig(fail, 'the in-process bus lives inside the running app and has no history to replay here');
+  const config = operatorConfig(
+    fail,
+    'the in-process bus lives inside the running app and has no history to replay here',
+  );
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { command: 'replay' });
   const bus = await createBus(config, logger);
   const store = await createStore(config, logger);
@@ -78,11 +94,15 @@ async function main(): Promise<void> {
     for (const group of groups) {
       const end = await bus.endOffsets(topic);
       await bus.resetOffsets(group.groupId, topic, from).catch((err) => {
-        throw new Error(`cannot rewind ${group.groupId} (is the aggregate role still running? stop it first): ${errorMessage(err)}`);
+        throw new Error(
+          `cannot rewind ${group.groupId} (is the aggregate role still running? stop it first): ${errorMessage(err)}`,
+        );
       });
       const start = await bus.committedOffsets(group.groupId, topic);
       const total = Number(sum(end) - sum(start));
-      const line = `${group.groupId} on ${topic}: partitions ${Object.keys(end).map((p) => `${p}:${start[Number(p)] ?? '?'}->${end[Number(p)]}`).join(' ')}, ${total} message(s)`;
+      const line = `${group.groupId} on ${topic}: partitions ${Object.keys(end)
+        .map((p) => `${p}:${start[Number(p)] ?? '?'}->${end[Number(p)]}`)
+        .join(' ')}, ${total} message(s)`;
       if (values['reset-only']) {
         summaries.push(`rewound ${line}; the next aggregate start replays them`);
         continue;
@@ -92,7 +112,13 @@ async function main(): Promise<void> {
       const dlqBefore = await deadLettered(metricGroup);
       const repeatsBefore = await alreadyDeadLettered(metricGroup);
       const t0 = Date.now();
-      const bar = new cliProgress.SingleBar({ format: `${group.groupId} [{bar}] {percentage}% | {value}/{total} msgs | {rate} msg/s | ETA {eta}s`, hideCursor: true }, cliProgress.Presets.shades_classic);
+      const bar = new cliProgress.SingleBar(
+        {
+          format: `${group.groupId} [{bar}] {percentage}% | {value}/{total} msgs | {rate} msg/s | ETA {eta}s`,
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      );
       bar.start(Math.max(total, 0), 0, { rate: 0 });
       const consumer = await group.start(bus, store, logger, config);
       let done = 0;
@@ -102,7 +128,8 @@ async function main(): Promise<void> {
         bar.update(Math.min(done, total), { rate: Math.round(done / Math.max((Date.now() - t0) / 1000, 0.001)) });
         const caughtUp = Object.entries(end).every(([p, e]) => BigInt(committed[Number(p)] ?? '0') >= BigInt(e));
         if (caughtUp) break;
-        if (consumer.status.stalledReason) bar.update(Math.min(done, total), { rate: `stalled: ${consumer.status.stalledReason}` });
+        if (consumer.status.stalledReason)
+          bar.update(Math.min(done, total), { rate: `stalled: ${consumer.status.stalledReason}` });
         await new Promise((r) => setTimeout(r, 250));
       }
       await consumer.stop();

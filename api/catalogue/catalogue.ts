@@ -36,7 +36,10 @@ export interface CatalogueDeps {
 
 /** Every declared SKU with its spec default price: the job SKUs of the list, then the telemetry SKUs. */
 export function declaredSkus(deps: CatalogueDeps): Sku[] {
-  return [...(deps.jobSkus ?? JOB_SKUS).map(jobSkuEntry), ...(deps.telemetrySkus ?? TELEMETRY_SKUS).map((sku) => sku(deps))];
+  return [
+    ...(deps.jobSkus ?? JOB_SKUS).map(jobSkuEntry),
+    ...(deps.telemetrySkus ?? TELEMETRY_SKUS).map((sku) => sku(deps)),
+  ];
 }
 
 /** Whether an atomic price is a legal paid price (2..200000). */
@@ -56,17 +59,22 @@ export function buildCatalogue(deps: CatalogueDeps): Catalogue {
     if (!sku) problems.push(`PRICE_OVERRIDES: unknown route id "${id}" (known: ${[...known.keys()].join(', ')})`);
     else if (sku.free) problems.push(`PRICE_OVERRIDES: "${id}" is a free route (the spec keeps it ungated)`);
     else if (!isLegalPaidPrice(price)) {
-      problems.push(`PRICE_OVERRIDES: "${id}"="${price}" is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units (0.0000015-0.2 USD)`);
+      problems.push(
+        `PRICE_OVERRIDES: "${id}"="${price}" is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units (0.0000015-0.2 USD)`,
+      );
     }
   }
 
   const disabled = new Set(deps.config.SKUS_DISABLED ?? []);
-  for (const id of disabled) if (!known.has(id)) problems.push(`SKUS_DISABLED: unknown route id "${id}" (known: ${[...known.keys()].join(', ')})`);
+  for (const id of disabled)
+    if (!known.has(id))
+      problems.push(`SKUS_DISABLED: unknown route id "${id}" (known: ${[...known.keys()].join(', ')})`);
 
   const seenRoutes = new Set<string>();
   const priced: PricedSku[] = skus.map((sku) => {
     const priceAtomic = sku.free ? '0' : (overrides[sku.id] ?? sku.defaultPriceAtomic);
-    if (!sku.free && !isLegalPaidPrice(priceAtomic)) problems.push(`${sku.id}: price ${priceAtomic} is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units`);
+    if (!sku.free && !isLegalPaidPrice(priceAtomic))
+      problems.push(`${sku.id}: price ${priceAtomic} is outside ${MIN_PRICE_ATOMIC}..${MAX_PRICE_ATOMIC} atomic units`);
     if (sku.free && sku.defaultPriceAtomic !== '0') problems.push(`${sku.id}: a free route must have price 0`);
     for (const method of sku.alsoPost ? [sku.method, 'POST'] : [sku.method]) {
       const key = `${method} ${sku.path}`;
@@ -74,9 +82,15 @@ export function buildCatalogue(deps: CatalogueDeps): Catalogue {
       seenRoutes.add(key);
     }
     const example = sku.output.safeParse(sku.example);
-    if (!example.success) problems.push(`${sku.id}: example does not match the output schema: ${example.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!example.success)
+      problems.push(
+        `${sku.id}: example does not match the output schema: ${example.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const exampleInput = sku.input.safeParse(sku.exampleInput);
-    if (!exampleInput.success) problems.push(`${sku.id}: example input does not match the input schema: ${exampleInput.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!exampleInput.success)
+      problems.push(
+        `${sku.id}: example input does not match the input schema: ${exampleInput.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     return { ...sku, priceAtomic, available: sku.available && !disabled.has(sku.id) } as PricedSku;
   });
   if (problems.length) throw new ConfigError(problems);

@@ -19,9 +19,15 @@ export function jobSkuEntry(sku: JobSku): Sku {
   return {
     ...contract,
     available: processor !== undefined,
-    ...(preflight ? { preflight: async ({ input, runtime }: SkuCall<unknown>) => preflight(input, { config: runtime.config, ...(runtime.log ? { log: runtime.log } : {}) }) } : {}),
+    ...(preflight
+      ? {
+          preflight: async ({ input, runtime }: SkuCall<unknown>) =>
+            preflight(input, { config: runtime.config, ...(runtime.log ? { log: runtime.log } : {}) }),
+        }
+      : {}),
     handler: async ({ input, runtime }: SkuCall<unknown>): Promise<unknown> => {
-      if (!runtime.queue) throw new AppError('sku_unavailable', `${sku.id} needs the job queue, which this process does not run`, 503);
+      if (!runtime.queue)
+        throw new AppError('sku_unavailable', `${sku.id} needs the job queue, which this process does not run`, 503);
       const deadline = typeof deadlineMs === 'function' ? deadlineMs(input) : deadlineMs;
       return runtime.queue.run(skuJobName(sku.id), input, { deadlineMs: deadline });
     },

@@ -35,7 +35,10 @@ export function paramsOf(sku: PricedSku): Record<string, ParamDoc> {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema.required ?? []) as string[]);
   return Object.fromEntries(
-    Object.entries(properties).map(([name, p]) => [name, { type: typeText(p), required: required.has(name), description: String(p.description ?? '') }]),
+    Object.entries(properties).map(([name, p]) => [
+      name,
+      { type: typeText(p), required: required.has(name), description: String(p.description ?? '') },
+    ]),
   );
 }
 

@@ -10,4 +10,5 @@ export class JsonText {
 }
 
 /** The answer as a value: JSON text parsed, anything else as it is. */
-export const answerValue = (answer: unknown): unknown => (answer instanceof JsonText ? (JSON.parse(answer.text) as unknown) : answer);
+export const answerValue = (answer: unknown): unknown =>
+  answer instanceof JsonText ? (JSON.parse(answer.text) as unknown) : answer;

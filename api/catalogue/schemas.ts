@@ -17,7 +17,9 @@ export const DateParam = z
 export const TimeParam = z
   .string()
   .regex(/^([01][0-9]|2[0-3])[0-5][0-9]$/, 'time must be HHMM (0000-2359)')
-  .describe('UTC start time of the slice, HHMM; default 0000 when `date` is given (floored to the 15-minute slice, or to the interval bucket). Without `date` and `time`: the newest slice with data.');
+  .describe(
+    'UTC start time of the slice, HHMM; default 0000 when `date` is given (floored to the 15-minute slice, or to the interval bucket). Without `date` and `time`: the newest slice with data.',
+  );
 
 /** `<BASE>/USD` or `<BASE>-USD`, any case, from the pairs catalogue (closed set); parsed to the catalogue's spelling. */
 export function pairParam(pairs: PairsCatalogue) {
@@ -28,7 +30,11 @@ export function pairParam(pairs: PairsCatalogue) {
     .transform((value, ctx) => {
       const pair = normalisePair(pairs, value);
       if (pair === undefined) {
-        ctx.issues.push({ code: 'custom', input: value, message: `unknown pair ${value}; supported: ${supported.join(', ')}` });
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: `unknown pair ${value}; supported: ${supported.join(', ')}`,
+        });
         return z.NEVER;
       }
       return pair;
@@ -43,7 +49,9 @@ export const IsoTimestamp = z.iso.datetime({ offset: false }).describe('ISO 8601
 export const SourceField = z
   .string()
   .min(1)
-  .describe('Where the data came from: the venues, then `(live)`, `(simulated)` or `(live+simulated)`, e.g. `coinbase+uniswap_v3_base (simulated)`.');
+  .describe(
+    'Where the data came from: the venues, then `(live)`, `(simulated)` or `(live+simulated)`, e.g. `coinbase+uniswap_v3_base (simulated)`.',
+  );
 
 /** The one error shape (RFC 9457 problem details, api/middleware/problem-errors.ts). */
 export const ProblemSchema = z
@@ -51,7 +59,11 @@ export const ProblemSchema = z
     type: z.string().describe('URI of the problem type'),
     title: z.string(),
     status: z.number().int(),
-    code: z.string().describe('Stable machine-readable code, e.g. `invalid_parameter`, `outside_coverage`, `payment_required`, `sku_unavailable`'),
+    code: z
+      .string()
+      .describe(
+        'Stable machine-readable code, e.g. `invalid_parameter`, `outside_coverage`, `payment_required`, `sku_unavailable`',
+      ),
     detail: z.string(),
     field: z.string().optional().describe('The offending parameter (first one), when there is one'),
     request_id: z.string().optional(),

@@ -37,7 +37,16 @@ let table: Map<string, Asset> | undefined;
 
 function assets(): Map<string, Asset> {
   table ??= new Map(
-    Object.entries(SOURCES).map(([name, s]) => [name, { ...s, hash: createHash('sha256').update(readFileSync(join(s.root, s.file))).digest('hex').slice(0, 12) }]),
+    Object.entries(SOURCES).map(([name, s]) => [
+      name,
+      {
+        ...s,
+        hash: createHash('sha256')
+          .update(readFileSync(join(s.root, s.file)))
+          .digest('hex')
+          .slice(0, 12),
+      },
+    ]),
   );
   return table;
 }
@@ -54,7 +63,11 @@ export async function serveAsset(ctx: Context, name: string): Promise<boolean> {
   const asset = assets().get(name);
   if (!asset) return false;
   const current = ctx.query.v === asset.hash;
-  await send(ctx, asset.file, { root: asset.root, maxage: current ? 365 * 24 * 3600_000 : 300_000, immutable: current });
+  await send(ctx, asset.file, {
+    root: asset.root,
+    maxage: current ? 365 * 24 * 3600_000 : 300_000,
+    immutable: current,
+  });
   ctx.set('X-Content-Type-Options', 'nosniff');
   return true;
 }

@@ -83,7 +83,12 @@ export function dashboardWindow(nowMs: number, delaySeconds: number, windowHours
  * The raw spread's 15-minute OHLC of one pair, rounded to 0.1 bp. With a delay, only the slices that
  * ended by the window's end (a slice is read whole); without one, the current slice so far too.
  */
-export async function candlePoints(store: Store, pair: string, w: DashboardWindow, delaySeconds: number): Promise<CandlePoint[]> {
+export async function candlePoints(
+  store: Store,
+  pair: string,
+  w: DashboardWindow,
+  delaySeconds: number,
+): Promise<CandlePoint[]> {
   const toMs = delaySeconds > 0 ? Math.floor(w.toMs / BASE_SLICE_MS) * BASE_SLICE_MS : w.toMs;
   if (toMs <= w.fromMs) return [];
   const candles = await spreadCandles(store, pair, w.fromMs, toMs, '15m');
@@ -97,22 +102,23 @@ export async function candlePoints(store: Store, pair: string, w: DashboardWindo
 }
 
 /** The tape (newest openings first) and the capacity per 15 minutes, from one read of the window's opportunities. */
-export async function tapeAndCapacity(store: Store, w: DashboardWindow): Promise<{ tape: TapeItem[]; capacity: CapacityPoint[] }> {
+export async function tapeAndCapacity(
+  store: Store,
+  w: DashboardWindow,
+): Promise<{ tape: TapeItem[]; capacity: CapacityPoint[] }> {
   const opportunities = (await opportunitiesInSlice(store, w.fromMs, w.toMs)).filter((o) => o.opened_at_ms < w.toMs);
   const tape = opportunities
     .slice(-TAPE_LENGTH)
     .reverse()
-    .map(
-      (o): TapeItem => ({
-        time: new Date(Math.floor(o.opened_at_ms / 1000) * 1000).toISOString(),
-        pair: o.pair,
-        direction: `${isDexVenue(o.buy_venue) ? 'DEX' : 'CEX'}->${isDexVenue(o.sell_venue) ? 'DEX' : 'CEX'}`,
-        net_spread_bps: tenth(o.net_spread_bps),
-        est_profit_usd: Math.round(o.est_profit_usd),
-        liquidity_depth_usd: round(o.liquidity_depth_usd, 1000),
-        status: o.status,
-      }),
-    );
+    .map((o): TapeItem => ({
+      time: new Date(Math.floor(o.opened_at_ms / 1000) * 1000).toISOString(),
+      pair: o.pair,
+      direction: `${isDexVenue(o.buy_venue) ? 'DEX' : 'CEX'}->${isDexVenue(o.sell_venue) ? 'DEX' : 'CEX'}`,
+      net_spread_bps: tenth(o.net_spread_bps),
+      est_profit_usd: Math.round(o.est_profit_usd),
+      liquidity_depth_usd: round(o.liquidity_depth_usd, 1000),
+      status: o.status,
+    }));
   const buckets = new Map<number, CapacityPoint>();
   for (const o of opportunities) {
     const start = Math.floor(o.opened_at_ms / BASE_SLICE_MS) * BASE_SLICE_MS;
@@ -121,7 +127,9 @@ export async function tapeAndCapacity(store: Store, w: DashboardWindow): Promise
     b.available_volume_usd += o.peak_capacity_usd;
     b.opportunities += 1;
   }
-  const capacity = [...buckets.values()].sort((a, b) => a.time - b.time).map((b) => ({ ...b, available_volume_usd: round(b.available_volume_usd, 100) }));
+  const capacity = [...buckets.values()]
+    .sort((a, b) => a.time - b.time)
+    .map((b) => ({ ...b, available_volume_usd: round(b.available_volume_usd, 100) }));
   return { tape, capacity };
 }
 
@@ -139,13 +147,19 @@ export async function latencyPoints(store: Store, kind: LatencyKind, w: Dashboar
     .sort(([a], [b]) => a - b)
     .map(([start, values]) => {
       values.sort((a, b) => a - b);
-      const rank = (q: number) => Math.round(values[Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))]!);
+      const rank = (q: number) =>
+        Math.round(values[Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))]!);
       return { time: seconds(start), p50_ms: rank(0.5), p90_ms: rank(0.9), p99_ms: rank(0.99), samples: values.length };
     });
 }
 
 /** Everything the market panels show for one pair. */
-export async function marketView(store: Store, pair: string, w: DashboardWindow, delaySeconds: number): Promise<MarketView> {
+export async function marketView(
+  store: Store,
+  pair: string,
+  w: DashboardWindow,
+  delaySeconds: number,
+): Promise<MarketView> {
   const [points, { tape, capacity }, cex, dex] = await Promise.all([
     candlePoints(store, pair, w, delaySeconds),
     tapeAndCapacity(store, w),

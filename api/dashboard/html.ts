@@ -6,7 +6,8 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 
 /** JSON for a `<script type="application/json">` element: no `</script>` or `<!--` can end it early. */
-export const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
+export const scriptJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
 
 /** The opening of a server-rendered page up to its stylesheet link: doctype, charset, viewport, no favicon request, the title. */
 export const pageOpening = (title: string, stylesheetUrl: string): string => `<!doctype html>

@@ -5,7 +5,16 @@
  * static/dashboard.js fills from the free /dashboard/api endpoints.
  */
 import { priceText } from '../catalogue/schemas.js';
-import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, groupOf, methodsOf, paymentNetwork, type DiscoveryContext } from '../discovery/context.js';
+import {
+  DOCUMENTS,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  groupOf,
+  methodsOf,
+  paymentNetwork,
+  type DiscoveryContext,
+} from '../discovery/context.js';
 import { assetUrl } from './assets.js';
 import { escapeHtml as h, pageOpening, scriptJson } from './html.js';
 
@@ -22,7 +31,8 @@ export function landingPage(ctx: DiscoveryContext, options: LandingOptions): str
   const net = paymentNetwork(ctx.payment);
   const rows = ctx.catalogue.skus
     .map(
-      (s) => `<tr><td>${h(groupOf(s))}</td><td><code>${h(methodsOf(s).join('|'))} ${h(s.path)}</code></td><td>${h(s.title)}</td><td class="num">${h(s.free ? 'free' : priceText(s.priceAtomic))}</td><td class="num">${h(s.free ? '0' : s.priceAtomic)}</td><td>${s.available ? 'yes' : 'not yet'}</td></tr>`,
+      (s) =>
+        `<tr><td>${h(groupOf(s))}</td><td><code>${h(methodsOf(s).join('|'))} ${h(s.path)}</code></td><td>${h(s.title)}</td><td class="num">${h(s.free ? 'free' : priceText(s.priceAtomic))}</td><td class="num">${h(s.free ? '0' : s.priceAtomic)}</td><td>${s.available ? 'yes' : 'not yet'}</td></tr>`,
     )
     .join('\n');
   const config = {

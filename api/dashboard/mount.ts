@@ -36,7 +36,14 @@ export interface DashboardOptions {
   catalogue: Catalogue;
   pairs: PairsCatalogue;
   payment: PaymentInfo;
-  config: Pick<Config, 'DASHBOARD_DELAY_SECONDS' | 'DASHBOARD_WINDOW_HOURS' | 'DASHBOARD_REFRESH_SECONDS' | 'DASHBOARD_RATE_LIMIT_PER_MINUTE' | 'MARKET_SOURCE'>;
+  config: Pick<
+    Config,
+    | 'DASHBOARD_DELAY_SECONDS'
+    | 'DASHBOARD_WINDOW_HOURS'
+    | 'DASHBOARD_REFRESH_SECONDS'
+    | 'DASHBOARD_RATE_LIMIT_PER_MINUTE'
+    | 'MARKET_SOURCE'
+  >;
   mcpPath: string;
   publicBaseUrl?: string;
   now?: () => number;
@@ -96,7 +103,12 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
     const after = Number((ctx.state.rateLimit as { after?: number }).after ?? 60);
     ctx.type = 'application/problem+json';
     ctx.body = {
-      ...problem(429, 'rate_limited', `the dashboard data endpoints answer ${config.DASHBOARD_RATE_LIMIT_PER_MINUTE} requests per minute per client; retry in ${after} s`, { retry_after_seconds: after }),
+      ...problem(
+        429,
+        'rate_limited',
+        `the dashboard data endpoints answer ${config.DASHBOARD_RATE_LIMIT_PER_MINUTE} requests per minute per client; retry in ${after} s`,
+        { retry_after_seconds: after },
+      ),
       request_id: ctx.state.requestId,
     };
   };
@@ -114,7 +126,12 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
         return {
           generated_at: new Date(now()).toISOString(),
           status: report.status,
-          components: Object.fromEntries(Object.entries(report.components).map(([name, c]) => [name, { status: c.status, ...(c.reason ? { reason: c.reason } : {}) }])),
+          components: Object.fromEntries(
+            Object.entries(report.components).map(([name, c]) => [
+              name,
+              { status: c.status, ...(c.reason ? { reason: c.reason } : {}) },
+            ]),
+          ),
           pairs,
           market_source: config.MARKET_SOURCE,
           window_hours: config.DASHBOARD_WINDOW_HOURS,
@@ -128,10 +145,20 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
   router.get(`${DASHBOARD_API}/market`, limiter, async (ctx) => {
     const raw = typeof ctx.query.pair === 'string' ? ctx.query.pair : undefined;
     const pair = raw === undefined ? pairs[0] : normalisePair(options.pairs, raw);
-    if (!pair) throw new AppError('invalid_parameter', `unknown pair ${raw}; supported: ${pairs.join(', ')}`, 400, { field: 'pair' });
+    if (!pair)
+      throw new AppError('invalid_parameter', `unknown pair ${raw}; supported: ${pairs.join(', ')}`, 400, {
+        field: 'pair',
+      });
     json(
       ctx,
-      await markets.get(pair, () => marketView(options.store, pair, dashboardWindow(now(), config.DASHBOARD_DELAY_SECONDS, config.DASHBOARD_WINDOW_HOURS), config.DASHBOARD_DELAY_SECONDS)),
+      await markets.get(pair, () =>
+        marketView(
+          options.store,
+          pair,
+          dashboardWindow(now(), config.DASHBOARD_DELAY_SECONDS, config.DASHBOARD_WINDOW_HOURS),
+          config.DASHBOARD_DELAY_SECONDS,
+        ),
+      ),
     );
   });
 }

@@ -9,7 +9,10 @@
 export class SnapshotCache<T> {
   private readonly entries = new Map<string, { at: number; value: Promise<T> }>();
 
-  constructor(private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get(key: string, compute: () => Promise<T>): Promise<T> {
     const t = this.now();

@@ -6,7 +6,18 @@
  * `x-x402`.
  */
 import { priceText } from '../catalogue/schemas.js';
-import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf, exampleRequestText } from './context.js';
+import {
+  DOCUMENTS,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  methodsOf,
+  paymentNetwork,
+  pricing,
+  type DiscoveryContext,
+  exampleInputOf,
+  exampleRequestText,
+} from './context.js';
 
 export function buildAgentCard(ctx: DiscoveryContext) {
   return {
@@ -25,7 +36,8 @@ export function buildAgentCard(ctx: DiscoveryContext) {
         type: 'apiKey',
         in: 'header',
         name: 'PAYMENT-SIGNATURE',
-        description: 'x402 v2 payment per call (402 challenge in PAYMENT-REQUIRED, then an EIP-3009 authorization in PAYMENT-SIGNATURE)',
+        description:
+          'x402 v2 payment per call (402 challenge in PAYMENT-REQUIRED, then an EIP-3009 authorization in PAYMENT-SIGNATURE)',
       },
     },
     security: [{ 'payment-required': [] }],
@@ -39,7 +51,16 @@ export function buildAgentCard(ctx: DiscoveryContext) {
       examples: [JSON.stringify(exampleInputOf(ctx, s)), exampleRequestText(ctx, s)],
       inputModes: ['application/json'],
       outputModes: ['application/json'],
-      'x-x402': { method: s.method, methods: methodsOf(s), path: s.path, url: `${ctx.baseUrl}${s.path}`, free: s.free, available: s.available, pricing: pricing(s), paymentNetwork: paymentNetwork(ctx.payment) },
+      'x-x402': {
+        method: s.method,
+        methods: methodsOf(s),
+        path: s.path,
+        url: `${ctx.baseUrl}${s.path}`,
+        free: s.free,
+        available: s.available,
+        pricing: pricing(s),
+        paymentNetwork: paymentNetwork(ctx.payment),
+      },
     })),
   };
 }

@@ -4,7 +4,16 @@
  * OpenAPI operation), with each flow's price.
  */
 import { priceText } from '../catalogue/schemas.js';
-import { DOCUMENTS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf } from './context.js';
+import {
+  DOCUMENTS,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  paymentNetwork,
+  pricing,
+  type DiscoveryContext,
+  exampleInputOf,
+} from './context.js';
 
 const camel = (id: string) => id.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -26,7 +35,10 @@ export function buildAgentsJson(ctx: DiscoveryContext) {
       actions: [{ id: `${s.id}_action`, sourceId: 'gateway', operationId: camel(s.id) }],
       links: [],
       fields: {
-        parameters: s.method === 'GET' ? Object.entries(exampleInputOf(ctx, s)).map(([name, example]) => ({ name, example })) : [],
+        parameters:
+          s.method === 'GET'
+            ? Object.entries(exampleInputOf(ctx, s)).map(([name, example]) => ({ name, example }))
+            : [],
         requestBody: s.method === 'POST' ? { example: exampleInputOf(ctx, s) } : null,
         responses: { success: { example: s.example } },
       },

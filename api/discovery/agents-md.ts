@@ -10,19 +10,35 @@ import { priceText } from '../catalogue/schemas.js';
 import type { PricedSku } from '../catalogue/sku.js';
 import { MCP_PATH } from '../mcp/tools.js';
 import { toolNameOf } from '../mcp/tool-name.js';
-import { DOCUMENTS, GROUPS, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, exampleRequestText, groupOf, methodsOf, paymentNetwork, paymentSteps, type DiscoveryContext } from './context.js';
+import {
+  DOCUMENTS,
+  GROUPS,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  exampleRequestText,
+  groupOf,
+  methodsOf,
+  paymentNetwork,
+  paymentSteps,
+  type DiscoveryContext,
+} from './context.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** The OpenAPI component name of a SKU's 200 body (openapi.ts: `<PascalId>Response`). */
-const schemaName = (sku: PricedSku) => `${sku.id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase())}Response`;
+const schemaName = (sku: PricedSku) =>
+  `${sku.id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase())}Response`;
 
 /** `| METHOD | path | atomic | USDC | available | title | target | schema |` rows: the same routes and prices as the catalogue (descriptions in the sections). */
 export function routeTable(skus: readonly PricedSku[]): string[] {
   return [
     '| Method | Path | Price (atomic USDC) | Price | Available | Route | Latency target | Response schema |',
     '|---|---|---|---|---|---|---|---|',
-    ...skus.map((s) => `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.title)} | < ${s.latencyTargetMs} ms | \`${schemaName(s)}\` |`),
+    ...skus.map(
+      (s) =>
+        `| ${s.method} | ${s.path} | ${s.priceAtomic} | ${priceText(s.priceAtomic)} | ${s.available ? 'yes' : 'not yet (503)'} | ${cell(s.title)} | < ${s.latencyTargetMs} ms | \`${schemaName(s)}\` |`,
+    ),
   ];
 }
 
@@ -45,18 +61,15 @@ function commonParams(skus: readonly PricedSku[]): Map<string, ParamDoc> {
 function section(sku: PricedSku, ctx: DiscoveryContext, common: Map<string, ParamDoc>): string[] {
   const params = Object.entries(paramsOf(sku));
   const methods = methodsOf(sku);
-  const lines = [
-    `### ${sku.title}: \`${sku.method} ${sku.path}\``,
-    '',
-    `${sku.description}`,
-    '',
-  ];
-  if (methods.length > 1) lines.push(`${methods.join(' or ')}: query parameters, or the same fields as a JSON body.`, '');
+  const lines = [`### ${sku.title}: \`${sku.method} ${sku.path}\``, '', `${sku.description}`, ''];
+  if (methods.length > 1)
+    lines.push(`${methods.join(' or ')}: query parameters, or the same fields as a JSON body.`, '');
   if (params.length) {
     lines.push('| Parameter | Type | Required | Description |', '|---|---|---|---|');
     for (const [name, p] of params) {
       const shared = common.get(name);
-      const description = shared && shared.description === p.description && shared.type === p.type ? 'as above' : p.description;
+      const description =
+        shared && shared.description === p.description && shared.type === p.type ? 'as above' : p.description;
       lines.push(`| ${name} | ${cell(p.type)} | ${p.required ? 'yes' : 'no'} | ${cell(description)} |`);
     }
     lines.push('');
@@ -103,17 +116,24 @@ export function readableJson(value: unknown, depth = 0, maxTopFields = Number.PO
     const all = Object.entries(v);
     const shown = all.length > maxTopFields + 1 ? all.slice(0, maxTopFields) : all;
     if (shown.length < all.length) shown.push(['...', `${all.length - shown.length} more fields not shown here`]);
-    const entries = shown.map(([k, x]) => `${pad}${JSON.stringify(k)}: ${Array.isArray(x) && x.some((e) => e && typeof e === 'object') ? readableJson(x, depth + 1) : inline(x)}`);
+    const entries = shown.map(
+      ([k, x]) =>
+        `${pad}${JSON.stringify(k)}: ${Array.isArray(x) && x.some((e) => e && typeof e === 'object') ? readableJson(x, depth + 1) : inline(x)}`,
+    );
     return `{\n${entries.join(',\n')}\n}`;
   }
-  if (depth === 1 && Array.isArray(v)) return v.length ? `[\n${v.map((x) => `${pad}${inline(x)}`).join(',\n')}\n${end}]` : '[]';
+  if (depth === 1 && Array.isArray(v))
+    return v.length ? `[\n${v.map((x) => `${pad}${inline(x)}`).join(',\n')}\n${end}]` : '[]';
   return inline(v);
 }
 
 /** One-line JSON with a space after commas and colons. */
 function inline(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(inline).join(', ')}]`;
-  if (value && typeof value === 'object') return `{${Object.entries(value).map(([k, x]) => `${JSON.stringify(k)}: ${inline(x)}`).join(', ')}}`;
+  if (value && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${inline(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -124,13 +144,21 @@ const MAX_NESTED_FIELDS = 3;
 function shortened(value: unknown, nested = false): unknown {
   if (Array.isArray(value)) {
     if (value.length > MAX_ARRAY_SHOWN && value.every((x) => typeof x === 'number')) {
-      return [...value.slice(0, MAX_ARRAY_SHOWN), `... (${value.length} numbers, ${value.length - MAX_ARRAY_SHOWN} more not shown here)`];
+      return [
+        ...value.slice(0, MAX_ARRAY_SHOWN),
+        `... (${value.length} numbers, ${value.length - MAX_ARRAY_SHOWN} more not shown here)`,
+      ];
     }
     // List items are the payload: shown whole (two of them at most).
-    if (value.length > 2 && value.every((x) => x && typeof x === 'object')) return [...value.slice(0, 2).map((x) => shortened(x)), `... (${value.length} items, ${value.length - 2} more not shown here)`];
+    if (value.length > 2 && value.every((x) => x && typeof x === 'object'))
+      return [
+        ...value.slice(0, 2).map((x) => shortened(x)),
+        `... (${value.length} items, ${value.length - 2} more not shown here)`,
+      ];
     return value.map((x) => shortened(x));
   }
-  if (typeof value === 'string' && value.length > MAX_STRING_SHOWN) return `${value.slice(0, MAX_STRING_SHOWN)}... (${value.length} characters)`;
+  if (typeof value === 'string' && value.length > MAX_STRING_SHOWN)
+    return `${value.slice(0, MAX_STRING_SHOWN)}... (${value.length} characters)`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value);
     const shown = nested && entries.length > MAX_NESTED_FIELDS + 1 ? entries.slice(0, MAX_NESTED_FIELDS) : entries;
@@ -176,7 +204,11 @@ export function buildAgentsMd(ctx: DiscoveryContext): string {
     '',
     ...routeTable(ctx.catalogue.skus),
     '',
-    `Free documents: ${Object.values(DOCUMENTS).map((p) => `\`${p}\``).join(', ')}. Every response field (unit, precision, meaning) is defined in ${DOCUMENTS.openapi} under the route's response schema named below; the full example bodies are in ${DOCUMENTS.discovery}.`,
+    `Free documents: ${Object.values(DOCUMENTS)
+      .map((p) => `\`${p}\``)
+      .join(
+        ', ',
+      )}. Every response field (unit, precision, meaning) is defined in ${DOCUMENTS.openapi} under the route's response schema named below; the full example bodies are in ${DOCUMENTS.discovery}.`,
     '',
   ];
   for (const group of GROUPS) {
@@ -193,7 +225,12 @@ export function buildAgentsMd(ctx: DiscoveryContext): string {
   }
   const pending = ctx.catalogue.skus.filter((s) => !s.available);
   if (pending.length) {
-    lines.push('## Declared, not served yet', '', 'These answer 503 `sku_unavailable` before any payment is asked for; their schemas are in /openapi.json.', '');
+    lines.push(
+      '## Declared, not served yet',
+      '',
+      'These answer 503 `sku_unavailable` before any payment is asked for; their schemas are in /openapi.json.',
+      '',
+    );
     for (const s of pending) lines.push(`- \`${s.method} ${s.path}\`: ${s.description}`);
     lines.push('');
   }

@@ -49,7 +49,9 @@ export function exampleInputOf(ctx: DiscoveryContext, sku: PricedSku): Record<st
 export function exampleRequestText(ctx: DiscoveryContext, sku: PricedSku): string {
   const input = exampleInputOf(ctx, sku);
   const query = new URLSearchParams(Object.entries(input).map(([k, v]): [string, string] => [k, String(v)])).toString();
-  return sku.method === 'GET' ? `GET ${ctx.baseUrl}${sku.path}${query ? `?${query}` : ''}` : `POST ${ctx.baseUrl}${sku.path}\nContent-Type: application/json\n\n${JSON.stringify(input)}`;
+  return sku.method === 'GET'
+    ? `GET ${ctx.baseUrl}${sku.path}${query ? `?${query}` : ''}`
+    : `POST ${ctx.baseUrl}${sku.path}\nContent-Type: application/json\n\n${JSON.stringify(input)}`;
 }
 
 export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentInfo {
@@ -67,7 +69,12 @@ export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentI
 const CHAIN_NAMES: Record<string, string> = { 'eip155:8453': 'Base', 'eip155:84532': 'Base Sepolia' };
 
 /** The spec's `paymentNetwork` object. */
-export function paymentNetwork(payment: PaymentInfo): { chain: string; name: string; tokenAssetId: string; tokenName: string } {
+export function paymentNetwork(payment: PaymentInfo): {
+  chain: string;
+  name: string;
+  tokenAssetId: string;
+  tokenName: string;
+} {
   const name = CHAIN_NAMES[payment.network] ?? `EVM chain ${payment.network.split(':')[1] ?? payment.network}`;
   return {
     chain: payment.network,

@@ -45,7 +45,8 @@ export function buildDiscovery(ctx: DiscoveryContext) {
       requestHeader: 'PAYMENT-SIGNATURE',
       challengeHeader: 'PAYMENT-REQUIRED',
       settlementHeader: 'PAYMENT-RESPONSE',
-      billing: 'Only 200 responses are settled; 400 and pre-flight 404 are answered before any challenge and never charged.',
+      billing:
+        'Only 200 responses are settled; 400 and pre-flight 404 are answered before any challenge and never charged.',
     },
     paymentNetwork: network,
     ...(ctx.examples?.slice ? { examplesSlice: ctx.examples.slice } : {}),

@@ -56,7 +56,9 @@ export async function currentExamples(runtime: SkuRuntime): Promise<LiveExamples
   const spans = await pairSpans(store);
   if (!spans.length) return { inputs: new Map() };
   // The catalogue's own example pair when it has data, else the pair with the newest data.
-  const preferred = catalogue.skus.map((s) => s.exampleInput.pair).find((p): p is string => typeof p === 'string' && spans.some((x) => x.pair === p.replace('-', '/')));
+  const preferred = catalogue.skus
+    .map((s) => s.exampleInput.pair)
+    .find((p): p is string => typeof p === 'string' && spans.some((x) => x.pair === p.replace('-', '/')));
   const span = spans.find((x) => x.pair === preferred?.replace('-', '/')) ?? spans[0]!;
   const slices = candidateSlices(span.earliestMs, span.latestMs);
   const inputs = new Map<string, Record<string, unknown>>();
@@ -80,7 +82,11 @@ export async function currentExamples(runtime: SkuRuntime): Promise<LiveExamples
     if (!chosen) verified = false;
     inputs.set(sku.id, chosen ?? tries[0]!);
   }
-  return { inputs, verified, slice: { start: new Date(slices[0]!).toISOString(), end: new Date(slices[0]! + BASE_SLICE_MS).toISOString() } };
+  return {
+    inputs,
+    verified,
+    slice: { start: new Date(slices[0]!).toISOString(), end: new Date(slices[0]! + BASE_SLICE_MS).toISOString() },
+  };
 }
 
 const dateTime = (startMs: number) => {
@@ -106,7 +112,8 @@ export function liveExampleSource(runtime: SkuRuntime, ttlMs = 15_000): LiveExam
   let inFlight: Promise<LiveExamples | undefined> | undefined;
   return async () => {
     // An answer with an unverified route (its table still filling, e.g. right after start-up) is kept only briefly.
-    if (last && Date.now() - last.at < (last.value.verified === false ? Math.min(ttlMs, 2000) : ttlMs)) return last.value;
+    if (last && Date.now() - last.at < (last.value.verified === false ? Math.min(ttlMs, 2000) : ttlMs))
+      return last.value;
     inFlight ??= currentExamples(runtime)
       .then((value) => {
         last = { at: Date.now(), value };

@@ -4,7 +4,16 @@
  * (`- [name](url): notes`), the last one `## Optional`.
  */
 import { priceText } from '../catalogue/schemas.js';
-import { DOCUMENTS, GROUPS, SERVICE_NAME, SERVICE_SUMMARY, exampleRequestText, groupOf, paymentNetwork, type DiscoveryContext } from './context.js';
+import {
+  DOCUMENTS,
+  GROUPS,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  exampleRequestText,
+  groupOf,
+  paymentNetwork,
+  type DiscoveryContext,
+} from './context.js';
 
 export function buildLlmsTxt(ctx: DiscoveryContext): string {
   const net = paymentNetwork(ctx.payment);
@@ -24,8 +33,12 @@ export function buildLlmsTxt(ctx: DiscoveryContext): string {
     for (const s of skus) {
       const price = s.free ? 'free' : `${s.priceAtomic} atomic USDC (${priceText(s.priceAtomic)})`;
       // Telemetry routes add their current example (a window in coverage): it answers (402, then 200 once paid).
-      const example = ctx.examples?.inputs.has(s.id) ? ` Example (current coverage): ${exampleRequestText(ctx, s).split('\n').join(' ')}` : '';
-      lines.push(`- [${s.id}](${url(s.path)}): ${s.method}, ${price}${s.available ? '' : ', not served yet (503)'}. ${s.description}${example}`);
+      const example = ctx.examples?.inputs.has(s.id)
+        ? ` Example (current coverage): ${exampleRequestText(ctx, s).split('\n').join(' ')}`
+        : '';
+      lines.push(
+        `- [${s.id}](${url(s.path)}): ${s.method}, ${price}${s.available ? '' : ', not served yet (503)'}. ${s.description}${example}`,
+      );
     }
     lines.push('');
   }

@@ -9,7 +9,17 @@
  */
 import { MCP_INSTRUCTIONS, MCP_PATH, buildToolCatalogue } from '../mcp/tools.js';
 import { toolNameOf } from '../mcp/tool-name.js';
-import { DOCUMENTS, SERVICE_ID, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext } from './context.js';
+import {
+  DOCUMENTS,
+  SERVICE_ID,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  methodsOf,
+  paymentNetwork,
+  pricing,
+  type DiscoveryContext,
+} from './context.js';
 
 export function buildMcpJson(ctx: DiscoveryContext) {
   const tools = buildToolCatalogue(ctx.catalogue, ctx.payment);

@@ -11,11 +11,25 @@ import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from
 import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../catalogue/schemas.js';
 import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
 import { DEFAULT_BODY_LIMIT } from '../router.js';
-import { DOCUMENTS, MAX_PRICE_USD, MIN_PRICE_USD, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, methodsOf, paymentNetwork, pricing, type DiscoveryContext, exampleInputOf } from './context.js';
+import {
+  DOCUMENTS,
+  MAX_PRICE_USD,
+  MIN_PRICE_USD,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  methodsOf,
+  paymentNetwork,
+  pricing,
+  type DiscoveryContext,
+  exampleInputOf,
+} from './context.js';
 
 const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 const camel = (id: string) => id.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const json = (schema: JsonSchema, example?: unknown) => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
 const problemRef = { $ref: '#/components/schemas/Problem' };
 const problemContent = (example?: Record<string, unknown>) => ({
   'application/problem+json': { schema: problemRef, ...(example ? { example } : {}) },
@@ -31,7 +45,8 @@ export function buildOpenApi(ctx: DiscoveryContext) {
     schemas[`${name}Request`] = inputJsonSchema(sku);
     schemas[`${name}Response`] = outputJsonSchema(sku);
     const item: Record<string, unknown> = (paths[sku.path] ??= {});
-    for (const method of methodsOf(sku) as HttpMethod[]) item[method.toLowerCase()] = operation(sku, method, name, network.name, exampleInputOf(ctx, sku));
+    for (const method of methodsOf(sku) as HttpMethod[])
+      item[method.toLowerCase()] = operation(sku, method, name, network.name, exampleInputOf(ctx, sku));
   }
 
   return {
@@ -58,8 +73,14 @@ export function buildOpenApi(ctx: DiscoveryContext) {
         },
       },
       headers: {
-        'PAYMENT-REQUIRED': { description: 'Base64 JSON x402 payment requirements (x402Version 2, error, resource, accepts[])', schema: { type: 'string' } },
-        'PAYMENT-RESPONSE': { description: 'Base64 JSON x402 settlement response (success, transaction, network, payer)', schema: { type: 'string' } },
+        'PAYMENT-REQUIRED': {
+          description: 'Base64 JSON x402 payment requirements (x402Version 2, error, resource, accepts[])',
+          schema: { type: 'string' },
+        },
+        'PAYMENT-RESPONSE': {
+          description: 'Base64 JSON x402 settlement response (success, transaction, network, payer)',
+          schema: { type: 'string' },
+        },
       },
     },
     'x-x402': {
@@ -73,19 +94,34 @@ export function buildOpenApi(ctx: DiscoveryContext) {
   };
 }
 
-function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: string, example: Record<string, unknown>): Record<string, unknown> {
+function operation(
+  sku: PricedSku,
+  method: HttpMethod,
+  name: string,
+  chainName: string,
+  example: Record<string, unknown>,
+): Record<string, unknown> {
   const alias = method !== sku.method;
   const requestRef = { $ref: `#/components/schemas/${name}Request` };
   const responses: Record<string, unknown> = {
     '200': {
-      description: sku.free ? 'The result' : `The result; ${priceText(sku.priceAtomic)} settled (PAYMENT-RESPONSE header)`,
+      description: sku.free
+        ? 'The result'
+        : `The result; ${priceText(sku.priceAtomic)} settled (PAYMENT-RESPONSE header)`,
       content: json({ $ref: `#/components/schemas/${name}Response` }, sku.example),
       ...(sku.free ? {} : { headers: { 'PAYMENT-RESPONSE': { $ref: '#/components/headers/PAYMENT-RESPONSE' } } }),
     },
-    '400': { description: 'Invalid input (code invalid_parameter, missing_parameter, unknown_parameter, invalid_json; `field` names the parameter). Answered before any challenge: never charged.', content: problemContent() },
+    '400': {
+      description:
+        'Invalid input (code invalid_parameter, missing_parameter, unknown_parameter, invalid_json; `field` names the parameter). Answered before any challenge: never charged.',
+      content: problemContent(),
+    },
   };
   if (method === 'POST') {
-    responses['413'] = { description: `The JSON body is larger than ${DEFAULT_BODY_LIMIT} (code payload_too_large). Answered before any challenge: never charged.`, content: problemContent() };
+    responses['413'] = {
+      description: `The JSON body is larger than ${DEFAULT_BODY_LIMIT} (code payload_too_large). Answered before any challenge: never charged.`,
+      content: problemContent(),
+    };
   }
   if (!sku.free) {
     responses['402'] = {
@@ -96,11 +132,25 @@ function operation(sku: PricedSku, method: HttpMethod, name: string, chainName: 
   }
   if (sku.preflight && sku.path.startsWith('/api/v1/crypto/')) {
     responses['404'] = {
-      description: 'Pre-flight rejection (the window is outside the available data, or holds no data): answered before any challenge, never charged',
-      content: problemContent({ type: 'https://docs.x402-gateway.dev/errors/outside_coverage', title: 'outside coverage', status: 404, code: 'outside_coverage', detail: 'the window lies outside the available data', field: 'date', charged: ZERO_CHARGE_TEXT }),
+      description:
+        'Pre-flight rejection (the window is outside the available data, or holds no data): answered before any challenge, never charged',
+      content: problemContent({
+        type: 'https://docs.x402-gateway.dev/errors/outside_coverage',
+        title: 'outside coverage',
+        status: 404,
+        code: 'outside_coverage',
+        detail: 'the window lies outside the available data',
+        field: 'date',
+        charged: ZERO_CHARGE_TEXT,
+      }),
     };
   }
-  responses['503'] = { description: sku.available ? 'A dependency is unavailable (payments, store, live book); never charged' : 'Not served yet (code sku_unavailable); never charged', content: problemContent() };
+  responses['503'] = {
+    description: sku.available
+      ? 'A dependency is unavailable (payments, store, live book); never charged'
+      : 'Not served yet (code sku_unavailable); never charged',
+    content: problemContent(),
+  };
   responses['5XX'] = { description: 'Server failure; never settled', content: problemContent() };
 
   const op: Record<string, unknown> = {

@@ -4,7 +4,18 @@
  */
 import { priceText } from '../catalogue/schemas.js';
 import { MCP_PATH } from '../mcp/tools.js';
-import { DOCUMENTS, GROUPS, SERVICE_ID, SERVICE_NAME, SERVICE_VERSION, exampleRequestText, groupOf, methodsOf, paymentSteps, type DiscoveryContext } from './context.js';
+import {
+  DOCUMENTS,
+  GROUPS,
+  SERVICE_ID,
+  SERVICE_NAME,
+  SERVICE_VERSION,
+  exampleRequestText,
+  groupOf,
+  methodsOf,
+  paymentSteps,
+  type DiscoveryContext,
+} from './context.js';
 
 export function buildSkillMd(ctx: DiscoveryContext): string {
   const lines = [
@@ -39,11 +50,22 @@ export function buildSkillMd(ctx: DiscoveryContext): string {
     for (const s of skus) {
       const price = s.free ? 'free' : `${s.priceAtomic} atomic USDC (${priceText(s.priceAtomic)})`;
       const alias = methodsOf(s).length > 1 ? '; also POST with a JSON body' : '';
-      lines.push(`- \`${s.method} ${s.path}\`: ${price}${s.available ? '' : ', not served yet (503)'}${alias}. ${s.description}`);
-      if (ctx.examples?.inputs.has(s.id)) lines.push(`  Example (current coverage): \`${exampleRequestText(ctx, s).split('\n').join(' ')}\``);
+      lines.push(
+        `- \`${s.method} ${s.path}\`: ${price}${s.available ? '' : ', not served yet (503)'}${alias}. ${s.description}`,
+      );
+      if (ctx.examples?.inputs.has(s.id))
+        lines.push(`  Example (current coverage): \`${exampleRequestText(ctx, s).split('\n').join(' ')}\``);
     }
     lines.push('');
   }
-  lines.push('## More', '', `- MCP server: ${ctx.baseUrl}${MCP_PATH} (card: ${ctx.baseUrl}${DOCUMENTS.mcp})`, `- Schemas: ${ctx.baseUrl}${DOCUMENTS.openapi}`, `- Current prices: ${ctx.baseUrl}${DOCUMENTS.discovery}`, `- Guide: ${ctx.baseUrl}${DOCUMENTS.agentsMd}`, '');
+  lines.push(
+    '## More',
+    '',
+    `- MCP server: ${ctx.baseUrl}${MCP_PATH} (card: ${ctx.baseUrl}${DOCUMENTS.mcp})`,
+    `- Schemas: ${ctx.baseUrl}${DOCUMENTS.openapi}`,
+    `- Current prices: ${ctx.baseUrl}${DOCUMENTS.discovery}`,
+    `- Guide: ${ctx.baseUrl}${DOCUMENTS.agentsMd}`,
+    '',
+  );
   return lines.join('\n');
 }

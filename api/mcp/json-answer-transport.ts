@@ -56,7 +56,10 @@ export interface PostedMessage {
   contentTypeIsJson: boolean;
 }
 
-const refusal = (status: number, code: number, message: string): JsonAnswer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+const refusal = (status: number, code: number, message: string): JsonAnswer => ({
+  status,
+  body: { jsonrpc: '2.0', error: { code, message }, id: null },
+});
 
 const header = (headers: PostedMessage['headers'], name: string): string | undefined => {
   const v = headers[name];
@@ -99,18 +102,25 @@ export class JsonAnswerTransport implements Transport {
     if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
       return refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
-    if (!post.contentTypeIsJson) return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    if (!post.contentTypeIsJson)
+      return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     const raw = post.body;
-    if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE)
+      return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
     const parsed = (Array.isArray(raw) ? raw : [raw]).map((m) => JSONRPCMessageSchema.safeParse(m));
     if (parsed.some((p) => !p.success)) return refusal(400, -32700, 'Parse error: Invalid JSON-RPC message');
     const messages = parsed.map((p) => p.data as JSONRPCMessage);
 
     const initializing = messages.some(isInitializeRequest);
-    if (initializing && messages.length > 1) return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    if (initializing && messages.length > 1)
+      return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
     const version = header(post.headers, 'mcp-protocol-version');
     if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return refusal(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+      return refusal(
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
     }
 
     const extra: MessageExtraInfo = { requestInfo: { headers: post.headers } };

@@ -20,7 +20,13 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { SERVICE_ID, SERVICE_NAME, SERVICE_SUMMARY, SERVICE_VERSION, type DiscoveryContext } from '../discovery/context.js';
+import {
+  SERVICE_ID,
+  SERVICE_NAME,
+  SERVICE_SUMMARY,
+  SERVICE_VERSION,
+  type DiscoveryContext,
+} from '../discovery/context.js';
 import { buildDiscovery } from '../discovery/discovery.js';
 import { listResources, readResource } from './resources.js';
 import { callSkuTool, type ToolCallScope } from './tool-call.js';

@@ -43,7 +43,8 @@ export function mountMcp(router: Router, options: McpOptions): void {
     text: false,
     onError: (err: Error) => {
       const e = err as Error & { status?: number };
-      if (e.status === 413) throw new AppError('payload_too_large', `the JSON-RPC body exceeds ${DEFAULT_BODY_LIMIT}`, 413);
+      if (e.status === 413)
+        throw new AppError('payload_too_large', `the JSON-RPC body exceeds ${DEFAULT_BODY_LIMIT}`, 413);
       throw new AppError('invalid_json', `the body is not valid JSON: ${e.message}`, 400);
     },
   });
@@ -61,7 +62,11 @@ export function mountMcp(router: Router, options: McpOptions): void {
     const transport = new JsonAnswerTransport();
     await server.connect(transport);
     try {
-      const answer = await transport.handle({ headers: ctx.req.headers, body: ctx.request.body, contentTypeIsJson: isJsonContentType(ctx.get('content-type')) });
+      const answer = await transport.handle({
+        headers: ctx.req.headers,
+        body: ctx.request.body,
+        contentTypeIsJson: isJsonContentType(ctx.get('content-type')),
+      });
       ctx.body = answer.body ?? null; // null, then the status: an empty 202 (Koa would write the status text, or make it a 204)
       ctx.status = answer.status;
     } finally {
@@ -72,7 +77,11 @@ export function mountMcp(router: Router, options: McpOptions): void {
   const notServed = (ctx: Context) => {
     ctx.status = 405;
     ctx.set('Allow', 'POST');
-    ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, POST JSON-RPC messages' }, id: null };
+    ctx.body = {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, POST JSON-RPC messages' },
+      id: null,
+    };
   };
   router.get(options.path, notServed);
   router.delete(options.path, notServed);

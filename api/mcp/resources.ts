@@ -19,7 +19,12 @@ const DOCS: DocumentResource[] = [
 ];
 
 export function listResources(ctx: DiscoveryContext): Resource[] {
-  return DOCS.map((d) => ({ uri: `${ctx.baseUrl}${d.path}`, name: d.path.replace(/^\/(\.well-known\/)?/, ''), title: d.path, mimeType: d.mimeType }));
+  return DOCS.map((d) => ({
+    uri: `${ctx.baseUrl}${d.path}`,
+    name: d.path.replace(/^\/(\.well-known\/)?/, ''),
+    title: d.path,
+    mimeType: d.mimeType,
+  }));
 }
 
 /** The document at `uri` (its path on this gateway), or undefined when there is none. */

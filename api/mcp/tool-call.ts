@@ -45,16 +45,26 @@ export async function callSkuTool(
   meta: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   if (!sku.available) {
-    return problemResult(503, 'sku_unavailable', `${name} is declared but not served yet; see the discovery tool for the available tools`, { charged: ZERO_CHARGE_TEXT });
+    return problemResult(
+      503,
+      'sku_unavailable',
+      `${name} is declared but not served yet; see the discovery tool for the available tools`,
+      { charged: ZERO_CHARGE_TEXT },
+    );
   }
   const parsed = sku.input.safeParse(args);
   if (!parsed.success) return errorResult(validationError(parsed.error, args));
-  const call: SkuCall<unknown> = { input: parsed.data, runtime: { ...scope.runtime, ...(scope.log ? { log: scope.log } : {}) }, priceAtomic: sku.priceAtomic };
+  const call: SkuCall<unknown> = {
+    input: parsed.data,
+    runtime: { ...scope.runtime, ...(scope.log ? { log: scope.log } : {}) },
+    priceAtomic: sku.priceAtomic,
+  };
   let prepared: unknown;
   try {
     prepared = sku.preflight ? await sku.preflight(call) : undefined;
   } catch (err) {
-    if (err instanceof AppError && 'charged' in err.details) scope.log?.info({ code: err.code, status: err.status, tool: name }, 'mcp: rejected before payment');
+    if (err instanceof AppError && 'charged' in err.details)
+      scope.log?.info({ code: err.code, status: err.status, tool: name }, 'mcp: rejected before payment');
     else scope.log?.error({ err, tool: name }, 'mcp: pre-flight failed');
     return errorResult(err);
   }
@@ -62,7 +72,11 @@ export async function callSkuTool(
     const result = answerValue(await sku.handler(call, prepared)); // structured content is an object
     if (scope.checkResponses) {
       const check = sku.output.safeParse(result);
-      if (!check.success) scope.log?.error({ sku: sku.id, issues: check.error.issues.slice(0, 10) }, `RESPONSE SCHEMA MISMATCH: MCP tool ${name} answered a body that does not match its output schema`);
+      if (!check.success)
+        scope.log?.error(
+          { sku: sku.id, issues: check.error.issues.slice(0, 10) },
+          `RESPONSE SCHEMA MISMATCH: MCP tool ${name} answered a body that does not match its output schema`,
+        );
     }
     return result;
   };
@@ -88,9 +102,14 @@ export async function callSkuTool(
     try {
       await scope.core.ready();
     } catch {
-      return problemResult(503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', { dependency: 'facilitator' });
+      return problemResult(503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', {
+        dependency: 'facilitator',
+      });
     }
-    return paymentRequiredResult(await scope.core.paymentRequired(paid, 'Payment required'), `Payment required: ${name} costs ${sku.priceAtomic} atomic USDC`);
+    return paymentRequiredResult(
+      await scope.core.paymentRequired(paid, 'Payment required'),
+      `Payment required: ${name} costs ${sku.priceAtomic} atomic USDC`,
+    );
   }
 
   const attempt = await scope.core.begin(paid, { payload });
@@ -106,14 +125,18 @@ export async function callSkuTool(
     result = await run();
   } catch (err) {
     await attempt.abandon('handler_threw', { error: err });
-    if (!(err instanceof AppError) || err.status >= 500) scope.log?.error({ err, tool: name }, 'mcp: paid tool failed; not settled');
+    if (!(err instanceof AppError) || err.status >= 500)
+      scope.log?.error({ err, tool: name }, 'mcp: paid tool failed; not settled');
     return errorResult(err);
   }
   const outcome = await attempt.settle();
   if (!outcome.ok) {
     const r = outcome.refusal;
     if (outcome.response) {
-      const challenge = await scope.core.paymentRequired(paid, `Payment settlement failed: ${outcome.response.errorReason ?? r.code}`);
+      const challenge = await scope.core.paymentRequired(
+        paid,
+        `Payment settlement failed: ${outcome.response.errorReason ?? r.code}`,
+      );
       return paymentRequiredResult(challenge, 'Payment settlement failed', outcome.response);
     }
     return problemResult(r.status, r.code, r.detail, r.extra);

@@ -27,8 +27,14 @@ export function successResult(body: unknown, settlement?: SettleResponse): CallT
   };
 }
 
-export function paymentRequiredResult(paymentRequired: PaymentRequired, message: string, failedSettlement?: SettleResponse): CallToolResult {
-  const data: Record<string, unknown> = failedSettlement ? { ...paymentRequired, [PAYMENT_RESPONSE_META_KEY]: failedSettlement } : { ...paymentRequired };
+export function paymentRequiredResult(
+  paymentRequired: PaymentRequired,
+  message: string,
+  failedSettlement?: SettleResponse,
+): CallToolResult {
+  const data: Record<string, unknown> = failedSettlement
+    ? { ...paymentRequired, [PAYMENT_RESPONSE_META_KEY]: failedSettlement }
+    : { ...paymentRequired };
   return {
     isError: true,
     structuredContent: data,
@@ -36,7 +42,12 @@ export function paymentRequiredResult(paymentRequired: PaymentRequired, message:
   };
 }
 
-export function problemResult(status: number, code: string, detail: string, extra: Record<string, unknown> = {}): CallToolResult {
+export function problemResult(
+  status: number,
+  code: string,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): CallToolResult {
   const body = problem(status, code, detail, extra);
   return { isError: true, structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }

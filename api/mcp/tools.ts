@@ -56,10 +56,18 @@ const PAYMENT_REQUIRED_JSON_SCHEMA: JsonSchema = {
   properties: {
     x402Version: { type: 'integer', const: 2 },
     error: { type: 'string' },
-    resource: { type: 'object', properties: { url: { type: 'string' }, description: { type: 'string' }, mimeType: { type: 'string' } }, required: ['url'] },
-    accepts: { type: 'array', items: { type: 'object', required: ['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds'] }, minItems: 1 },
+    resource: {
+      type: 'object',
+      properties: { url: { type: 'string' }, description: { type: 'string' }, mimeType: { type: 'string' } },
+      required: ['url'],
+    },
+    accepts: {
+      type: 'array',
+      items: { type: 'object', required: ['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds'] },
+      minItems: 1,
+    },
     extensions: { type: 'object' },
-    'x402/payment-response': { type: 'object', description: 'On a failed settlement: the facilitator\'s answer' },
+    'x402/payment-response': { type: 'object', description: "On a failed settlement: the facilitator's answer" },
   },
   required: ['x402Version', 'accepts'],
 };
@@ -83,14 +91,22 @@ export function toolOutputSchema(sku: PricedSku): JsonSchema {
 }
 
 function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
-  const price = sku.free ? 'Free.' : `Price: ${priceText(sku.priceAtomic)} per call, paid with x402 (_meta["x402/payment"]).`;
+  const price = sku.free
+    ? 'Free.'
+    : `Price: ${priceText(sku.priceAtomic)} per call, paid with x402 (_meta["x402/payment"]).`;
   return {
     name: toolNameOf(sku),
     title: sku.title,
     description: `${sku.description} ${price}${sku.available ? '' : ' Not served yet (sku_unavailable).'}`,
     inputSchema: inputJsonSchema(sku) as Tool['inputSchema'],
     outputSchema: toolOutputSchema(sku) as Tool['outputSchema'],
-    annotations: { title: sku.title, readOnlyHint: true, destructiveHint: false, idempotentHint: sku.path.startsWith('/api/v1/crypto/'), openWorldHint: true },
+    annotations: {
+      title: sku.title,
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: sku.path.startsWith('/api/v1/crypto/'),
+      openWorldHint: true,
+    },
     _meta: {
       'x402/pricing': {
         free: sku.free,
@@ -117,10 +133,15 @@ export function buildToolCatalogue(catalogue: Catalogue, payment: PaymentInfo): 
   const entries = new Map<string, ToolEntry>();
   for (const sku of catalogue.skus) {
     const name = toolNameOf(sku);
-    entries.set(name, { kind: 'sku', name, sku, definition: skuTool(sku, payment), ...(sku.free ? {} : { route: toolRouteOf(sku) }) });
+    entries.set(name, {
+      kind: 'sku',
+      name,
+      sku,
+      definition: skuTool(sku, payment),
+      ...(sku.free ? {} : { route: toolRouteOf(sku) }),
+    });
   }
   entries.set(DISCOVERY_TOOL, { kind: 'discovery', name: DISCOVERY_TOOL, definition: discoveryTool });
   const list = [...entries.values()].map((e) => e.definition);
   return { list, get: (name) => entries.get(name) };
 }
-

@@ -31,19 +31,43 @@ export function problemErrors(): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.type = 'application/problem+json';
-        ctx.body = { ...problem(404, 'route_not_found', `no route ${ctx.method} ${ctx.path}`), request_id: ctx.state.requestId };
+        ctx.body = {
+          ...problem(404, 'route_not_found', `no route ${ctx.method} ${ctx.path}`),
+          request_id: ctx.state.requestId,
+        };
       } else if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
         // The router's answer to a method the route does not have (501 for methods it does not know at all).
         const allow = ctx.response.get('Allow');
         ctx.status = 405;
         ctx.type = 'application/problem+json';
-        ctx.body = { ...problem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}${allow ? `; allowed: ${allow}` : ''}`), request_id: ctx.state.requestId };
+        ctx.body = {
+          ...problem(
+            405,
+            'method_not_allowed',
+            `${ctx.method} is not allowed on ${ctx.path}${allow ? `; allowed: ${allow}` : ''}`,
+          ),
+          request_id: ctx.state.requestId,
+        };
       }
     } catch (err) {
       const known = err instanceof AppError;
       const httpish = err as { status?: number; expose?: boolean; message?: string };
-      const status = known ? err.status : typeof httpish.status === 'number' && httpish.status >= 400 && httpish.status < 600 ? httpish.status : 500;
-      const code = known ? err.code : status === 500 ? 'internal_error' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status === 405 ? 'method_not_allowed' : 'bad_request';
+      const status = known
+        ? err.status
+        : typeof httpish.status === 'number' && httpish.status >= 400 && httpish.status < 600
+          ? httpish.status
+          : 500;
+      const code = known
+        ? err.code
+        : status === 500
+          ? 'internal_error'
+          : status === 413
+            ? 'payload_too_large'
+            : status === 415
+              ? 'unsupported_media_type'
+              : status === 405
+                ? 'method_not_allowed'
+                : 'bad_request';
       const detail = known || httpish.expose ? (httpish.message ?? code) : 'internal error';
       if (status >= 500) ctx.state.log?.error({ err }, 'request failed');
       ctx.status = status;

@@ -35,7 +35,14 @@ export function requestContext(logger: Logger): Middleware {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.httpRequests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 10000) / 10, ...ctx.state.accessLog },
+        {
+          method: ctx.method,
+          path: ctx.path,
+          route,
+          status: ctx.status,
+          duration_ms: Math.round(seconds * 10000) / 10,
+          ...ctx.state.accessLog,
+        },
         'request',
       );
     }

@@ -28,7 +28,11 @@ export function bazaarCandidates(route: PaidRoute): Record<string, unknown>[] {
   const examples = whole === undefined ? [] : [whole, shortenExample(whole), compactExample(whole)];
   const pairs: [Record<string, unknown> | undefined, unknown][] = [
     ...schemas.map((schema): [Record<string, unknown> | undefined, unknown] => [schema, whole]),
-    ...examples.slice(1).flatMap((example) => schemas.slice(1).map((schema): [Record<string, unknown> | undefined, unknown] => [schema, example])),
+    ...examples
+      .slice(1)
+      .flatMap((example) =>
+        schemas.slice(1).map((schema): [Record<string, unknown> | undefined, unknown] => [schema, example]),
+      ),
     [schemas[schemas.length - 1], undefined],
   ];
   const seen = new Set<string>();
@@ -43,7 +47,11 @@ export function bazaarCandidates(route: PaidRoute): Record<string, unknown>[] {
   return out;
 }
 
-function declare(route: PaidRoute, inputSchema: Record<string, unknown> | undefined, outputExample: unknown): Record<string, unknown> {
+function declare(
+  route: PaidRoute,
+  inputSchema: Record<string, unknown> | undefined,
+  outputExample: unknown,
+): Record<string, unknown> {
   if (route.mcpTool) {
     return declareDiscoveryExtension({
       toolName: route.mcpTool.name,
@@ -65,7 +73,8 @@ function declare(route: PaidRoute, inputSchema: Record<string, unknown> | undefi
 export function shortenExample(value: unknown): unknown {
   if (Array.isArray(value)) return value.slice(0, 1).map(shortenExample);
   if (typeof value === 'string') return cutText(value, SHORT_STRING);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortenExample(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortenExample(v)]));
   return value;
 }
 
@@ -74,7 +83,8 @@ export function compactExample(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return depth === 0 ? value.slice(0, 1).map((v) => compactExample(v, depth + 1)) : [];
   if (typeof value === 'string') return cutText(value, 40);
   if (typeof value === 'number') return Number.isInteger(value) ? value : Math.round(value * 100) / 100;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactExample(v, depth + 1)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactExample(v, depth + 1)]));
   return value;
 }
 

@@ -65,19 +65,35 @@ export function checkBinding(input: BindingInput): BindingResult {
 
   const matched = input.requirements.find((r) => sameRequirements(r, payload.accepted));
   if (!matched) {
-    return refuse('payment_requirements_mismatch', 'accepted_requirements_mismatch', 'the payment accepts terms this resource does not offer now (scheme, network, amount, asset, payTo, maxTimeoutSeconds, extra); sign against its current challenge');
+    return refuse(
+      'payment_requirements_mismatch',
+      'accepted_requirements_mismatch',
+      'the payment accepts terms this resource does not offer now (scheme, network, amount, asset, payTo, maxTimeoutSeconds, extra); sign against its current challenge',
+    );
   }
 
   const now = BigInt(input.nowS ?? Math.floor(Date.now() / 1000));
   const latest = now + BigInt(matched.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS);
   if (facts.validBeforeS > latest) {
-    return refuse('payment_valid_before_too_far', 'valid_before_beyond_max_timeout', `validBefore is ${facts.validBeforeS - now} s from now; at most maxTimeoutSeconds (${matched.maxTimeoutSeconds}) + ${VALID_BEFORE_SKEW_SECONDS} s is accepted`);
+    return refuse(
+      'payment_valid_before_too_far',
+      'valid_before_beyond_max_timeout',
+      `validBefore is ${facts.validBeforeS - now} s from now; at most maxTimeoutSeconds (${matched.maxTimeoutSeconds}) + ${VALID_BEFORE_SKEW_SECONDS} s is accepted`,
+    );
   }
   if (facts.validBeforeS < now + BigInt(MIN_VALIDITY_LEFT_SECONDS)) {
-    return refuse('payment_expired', 'invalid_exact_evm_payload_authorization_valid_before', `the authorization expires in less than ${MIN_VALIDITY_LEFT_SECONDS} s (validBefore ${facts.validBeforeS}, now ${now})`);
+    return refuse(
+      'payment_expired',
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `the authorization expires in less than ${MIN_VALIDITY_LEFT_SECONDS} s (validBefore ${facts.validBeforeS}, now ${now})`,
+    );
   }
   if (facts.validAfterS > now) {
-    return refuse('payment_not_yet_valid', 'invalid_exact_evm_payload_authorization_valid_after', `validAfter lies ${facts.validAfterS - now} s in the future; it must be in the past`);
+    return refuse(
+      'payment_not_yet_valid',
+      'invalid_exact_evm_payload_authorization_valid_after',
+      `validAfter lies ${facts.validAfterS - now} s in the future; it must be in the past`,
+    );
   }
   return { ok: true, requirements: matched };
 }
@@ -93,18 +109,24 @@ function resourceRefusal(payload: PaymentPayload, identity: ResourceIdentity): s
   }
   if (identity.transport === 'url') {
     const expected = new URL(identity.url);
-    return withoutQuery(parsed) === withoutQuery(expected) ? undefined : `the payment is for ${withoutQuery(parsed)}, not ${withoutQuery(expected)}`;
+    return withoutQuery(parsed) === withoutQuery(expected)
+      ? undefined
+      : `the payment is for ${withoutQuery(parsed)}, not ${withoutQuery(expected)}`;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `resource.url is not an http(s) URL: ${url.slice(0, 100)}`;
-  if (trimSlash(parsed.pathname) !== trimSlash(identity.path)) return `the payment is for ${parsed.pathname}, not ${identity.path}`;
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `resource.url is not an http(s) URL: ${url.slice(0, 100)}`;
+  if (trimSlash(parsed.pathname) !== trimSlash(identity.path))
+    return `the payment is for ${parsed.pathname}, not ${identity.path}`;
   const declared = declaredMethod(payload);
-  if (declared !== undefined && declared.toUpperCase() !== identity.method.toUpperCase()) return `the payment is for ${declared.toUpperCase()} ${parsed.pathname}, not ${identity.method} ${identity.path}`;
+  if (declared !== undefined && declared.toUpperCase() !== identity.method.toUpperCase())
+    return `the payment is for ${declared.toUpperCase()} ${parsed.pathname}, not ${identity.method} ${identity.path}`;
   return undefined;
 }
 
 /** The method the payload's Bazaar echo declares (`extensions.bazaar.info.input.method`), if any. */
 function declaredMethod(payload: PaymentPayload): string | undefined {
-  const bazaar = (payload.extensions as Record<string, unknown> | undefined)?.bazaar as { info?: { input?: { method?: unknown } } } | undefined;
+  const bazaar = (payload.extensions as Record<string, unknown> | undefined)?.bazaar as
+    { info?: { input?: { method?: unknown } } } | undefined;
   const method = bazaar?.info?.input?.method;
   return typeof method === 'string' ? method : undefined;
 }
@@ -127,7 +149,10 @@ export function sameRequirements(offered: PaymentRequirements, accepted: Payment
 function sameExtra(a: unknown, b: unknown): boolean {
   if (isFlatRecord(a) && isFlatRecord(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k]);
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k])
+    );
   }
   return canonical(a) === canonical(b);
 }
@@ -135,11 +160,15 @@ function sameExtra(a: unknown, b: unknown): boolean {
 /** A plain object whose values are all strings, finite numbers or booleans. */
 function isFlatRecord(v: unknown): v is Record<string, string | number | boolean> {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
-  for (const x of Object.values(v)) if (typeof x !== 'string' && typeof x !== 'boolean' && !(typeof x === 'number' && Number.isFinite(x))) return false;
+  for (const x of Object.values(v))
+    if (typeof x !== 'string' && typeof x !== 'boolean' && !(typeof x === 'number' && Number.isFinite(x))) return false;
   return true;
 }
 
-const refuse = (code: string, reason: string, detail: string): BindingResult => ({ ok: false, refusal: { code, reason, detail } });
+const refuse = (code: string, reason: string, detail: string): BindingResult => ({
+  ok: false,
+  refusal: { code, reason, detail },
+});
 const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
 const trimSlash = (p: string) => (p.length > 1 ? p.replace(/\/+$/, '') : p);
 const withoutQuery = (u: URL) => `${u.protocol}//${u.host}${u.pathname}`;

@@ -105,7 +105,11 @@ export class ChainView {
   private async poll(): Promise<void> {
     try {
       const block = await this.options.client.getBlock({ blockTag: 'latest' });
-      const head: ChainHead = { number: block.number, timestampMs: Number(block.timestamp) * 1000, readAtMs: Date.now() };
+      const head: ChainHead = {
+        number: block.number,
+        timestampMs: Number(block.timestamp) * 1000,
+        readAtMs: Date.now(),
+      };
       if (!this.current || head.number > this.current.number) await this.readUsed(head);
       this.current = head;
       this.failure = undefined;
@@ -121,7 +125,13 @@ export class ChainView {
     let from = this.logsFrom ?? (head.number > backfill ? head.number - backfill : 0n);
     while (from <= head.number) {
       const to = from + LOG_RANGE - 1n < head.number ? from + LOG_RANGE - 1n : head.number;
-      const logs = await this.options.client.getLogs({ address: this.options.asset, events: AUTHORIZATION_EVENTS, fromBlock: from, toBlock: to, strict: true });
+      const logs = await this.options.client.getLogs({
+        address: this.options.asset,
+        events: AUTHORIZATION_EVENTS,
+        fromBlock: from,
+        toBlock: to,
+        strict: true,
+      });
       for (const log of logs) this.used.set(authorizationKey(log.args.authorizer, log.args.nonce), head.timestampMs);
       from = to + 1n;
     }
@@ -129,7 +139,8 @@ export class ChainView {
     const oldest = head.timestampMs - this.options.rememberS * 1000;
     for (const [key, at] of this.used) if (at < oldest) this.used.delete(key);
     // A payer not seen for a few blocks is read afresh when it comes back.
-    for (const [key, entry] of this.payers) if (entry.block + this.maxStaleBlocks < head.number) this.payers.delete(key);
+    for (const [key, entry] of this.payers)
+      if (entry.block + this.maxStaleBlocks < head.number) this.payers.delete(key);
   }
 
   /** The head, when it was read within `maxReadAgeMs` (default 5 polls); undefined when the chain is not being followed. */
@@ -175,7 +186,13 @@ export class ChainView {
     const blockNumber = head.number;
     const facts = Promise.all([
       this.options.client.getCode({ address, blockNumber }),
-      this.options.client.readContract({ address: this.options.asset, abi: erc20Abi, functionName: 'balanceOf', args: [address], blockNumber }),
+      this.options.client.readContract({
+        address: this.options.asset,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [address],
+        blockNumber,
+      }),
     ]).then(([code, balance]): PayerFacts => ({ block: blockNumber, hasCode: !!code && code !== '0x', balance }));
     const known = this.payers.get(key)?.known;
     const entry: PayerEntry = { block: blockNumber, facts, ...(known ? { known } : {}) };
@@ -195,11 +212,24 @@ export class ChainView {
   }
 
   /** For /health: the head's number and age, and the last read failure. */
-  status(): { head?: { number: number; age_ms: number; read_ms_ago: number }; error?: { at: string; message: string } } {
+  status(): {
+    head?: { number: number; age_ms: number; read_ms_ago: number };
+    error?: { at: string; message: string };
+  } {
     const now = Date.now();
     return {
-      ...(this.current ? { head: { number: Number(this.current.number), age_ms: Math.max(0, now - this.current.timestampMs), read_ms_ago: now - this.current.readAtMs } } : {}),
-      ...(this.failure ? { error: { at: new Date(this.failure.atMs).toISOString(), message: this.failure.message } } : {}),
+      ...(this.current
+        ? {
+            head: {
+              number: Number(this.current.number),
+              age_ms: Math.max(0, now - this.current.timestampMs),
+              read_ms_ago: now - this.current.readAtMs,
+            },
+          }
+        : {}),
+      ...(this.failure
+        ? { error: { at: new Date(this.failure.atMs).toISOString(), message: this.failure.message } }
+        : {}),
     };
   }
 

@@ -80,7 +80,11 @@ export class Challenges {
       scheme: 'exact',
       network: this.terms.network,
       payTo: this.terms.payTo,
-      price: { amount: route.priceAtomic, asset: this.terms.asset, extra: { name: this.terms.assetName, version: this.terms.assetVersion } },
+      price: {
+        amount: route.priceAtomic,
+        asset: this.terms.asset,
+        extra: { name: this.terms.assetName, version: this.terms.assetVersion },
+      },
       maxTimeoutSeconds: this.terms.maxTimeoutSeconds,
     });
     requirements.catch(() => {
@@ -89,8 +93,16 @@ export class Challenges {
       this.byRoute.delete(route);
     });
     const full = truncate(route.description, MAX_DESCRIPTION);
-    const fitted = this.options.discovery ? discoveryExtension(route, this.terms, full, this.options.budget) : undefined;
-    const entry: RouteEntry = { fingerprint, requirements, declared: fitted?.declared, description: fitted?.description ?? full, enriched: new Map() };
+    const fitted = this.options.discovery
+      ? discoveryExtension(route, this.terms, full, this.options.budget)
+      : undefined;
+    const entry: RouteEntry = {
+      fingerprint,
+      requirements,
+      declared: fitted?.declared,
+      description: fitted?.description ?? full,
+      enriched: new Map(),
+    };
     requirements.then(
       (built) => {
         entry.built = built;
@@ -119,7 +131,8 @@ export class Challenges {
   extensions(route: PaidRoute, method: string, transport: unknown): Record<string, unknown> | undefined {
     const entry = this.entry(route);
     if (!entry.declared) return undefined;
-    if (!entry.enriched.has(method)) entry.enriched.set(method, this.resourceServer.enrichExtensions(entry.declared, transport));
+    if (!entry.enriched.has(method))
+      entry.enriched.set(method, this.resourceServer.enrichExtensions(entry.declared, transport));
     return entry.enriched.get(method);
   }
 
@@ -180,7 +193,9 @@ function discoveryExtension(
   budget: number,
 ): { declared: Record<string, unknown>; description: string } | undefined {
   const descriptions = [...new Set([fullDescription, briefDescription(fullDescription)])];
-  for (const [declared, description] of bazaarCandidates(route).flatMap((d) => descriptions.map((text): [Record<string, unknown>, string] => [d, text]))) {
+  for (const [declared, description] of bazaarCandidates(route).flatMap((d) =>
+    descriptions.map((text): [Record<string, unknown>, string] => [d, text]),
+  )) {
     // Worst case of what the core will emit: longest URL and error text, plus the method the extension adds.
     const estimate: PaymentRequired = {
       x402Version: 2,

@@ -39,7 +39,9 @@ let artifactCache: TestUsdcArtifact | undefined;
 
 /** The committed TestUSDC artifact (built by scripts/build-test-usdc.ts). */
 export function testUsdcArtifact(): TestUsdcArtifact {
-  artifactCache ??= JSON.parse(readFileSync(new URL('./contracts/TestUSDC.json', import.meta.url), 'utf8')) as TestUsdcArtifact;
+  artifactCache ??= JSON.parse(
+    readFileSync(new URL('./contracts/TestUSDC.json', import.meta.url), 'utf8'),
+  ) as TestUsdcArtifact;
   return artifactCache;
 }
 
@@ -113,11 +115,17 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
     const artifact = testUsdcArtifact();
     const deployHash = await walletClient.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode });
     const receipt = await publicClient.waitForTransactionReceipt({ hash: deployHash });
-    if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`TestUSDC deployment failed (${receipt.status})`);
+    if (receipt.status !== 'success' || !receipt.contractAddress)
+      throw new Error(`TestUSDC deployment failed (${receipt.status})`);
     const usdc = getAddress(receipt.contractAddress);
 
     const mint = async (to: Address, amountAtomic: bigint) => {
-      const hash = await walletClient.writeContract({ address: usdc, abi: artifact.abi, functionName: 'mint', args: [to, amountAtomic] });
+      const hash = await walletClient.writeContract({
+        address: usdc,
+        abi: artifact.abi,
+        functionName: 'mint',
+        args: [to, amountAtomic],
+      });
       const r = await publicClient.waitForTransactionReceipt({ hash });
       if (r.status !== 'success') throw new Error(`TestUSDC mint failed (${r.status})`);
     };
@@ -139,7 +147,8 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
       deployMs,
       node,
       mint,
-      balanceOf: (owner) => publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+      balanceOf: (owner) =>
+        publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
       stop: () => node.stop(),
     };
   } catch (err) {
@@ -184,7 +193,11 @@ export async function readDevChainInfo(dataDir: string): Promise<DevChainInfo> {
 /** Adds the server's URL to `$DATA_DIR/devchain.json` once it listens (only if this process wrote the file). */
 export async function announceApiUrl(dataDir: string, pid: number, url: string): Promise<void> {
   const info = await readDevChainInfo(dataDir);
-  if (info.pid === pid) await writeDevChainInfo(dataDir, { ...info, api_url: url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:') });
+  if (info.pid === pid)
+    await writeDevChainInfo(dataDir, {
+      ...info,
+      api_url: url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:'),
+    });
 }
 
 /** Removes `$DATA_DIR/devchain.json` if it was written by process `pid`. */

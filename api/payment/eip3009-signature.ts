@@ -20,9 +20,13 @@ import secp256k1 from 'secp256k1';
 import { keccak256 as keccak } from './keccak256.js';
 
 const TRANSFER_TYPEHASH = keccak(
-  Buffer.from('TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+  Buffer.from(
+    'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
+  ),
 );
-const DOMAIN_TYPEHASH = keccak(Buffer.from('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'));
+const DOMAIN_TYPEHASH = keccak(
+  Buffer.from('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
+);
 /** secp256k1 n / 2: a larger s is the malleable twin of a valid signature, refused on chain. */
 const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
@@ -110,7 +114,9 @@ function addressOf(publicKey: Uint8Array): string {
   const key = Buffer.from(publicKey.buffer, publicKey.byteOffset + 1, 64).toString('latin1');
   let address = addresses.get(key);
   if (address === undefined) {
-    address = `0x${keccak(Buffer.from(publicKey.subarray(1))).subarray(12).toString('hex')}`;
+    address = `0x${keccak(Buffer.from(publicKey.subarray(1)))
+      .subarray(12)
+      .toString('hex')}`;
     if (addresses.size >= MAX_ADDRESSES) addresses.clear();
     addresses.set(key, address);
   }

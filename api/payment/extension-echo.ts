@@ -25,7 +25,12 @@ export function checkExtensionEcho(
 ): EchoResult {
   if (advertised && payload.x402Version === 2 && sameJson(payload.extensions, advertised)) return { valid: true };
   return resourceServer.validateExtensions(
-    { x402Version: 2, resource: payload.resource ?? { url: resourceUrl }, accepts: requirements, ...(advertised ? { extensions: advertised } : {}) },
+    {
+      x402Version: 2,
+      resource: payload.resource ?? { url: resourceUrl },
+      accepts: requirements,
+      ...(advertised ? { extensions: advertised } : {}),
+    },
     payload,
   ) as EchoResult;
 }

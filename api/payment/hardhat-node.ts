@@ -134,11 +134,15 @@ export async function startHardhatNode(options: HardhatNodeOptions = {}): Promis
   const t0 = performance.now();
   const env: NodeJS.ProcessEnv = { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', DO_NOT_TRACK: '1' };
   delete env.NODE_OPTIONS; // the test runner's loaders are of no use to the node and slow its start
-  const child = spawn(process.execPath, [cli, 'node', '--hostname', '127.0.0.1', '--port', '0', '--config', configFile], {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [cli, 'node', '--hostname', '127.0.0.1', '--port', '0', '--config', configFile],
+    {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const append = (d: Buffer) => {
     out += d.toString();
@@ -212,7 +216,8 @@ export async function startHardhatNode(options: HardhatNodeOptions = {}): Promis
  */
 export async function installMulticall3(devchain: Pick<HardhatNode, 'publicClient' | 'testClient'>): Promise<Address> {
   const file = join(dirname(require.resolve('viem/package.json')), '_esm', 'constants', 'contracts.js');
-  const creation = /multicall3Bytecode\s*=\s*'(0x[0-9a-fA-F]+)'/.exec(readFileSync(file, 'utf8'))?.[1] as Hex | undefined;
+  const creation = /multicall3Bytecode\s*=\s*'(0x[0-9a-fA-F]+)'/.exec(readFileSync(file, 'utf8'))?.[1] as
+    Hex | undefined;
   if (!creation) throw new Error(`Multicall3 bytecode not found in ${file} (viem's layout changed?)`);
   const { data: runtime } = await devchain.publicClient.call({ data: creation });
   if (!runtime || runtime === '0x') throw new Error('Multicall3 creation code returned no runtime code');
@@ -225,8 +230,10 @@ async function waitForBanner(child: ChildProcess, output: () => string, timeoutM
   for (;;) {
     const m = /JSON-RPC server at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output());
     if (m?.[1]) return m[1];
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`hardhat node exited (${child.exitCode ?? child.signalCode}):\n${output().slice(-4000)}`);
-    if (Date.now() > until) throw new Error(`hardhat node did not start within ${timeoutMs} ms:\n${output().slice(-4000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`hardhat node exited (${child.exitCode ?? child.signalCode}):\n${output().slice(-4000)}`);
+    if (Date.now() > until)
+      throw new Error(`hardhat node did not start within ${timeoutMs} ms:\n${output().slice(-4000)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -243,7 +250,8 @@ async function waitForRpc(url: string, chainId: number, timeoutMs: number): Prom
       });
       const body = (await res.json()) as { result?: string };
       if (body.result !== undefined) {
-        if (Number(body.result) !== chainId) throw new Error(`devchain answers chainId ${Number(body.result)}, expected ${chainId}`);
+        if (Number(body.result) !== chainId)
+          throw new Error(`devchain answers chainId ${Number(body.result)}, expected ${chainId}`);
         return;
       }
       last = JSON.stringify(body);

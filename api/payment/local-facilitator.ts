@@ -18,7 +18,17 @@ import type { FacilitatorClient } from '@x402/core/server';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createPublicClient, createWalletClient, defineChain, getAddress, http, publicActions, type Address, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  http,
+  publicActions,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Logger } from '../../core/logger.js';
 import { ChainView } from './chain-view.js';
@@ -94,7 +104,13 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
   );
   const library = new x402Facilitator().register(options.network, new ExactEvmFacilitatorScheme(signer));
 
-  const view = new ChainView({ client: publicClient, asset, rememberS: options.maxValiditySeconds + 120, ...(options.chainPollMs ? { pollMs: options.chainPollMs } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  const view = new ChainView({
+    client: publicClient,
+    asset,
+    rememberS: options.maxValiditySeconds + 120,
+    ...(options.chainPollMs ? { pollMs: options.chainPollMs } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
   await view.start();
   const reservations = new Reservations();
   const sweeper = setInterval(() => reservations.sweep(), 60_000).unref();
@@ -122,11 +138,22 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
 
   const client: FacilitatorClient = {
     verify: (payload, requirements) =>
-      verifyLocally(payload, requirements, { chainId, chain: view, reservations, fallback: (p, r) => library.verify(p, r) }),
+      verifyLocally(payload, requirements, {
+        chainId,
+        chain: view,
+        reservations,
+        fallback: (p, r) => library.verify(p, r),
+      }),
     settle: async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
       const auth = authorizationOf(payload);
       if (!auth || getAddress(requirements.asset) !== asset) {
-        return { success: false, errorReason: 'unsupported_payload_type', transaction: '', network: requirements.network, ...(auth ? { payer: auth.from } : {}) };
+        return {
+          success: false,
+          errorReason: 'unsupported_payload_type',
+          transaction: '',
+          network: requirements.network,
+          ...(auth ? { payer: auth.from } : {}),
+        };
       }
       return queue.settle(auth);
     },

@@ -21,7 +21,6 @@ import type { ChainView } from './chain-view.js';
 import { recoverSigner, transferAuthorizationDigest, type TransferAuthorization } from './eip3009-signature.js';
 import type { Reservations } from './reservations.js';
 
-
 export interface LocalVerifyDeps {
   chainId: number;
   chain: ChainView;
@@ -29,17 +28,27 @@ export interface LocalVerifyDeps {
   fallback(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
 }
 
-export async function verifyLocally(payload: PaymentPayload, requirements: PaymentRequirements, deps: LocalVerifyDeps): Promise<VerifyResponse> {
-  const inner = payload.payload as { authorization?: TransferAuthorization; signature?: string; permit2Authorization?: unknown };
+export async function verifyLocally(
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+  deps: LocalVerifyDeps,
+): Promise<VerifyResponse> {
+  const inner = payload.payload as {
+    authorization?: TransferAuthorization;
+    signature?: string;
+    permit2Authorization?: unknown;
+  };
   const auth = inner.authorization;
-  if (!auth || typeof inner.signature !== 'string') return { isValid: false, invalidReason: 'unsupported_payload_type' };
+  if (!auth || typeof inner.signature !== 'string')
+    return { isValid: false, invalidReason: 'unsupported_payload_type' };
   const payer = auth.from;
   const refuse = (reason: string): VerifyResponse => ({ isValid: false, invalidReason: reason, payer });
 
   if (payload.accepted.scheme !== 'exact' || requirements.scheme !== 'exact') return refuse('invalid_exact_evm_scheme');
   const name = requirements.extra?.name;
   const version = requirements.extra?.version;
-  if (typeof name !== 'string' || typeof version !== 'string' || !name || !version) return refuse('invalid_exact_evm_missing_eip712_domain');
+  if (typeof name !== 'string' || typeof version !== 'string' || !name || !version)
+    return refuse('invalid_exact_evm_missing_eip712_domain');
   if (payload.accepted.network !== requirements.network) return refuse('invalid_exact_evm_network_mismatch');
 
   const plainEcdsa = /^0x[0-9a-fA-F]{130}$/.test(inner.signature);
@@ -48,7 +57,10 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
 
   let digest;
   try {
-    digest = transferAuthorizationDigest({ name, version, chainId: deps.chainId, verifyingContract: requirements.asset }, auth);
+    digest = transferAuthorizationDigest(
+      { name, version, chainId: deps.chainId, verifyingContract: requirements.asset },
+      auth,
+    );
   } catch {
     return refuse('invalid_exact_evm_signature'); // a field that is not what its type says: nothing valid was signed
   }
@@ -59,7 +71,8 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
   if (!signer || signer !== payer.toLowerCase()) return refuse('invalid_exact_evm_signature');
   if (auth.to.toLowerCase() !== requirements.payTo.toLowerCase()) return refuse('invalid_exact_evm_recipient_mismatch');
   const now = BigInt(Math.floor(Date.now() / 1000));
-  if (BigInt(auth.validBefore) < now + BigInt(MIN_VALIDITY_LEFT_SECONDS)) return refuse('invalid_exact_evm_payload_authorization_valid_before');
+  if (BigInt(auth.validBefore) < now + BigInt(MIN_VALIDITY_LEFT_SECONDS))
+    return refuse('invalid_exact_evm_payload_authorization_valid_before');
   if (BigInt(auth.validAfter) > now) return refuse('invalid_exact_evm_payload_authorization_valid_after');
   const value = BigInt(auth.value);
   if (value !== BigInt(requirements.amount)) return refuse('invalid_exact_evm_payload_authorization_value_mismatch');
@@ -68,7 +81,8 @@ export async function verifyLocally(payload: PaymentPayload, requirements: Payme
     // Funds may have arrived since the last block the view read: look at the newest block before refusing.
     const latest = await deps.chain.latestHead();
     if (latest && latest.number > facts.block) facts = await deps.chain.payerFacts(payer, latest, { fresh: true });
-    if (facts.balance - deps.reservations.reserved(payer, facts.block) < value) return refuse('invalid_exact_evm_insufficient_balance');
+    if (facts.balance - deps.reservations.reserved(payer, facts.block) < value)
+      return refuse('invalid_exact_evm_insufficient_balance');
   }
 
   deps.reservations.reserve(payer, auth.nonce, value, Number(BigInt(auth.validBefore)) * 1000);

@@ -96,7 +96,12 @@ export class RedisNonceLease implements NonceLease {
     private readonly chainNonce: ChainNonce,
     options: RedisNonceLeaseOptions,
   ) {
-    this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      retryStrategy: (n) => Math.min(n * 200, 2000),
+    });
     this.redis.on('error', () => {
       // surfaced through the failing command (the settlement is retried) and the health probe
     });
@@ -127,7 +132,8 @@ export class RedisNonceLease implements NonceLease {
     const until = Date.now() + this.waitMs;
     for (let delay = 2; ; delay = Math.min(delay * 2, 25)) {
       if ((await this.redis.set(this.lockKey, token, 'PX', this.lockMs, 'NX')) === 'OK') return token;
-      if (Date.now() > until) throw new Error(`settler nonce lease for ${this.address} not acquired within ${this.waitMs} ms`);
+      if (Date.now() > until)
+        throw new Error(`settler nonce lease for ${this.address} not acquired within ${this.waitMs} ms`);
       await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random())));
     }
   }

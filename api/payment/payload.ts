@@ -21,7 +21,9 @@ export interface PayloadFacts {
   kind: 'eip3009' | 'permit2';
 }
 
-export type ReadPayload = { ok: true; payload: PaymentPayload; facts: PayloadFacts } | { ok: false; reason: 'invalid_payment_header' | 'invalid_payment_payload' };
+export type ReadPayload =
+  | { ok: true; payload: PaymentPayload; facts: PayloadFacts }
+  | { ok: false; reason: 'invalid_payment_header' | 'invalid_payment_payload' };
 
 /**
  * Decodes a base64 header, then reads the payload; never throws. What @x402/core's
@@ -78,8 +80,23 @@ function factsOf(payload: PaymentPayload): PayloadFacts | undefined {
   if (isObject(auth) && typeof payload.payload.signature === 'string') {
     const validAfterS = uint(auth.validAfter);
     const validBeforeS = uint(auth.validBefore);
-    if (isHex(auth.from, 40) && isHex(auth.to, 40) && isHex(auth.nonce, 64) && uintText(auth.value) && validAfterS !== undefined && validBeforeS !== undefined) {
-      return { kind: 'eip3009', payer: auth.from, nonce: auth.nonce, validAfterS, validBeforeS, value: auth.value, to: auth.to };
+    if (
+      isHex(auth.from, 40) &&
+      isHex(auth.to, 40) &&
+      isHex(auth.nonce, 64) &&
+      uintText(auth.value) &&
+      validAfterS !== undefined &&
+      validBeforeS !== undefined
+    ) {
+      return {
+        kind: 'eip3009',
+        payer: auth.from,
+        nonce: auth.nonce,
+        validAfterS,
+        validBeforeS,
+        value: auth.value,
+        to: auth.to,
+      };
     }
     return undefined;
   }
@@ -99,14 +116,23 @@ function factsOf(payload: PaymentPayload): PayloadFacts | undefined {
       isObject(witness) &&
       isHex(witness.to, 40)
     ) {
-      return { kind: 'permit2', payer: permit2.from, nonce: `permit2:${permit2.nonce}`, validAfterS, validBeforeS: deadline, value: permitted.amount, to: witness.to };
+      return {
+        kind: 'permit2',
+        payer: permit2.from,
+        nonce: `permit2:${permit2.nonce}`,
+        validAfterS,
+        validBeforeS: deadline,
+        value: permitted.amount,
+        to: witness.to,
+      };
     }
   }
   return undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isHex = (v: unknown, digits: number): v is string => typeof v === 'string' && v.length === digits + 2 && /^0x[0-9a-fA-F]+$/.test(v);
+const isHex = (v: unknown, digits: number): v is string =>
+  typeof v === 'string' && v.length === digits + 2 && /^0x[0-9a-fA-F]+$/.test(v);
 const uintText = (v: unknown): v is string => typeof v === 'string' && /^\d{1,78}$/.test(v);
 
 function uint(v: unknown): bigint | undefined {

@@ -42,7 +42,13 @@ import { readPayload, readPaymentHeader } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
 import { replayKey, type ReplayGuard } from './replay-guard.js';
 import { FacilitatorUnavailableError, type PaymentTerms } from './settlement.js';
-import { SettlementRecorder, settleVerified, type SettleInput, type SettleOutcome, type SettlementRecord } from './settle.js';
+import {
+  SettlementRecorder,
+  settleVerified,
+  type SettleInput,
+  type SettleOutcome,
+  type SettlementRecord,
+} from './settle.js';
 import type { Refusal } from './refusal.js';
 
 export type { Refusal };
@@ -73,7 +79,6 @@ export interface VerifiedPayment {
   network: string;
   payTo: string;
 }
-
 
 export type PaymentAttempt =
   | { ok: false; refusal: Refusal }
@@ -132,7 +137,8 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     if (initialized) return;
     initializing ??= (async () => {
       await resourceServer.initialize();
-      if (!resourceServer.getSupportedKind(2, network, 'exact')) throw new Error(`the facilitator does not support exact on ${network} (x402 v2)`);
+      if (!resourceServer.getSupportedKind(2, network, 'exact'))
+        throw new Error(`the facilitator does not support exact on ${network} (x402 v2)`);
     })();
     try {
       await initializing;
@@ -143,8 +149,20 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     }
   };
 
-  const unavailable = (detail: string, dependency: string, status = 503): Refusal => ({ status, code: 'payment_unavailable', detail, challenge: false, extra: { dependency } });
-  const refused = (code: string, detail: string, reason: string, route: PaidRoute, paymentRequired?: PaymentRequired): Refusal => ({
+  const unavailable = (detail: string, dependency: string, status = 503): Refusal => ({
+    status,
+    code: 'payment_unavailable',
+    detail,
+    challenge: false,
+    extra: { dependency },
+  });
+  const refused = (
+    code: string,
+    detail: string,
+    reason: string,
+    route: PaidRoute,
+    paymentRequired?: PaymentRequired,
+  ): Refusal => ({
     status: 402,
     code,
     detail,
@@ -166,16 +184,29 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
 
     const read = 'header' in input ? readPaymentHeader(input.header) : readPayload(input.payload);
     if (!read.ok) {
-      const detail = read.reason === 'invalid_payment_header' ? 'the payment header is not base64-encoded x402 JSON' : 'the payment is not an x402 v2 exact EVM payload';
+      const detail =
+        read.reason === 'invalid_payment_header'
+          ? 'the payment header is not base64-encoded x402 JSON'
+          : 'the payment is not an x402 v2 exact EVM payload';
       return fail(refused('payment_invalid', detail, read.reason, route), 'refused');
     }
     const { payload, facts } = read;
     const requirements = challenges.requirementsIfBuilt(route) ?? (await challenges.requirements(route));
     const bound = checkBinding({ payload, facts, identity: call.identity, requirements });
-    if (!bound.ok) return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
+    if (!bound.ok)
+      return fail(refused(bound.refusal.code, bound.refusal.detail, bound.refusal.reason, route), 'refused');
     const extensions = challenges.extensions(route, call.transport.method, call.transport.context);
     const echo = checkExtensionEcho(resourceServer, extensions, payload, requirements, call.resourceUrl);
-    if (!echo.valid) return fail(refused('payment_invalid', `the payment's ${echo.extensionKey ?? ''} extension differs from the advertised one`, echo.invalidReason ?? 'extension_echo_mismatch', route), 'refused');
+    if (!echo.valid)
+      return fail(
+        refused(
+          'payment_invalid',
+          `the payment's ${echo.extensionKey ?? ''} extension differs from the advertised one`,
+          echo.invalidReason ?? 'extension_echo_mismatch',
+          route,
+        ),
+        'refused',
+      );
 
     // Keyed on the gate's own network and asset, never on fields the client could vary.
     const key = replayKey({ network, asset: terms.asset, payer: facts.payer, nonce: facts.nonce });
@@ -186,12 +217,31 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       lock = await options.replayGuard.acquire(key, usedTtlMs);
     } catch (err) {
       log?.error({ err: errorMessage(err) }, 'x402: replay guard unavailable');
-      return fail(unavailable('payments are unavailable right now (replay guard)', `replay-guard-${options.replayGuard.kind}`), 'unavailable');
+      return fail(
+        unavailable('payments are unavailable right now (replay guard)', `replay-guard-${options.replayGuard.kind}`),
+        'unavailable',
+      );
     }
     if (!lock.ok) {
       return lock.state === 'used'
-        ? fail(refused('payment_replayed', 'this payment signature was already used; sign a new payment', 'nonce_already_used', route), 'replayed')
-        : fail(refused('payment_in_progress', 'this payment signature is being used by another request; sign a new payment', 'nonce_in_progress', route), 'replayed');
+        ? fail(
+            refused(
+              'payment_replayed',
+              'this payment signature was already used; sign a new payment',
+              'nonce_already_used',
+              route,
+            ),
+            'replayed',
+          )
+        : fail(
+            refused(
+              'payment_in_progress',
+              'this payment signature is being used by another request; sign a new payment',
+              'nonce_in_progress',
+              route,
+            ),
+            'replayed',
+          );
     }
     const held: HeldLock = { guard: options.replayGuard, key, token: lock.token, usedTtlMs, log };
 
@@ -206,7 +256,14 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       await releaseLock(held);
       if (err instanceof FacilitatorResponseError) {
         log?.warn({ err: err.message }, 'x402: verification failed at the facilitator');
-        return fail(unavailable(`payment could not be verified: ${firstLine(err)}`, 'facilitator', err instanceof FacilitatorUnavailableError ? 503 : 502), 'unavailable');
+        return fail(
+          unavailable(
+            `payment could not be verified: ${firstLine(err)}`,
+            'facilitator',
+            err instanceof FacilitatorUnavailableError ? 503 : 502,
+          ),
+          'unavailable',
+        );
       }
       throw err;
     }
@@ -217,14 +274,38 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
       const reason = verified.invalidReason ?? 'payment_invalid';
       log?.info({ reason }, 'x402: payment refused');
       const challenge = await resourceServer
-        .createPaymentRequiredResponse(requirements, { url: call.resourceUrl, description: truncate(route.description, 300), mimeType: route.mimeType }, reason, extensions, transportContext, payload)
+        .createPaymentRequiredResponse(
+          requirements,
+          { url: call.resourceUrl, description: truncate(route.description, 300), mimeType: route.mimeType },
+          reason,
+          extensions,
+          transportContext,
+          payload,
+        )
         .catch(() => undefined);
       return fail({ ...refused('payment_invalid', `payment refused: ${reason}`, reason, route, challenge) }, 'refused');
     }
     paymentMetrics.verifySeconds.observe({ outcome: 'valid' }, verifySeconds);
 
-    const payment: VerifiedPayment = { payer: facts.payer, amount: matched.amount, asset: matched.asset, network: matched.network, payTo: matched.payTo };
-    return new VerifiedAttempt(payment, held, { resourceServer, payload, requirements: matched, extensions, transportContext, payer: facts.payer, verifySeconds, recorder, logSettled: !call.doorLogsSettlement, ...(log ? { log } : {}) });
+    const payment: VerifiedPayment = {
+      payer: facts.payer,
+      amount: matched.amount,
+      asset: matched.asset,
+      network: matched.network,
+      payTo: matched.payTo,
+    };
+    return new VerifiedAttempt(payment, held, {
+      resourceServer,
+      payload,
+      requirements: matched,
+      extensions,
+      transportContext,
+      payer: facts.payer,
+      verifySeconds,
+      recorder,
+      logSettled: !call.doorLogsSettlement,
+      ...(log ? { log } : {}),
+    });
   };
 
   return {
@@ -253,8 +334,14 @@ interface HeldLock {
   log: Logger | undefined;
 }
 
-const releaseLock = (held: HeldLock) => held.guard.release(held.key, held.token).catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
-const markLockUsed = (held: HeldLock) => held.guard.markUsed(held.key, held.token, held.usedTtlMs).catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
+const releaseLock = (held: HeldLock) =>
+  held.guard
+    .release(held.key, held.token)
+    .catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
+const markLockUsed = (held: HeldLock) =>
+  held.guard
+    .markUsed(held.key, held.token, held.usedTtlMs)
+    .catch((err: unknown) => held.log?.error({ err: errorMessage(err) }, 'x402: replay guard update failed'));
 
 /**
  * A verified payment whose handler runs: settled or abandoned exactly once, after which its nonce stays refused.
@@ -275,13 +362,27 @@ class VerifiedAttempt {
     this.finished = true;
   }
 
-  async abandon(reason: 'handler_threw' | 'handler_failed', detail: { error?: unknown; status?: number } = {}): Promise<void> {
+  async abandon(
+    reason: 'handler_threw' | 'handler_failed',
+    detail: { error?: unknown; status?: number } = {},
+  ): Promise<void> {
     this.finish();
     try {
       paymentMetrics.outcomes.inc({ outcome: 'not_settled' });
       const { resourceServer, payload, requirements, extensions, transportContext } = this.settleInput;
-      const dispatcher = resourceServer.createPaymentCancellationDispatcher(payload, requirements, extensions, transportContext);
-      await dispatcher.cancel({ reason, ...(detail.error !== undefined ? { error: detail.error } : {}), ...(detail.status !== undefined ? { responseStatus: detail.status } : {}) }).catch(() => undefined);
+      const dispatcher = resourceServer.createPaymentCancellationDispatcher(
+        payload,
+        requirements,
+        extensions,
+        transportContext,
+      );
+      await dispatcher
+        .cancel({
+          reason,
+          ...(detail.error !== undefined ? { error: detail.error } : {}),
+          ...(detail.status !== undefined ? { responseStatus: detail.status } : {}),
+        })
+        .catch(() => undefined);
     } finally {
       await markLockUsed(this.held);
     }

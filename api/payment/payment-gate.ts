@@ -30,7 +30,15 @@ import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from './c
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
 import { base64Json } from './payload.js';
 import { paymentMetrics } from './payment-metrics.js';
-import { createPaymentCore, paymentRequiredText, type PaidCall, type PaymentCore, type PaymentCoreOptions, type Refusal, type VerifiedPayment } from './payment-core.js';
+import {
+  createPaymentCore,
+  paymentRequiredText,
+  type PaidCall,
+  type PaymentCore,
+  type PaymentCoreOptions,
+  type Refusal,
+  type VerifiedPayment,
+} from './payment-core.js';
 
 export type { PaidRoute } from './challenge.js';
 export type { VerifiedPayment } from './payment-core.js';
@@ -79,10 +87,19 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
         await core.ready();
       } catch {
         paymentMetrics.outcomes.inc({ outcome: 'unavailable' });
-        return writeProblem(ctx, 503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', { dependency: 'facilitator' });
+        return writeProblem(ctx, 503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', {
+          dependency: 'facilitator',
+        });
       }
       paymentMetrics.outcomes.inc({ outcome: 'challenged' });
-      return writeRefusal(ctx, core, call, { status: 402, code: 'payment_required', detail: paymentRequiredText(route), reason: 'Payment required', challenge: true, extra: { price_atomic: route.priceAtomic } });
+      return writeRefusal(ctx, core, call, {
+        status: 402,
+        code: 'payment_required',
+        detail: paymentRequiredText(route),
+        reason: 'Payment required',
+        challenge: true,
+        extra: { price_atomic: route.priceAtomic },
+      });
     }
 
     const attempt = await core.begin(call, { header });
@@ -104,7 +121,13 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
         ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
         ctx.set('Cache-Control', 'no-store');
       }
-      return writeProblem(ctx, outcome.refusal.status, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extra);
+      return writeProblem(
+        ctx,
+        outcome.refusal.status,
+        outcome.refusal.code,
+        outcome.refusal.detail,
+        outcome.refusal.extra,
+      );
     }
     ctx.state.accessLog = { ...ctx.state.accessLog, payment: outcome.summary };
     ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
@@ -116,7 +139,9 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
 
 /** `PAYMENT-RESPONSE`: what @x402/core's encodePaymentResponseHeader writes (extension responses left out), encoded through Buffer. */
 function paymentResponseHeader(response: SettleResponse): string {
-  const { extensionResponses: _omitted, ...buyerFacing } = response as SettleResponse & { extensionResponses?: unknown };
+  const { extensionResponses: _omitted, ...buyerFacing } = response as SettleResponse & {
+    extensionResponses?: unknown;
+  };
   return base64Json(buyerFacing);
 }
 
@@ -138,14 +163,21 @@ export function paidCallOf(ctx: Context, route: PaidRoute, publicBaseUrl: string
 /** A refusal as HTTP: problem+json, with a fresh challenge in PAYMENT-REQUIRED when the payer may pay again. */
 async function writeRefusal(ctx: Context, core: PaymentCore, call: PaidCall, refusal: Refusal): Promise<void> {
   if (refusal.challenge) {
-    const paymentRequired = refusal.paymentRequired ?? (await core.paymentRequired(call, refusal.reason ?? 'Payment required'));
+    const paymentRequired =
+      refusal.paymentRequired ?? (await core.paymentRequired(call, refusal.reason ?? 'Payment required'));
     ctx.set('PAYMENT-REQUIRED', encodeChallenge(paymentRequired, core.headerBudgetBytes));
     ctx.set('Cache-Control', PAYMENT_REQUIRED_CACHE_CONTROL);
   }
   writeProblem(ctx, refusal.status, refusal.code, refusal.detail, refusal.extra);
 }
 
-function writeProblem(ctx: Context, status: number, code: string, detail: string, extra: Record<string, unknown> = {}): void {
+function writeProblem(
+  ctx: Context,
+  status: number,
+  code: string,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): void {
   ctx.status = status;
   ctx.body = { ...problem(status, code, detail, extra), request_id: ctx.state.requestId };
   ctx.type = 'application/problem+json';
@@ -154,7 +186,8 @@ function writeProblem(ctx: Context, status: number, code: string, detail: string
 /** Drops what the handler produced, so an unsettled request gets nothing of the protected result. */
 function withholdBody(ctx: Context): void {
   ctx.body = null;
-  for (const name of ['ETag', 'Last-Modified', 'Content-Disposition', 'Content-Encoding', 'Content-Language']) ctx.remove(name);
+  for (const name of ['ETag', 'Last-Modified', 'Content-Disposition', 'Content-Encoding', 'Content-Language'])
+    ctx.remove(name);
 }
 
 function resourceUrlOf(ctx: Context, publicBaseUrl: string | undefined): string {

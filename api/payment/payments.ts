@@ -45,9 +45,16 @@ export async function startPayments(config: Config, options: StartPaymentsOption
   const { logger } = options;
   const store = replayStoreOf(config);
   // Replicas that share the replay store share the settler's nonce sequence through it too.
-  const nonceStore = store === 'redis' ? { kind: 'redis' as const, url: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:settler:` } : { kind: 'memory' as const };
+  const nonceStore =
+    store === 'redis'
+      ? { kind: 'redis' as const, url: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:settler:` }
+      : { kind: 'memory' as const };
   const settlement = await startSettlement(config, { logger, nonceStore });
-  const replayGuard = createReplayGuard({ store, redisUrl: config.REDIS_URL, prefix: `${config.QUEUE_PREFIX}:x402:nonce:` });
+  const replayGuard = createReplayGuard({
+    store,
+    redisUrl: config.REDIS_URL,
+    prefix: `${config.QUEUE_PREFIX}:x402:nonce:`,
+  });
   const core = createPaymentCore({
     network: settlement.network,
     asset: settlement.asset,
@@ -63,10 +70,23 @@ export async function startPayments(config: Config, options: StartPaymentsOption
   const gate = gateOverCore(core, config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {});
   // A verified payment whose handler failed is not settled: its reservation goes back to the payer.
   const local = settlement.local;
-  if (local) core.resourceServer.onVerifiedPaymentCanceled(async ({ paymentPayload }) => local.release(paymentPayload as Parameters<typeof local.release>[0]));
+  if (local)
+    core.resourceServer.onVerifiedPaymentCanceled(async ({ paymentPayload }) =>
+      local.release(paymentPayload as Parameters<typeof local.release>[0]),
+    );
 
-  const unsafe = config.NODE_ENV === 'production' && config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION && settlementSafetyProblems({ ...config, PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: false }).length > 0;
-  const live = { mode: settlement.mode, network: settlement.network, asset: settlement.asset, pay_to: settlement.payTo, replay_store: store, ...(unsafe ? { unsafe_test_payments: true } : {}) };
+  const unsafe =
+    config.NODE_ENV === 'production' &&
+    config.PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION &&
+    settlementSafetyProblems({ ...config, PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: false }).length > 0;
+  const live = {
+    mode: settlement.mode,
+    network: settlement.network,
+    asset: settlement.asset,
+    pay_to: settlement.payTo,
+    replay_store: store,
+    ...(unsafe ? { unsafe_test_payments: true } : {}),
+  };
   options.health?.register('settlement', async () => {
     const result = { ...(await settlement.probe()), ...live };
     const record = core.settlementRecord();
@@ -80,15 +100,29 @@ export async function startPayments(config: Config, options: StartPaymentsOption
       return { ...result, ...history, status: 'down', reason: `replay guard (${store}): ${errorMessage(err)}` };
     }
     if (result.status === 'ok' && record.failing && record.lastError) {
-      return { ...result, ...history, status: 'degraded', reason: `the last settlement failed: ${record.lastError.reason}` };
+      return {
+        ...result,
+        ...history,
+        status: 'degraded',
+        reason: `the last settlement failed: ${record.lastError.reason}`,
+      };
     }
     return { ...result, ...history };
   });
 
   // Learn the facilitator's supported kinds now; a failure is retried by the first paid request.
-  gate.ready().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'x402: facilitator not ready at start-up'));
-  if (unsafe) logger.error(live, `x402 UNSAFE: PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true: this production process takes ${settlement.mode} payments on ${settlement.network} in ${settlement.asset}, which is not real USDC`);
-  logger.info({ ...live, ...(settlement.settler ? { settler: settlement.settler } : {}) }, `x402 payments live: ${settlement.mode} settlement on ${settlement.network}, asset ${settlement.asset}, pay to ${settlement.payTo}`);
+  gate
+    .ready()
+    .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'x402: facilitator not ready at start-up'));
+  if (unsafe)
+    logger.error(
+      live,
+      `x402 UNSAFE: PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION=true: this production process takes ${settlement.mode} payments on ${settlement.network} in ${settlement.asset}, which is not real USDC`,
+    );
+  logger.info(
+    { ...live, ...(settlement.settler ? { settler: settlement.settler } : {}) },
+    `x402 payments live: ${settlement.mode} settlement on ${settlement.network}, asset ${settlement.asset}, pay to ${settlement.payTo}`,
+  );
 
   return {
     core,

@@ -101,7 +101,11 @@ export class RedisReplayGuard implements ReplayGuard {
   readonly kind = 'redis';
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = 'x402:nonce:', options: { connectTimeoutMs?: number } = {}) {
+  constructor(
+    url: string,
+    private readonly prefix = 'x402:nonce:',
+    options: { connectTimeoutMs?: number } = {},
+  ) {
     // Fail fast instead of queueing commands while Redis is down: the gate answers 503.
     this.redis = new Redis(url, {
       lazyConnect: true,
@@ -142,7 +146,11 @@ export class RedisReplayGuard implements ReplayGuard {
   }
 }
 
-export function createReplayGuard(options: { store: 'memory' | 'redis'; redisUrl?: string; prefix?: string }): ReplayGuard {
+export function createReplayGuard(options: {
+  store: 'memory' | 'redis';
+  redisUrl?: string;
+  prefix?: string;
+}): ReplayGuard {
   if (options.store === 'redis') {
     if (!options.redisUrl) throw new Error('the redis replay guard needs a Redis URL');
     return new RedisReplayGuard(options.redisUrl, options.prefix);

@@ -68,7 +68,10 @@ export class SettlementRecorder {
   }
 
   snapshot(): SettlementRecord {
-    return { ...this.record, ...(this.lastSettledMs !== undefined ? { lastSettledAt: new Date(this.lastSettledMs).toISOString() } : {}) };
+    return {
+      ...this.record,
+      ...(this.lastSettledMs !== undefined ? { lastSettledAt: new Date(this.lastSettledMs).toISOString() } : {}),
+    };
   }
 }
 
@@ -91,7 +94,13 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
   const t1 = performance.now();
   let settled: SettleResponse;
   try {
-    settled = await input.resourceServer.settlePayment(input.payload, input.requirements, input.extensions, input.transportContext, {});
+    settled = await input.resourceServer.settlePayment(
+      input.payload,
+      input.requirements,
+      input.extensions,
+      input.transportContext,
+      {},
+    );
   } catch (err) {
     paymentMetrics.settleSeconds.observe({ outcome: 'error' }, (performance.now() - t1) / 1000);
     paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
@@ -113,7 +122,10 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
     paymentMetrics.settleSeconds.observe({ outcome: 'failed' }, settleSeconds);
     paymentMetrics.outcomes.inc({ outcome: 'settle_failed' });
     input.recorder.failed(settled.errorReason ?? 'settlement_failed');
-    log?.warn({ reason: settled.errorReason, transaction: settled.transaction, payer }, 'x402: settlement failed; result withheld');
+    log?.warn(
+      { reason: settled.errorReason, transaction: settled.transaction, payer },
+      'x402: settlement failed; result withheld',
+    );
     return {
       ok: false,
       response: settled,
@@ -130,7 +142,13 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
   paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
   paymentMetrics.outcomes.inc({ outcome: 'settled' });
   input.recorder.settled();
-  const summary: SettledSummary = { payer: settled.payer, transaction: settled.transaction, amount: input.requirements.amount, verify_ms: ms(input.verifySeconds), settle_ms: ms(settleSeconds) };
+  const summary: SettledSummary = {
+    payer: settled.payer,
+    transaction: settled.transaction,
+    amount: input.requirements.amount,
+    verify_ms: ms(input.verifySeconds),
+    settle_ms: ms(settleSeconds),
+  };
   if (input.logSettled !== false) log?.info(summary, 'x402: payment settled');
   return { ok: true, response: settled, summary };
 }

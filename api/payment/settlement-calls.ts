@@ -48,9 +48,17 @@ export function transferCalldata(a: SignedAuthorization): Hex {
   if (a.signature.length === 132) {
     const { v, yParity, r, s } = parseSignature(a.signature);
     const vv = Number(v ?? BigInt(yParity + 27));
-    return encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...head, vv, r, s] });
+    return encodeFunctionData({
+      abi: eip3009ABI,
+      functionName: 'transferWithAuthorization',
+      args: [...head, vv, r, s],
+    });
   }
-  return encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...head, a.signature] });
+  return encodeFunctionData({
+    abi: eip3009ABI,
+    functionName: 'transferWithAuthorization',
+    args: [...head, a.signature],
+  });
 }
 
 /** The inner signature of a payload signature (ERC-6492 wrappers of deployed wallets unwrapped). */
@@ -59,15 +67,24 @@ export function innerSignature(signature: Hex): Hex {
 }
 
 /** One transaction settling `items`: direct for one, aggregate3 for several. */
-export function settlementTransaction(asset: Address, items: readonly SignedAuthorization[]): { to: Address; data: Hex } {
+export function settlementTransaction(
+  asset: Address,
+  items: readonly SignedAuthorization[],
+): { to: Address; data: Hex } {
   if (items.length === 1) return { to: asset, data: transferCalldata(items[0]!) };
   const calls = items.map((a) => ({ target: asset, allowFailure: true, callData: transferCalldata(a) }));
-  return { to: MULTICALL3_ADDRESS, data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [calls] }) };
+  return {
+    to: MULTICALL3_ADDRESS,
+    data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [calls] }),
+  };
 }
 
 /** Per-call outcome of a simulated aggregate3 (eth_call of the batch): undefined = would succeed, else the revert text. */
 export function aggregate3Failures(result: Hex): (string | undefined)[] {
-  const decoded = decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data: result }) as readonly { success: boolean; returnData: Hex }[];
+  const decoded = decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data: result }) as readonly {
+    success: boolean;
+    returnData: Hex;
+  }[];
   return decoded.map((r) => (r.success ? undefined : revertText(r.returnData)));
 }
 
@@ -90,12 +107,19 @@ export function settledAuthorizations(asset: Address, logs: readonly Log[]): Set
   return out;
 }
 
-export const authorizationKey = (authorizer: string, nonce: string) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+export const authorizationKey = (authorizer: string, nonce: string) =>
+  `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
 
 /** The text of a chain error worth keeping: viem's short message plus the node's own words (e.g. "Nonce too low ..."). */
 export function failureText(err: unknown): string {
   const e = err as { shortMessage?: unknown; message?: unknown };
-  const parts = [typeof e?.shortMessage === 'string' ? e.shortMessage : typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err)];
+  const parts = [
+    typeof e?.shortMessage === 'string'
+      ? e.shortMessage
+      : typeof e?.message === 'string'
+        ? e.message.split('\n')[0]!
+        : String(err),
+  ];
   // The node's words sit in `details` somewhere down the cause chain.
   for (let c: unknown = err, depth = 0; c && depth < 6; c = (c as { cause?: unknown }).cause, depth++) {
     const details = (c as { details?: unknown }).details;
@@ -113,11 +137,16 @@ export interface Classified {
 
 /** What a revert or RPC error text means for the settlement. */
 export function classifyFailure(text: string): Classified {
-  if (/authorization is used or canceled|AuthorizationUsedOrCanceled|authorization.*used/i.test(text)) return { reason: 'invalid_exact_evm_nonce_already_used', retry: false };
-  if (/authorization is expired|AuthorizationExpired/i.test(text)) return { reason: 'invalid_exact_evm_payload_authorization_valid_before', retry: false };
+  if (/authorization is used or canceled|AuthorizationUsedOrCanceled|authorization.*used/i.test(text))
+    return { reason: 'invalid_exact_evm_nonce_already_used', retry: false };
+  if (/authorization is expired|AuthorizationExpired/i.test(text))
+    return { reason: 'invalid_exact_evm_payload_authorization_valid_before', retry: false };
   // Block time not yet past validAfter: the next block will be.
-  if (/authorization is not yet valid|AuthorizationNotYetValid/i.test(text)) return { reason: 'invalid_exact_evm_payload_authorization_valid_after', retry: true };
-  if (/exceeds balance|insufficient balance|ERC20InsufficientBalance/i.test(text)) return { reason: 'invalid_exact_evm_insufficient_balance', retry: false };
-  if (/invalid signature|SignerMismatch|InvalidSignature/i.test(text)) return { reason: 'invalid_exact_evm_signature', retry: false };
+  if (/authorization is not yet valid|AuthorizationNotYetValid/i.test(text))
+    return { reason: 'invalid_exact_evm_payload_authorization_valid_after', retry: true };
+  if (/exceeds balance|insufficient balance|ERC20InsufficientBalance/i.test(text))
+    return { reason: 'invalid_exact_evm_insufficient_balance', retry: false };
+  if (/invalid signature|SignerMismatch|InvalidSignature/i.test(text))
+    return { reason: 'invalid_exact_evm_signature', retry: false };
   return { reason: 'invalid_exact_evm_transaction_failed', retry: true };
 }

@@ -14,11 +14,21 @@ import type { LocalFacilitator } from './local-facilitator.js';
 import type { SettlementMode } from './settlement-mode.js';
 
 /** ok when `/supported` lists `exact` on the network for x402 v2. */
-export async function probeFacilitator(facilitator: FacilitatorClient, network: string, facts: Record<string, unknown>): Promise<ProbeResult> {
+export async function probeFacilitator(
+  facilitator: FacilitatorClient,
+  network: string,
+  facts: Record<string, unknown>,
+): Promise<ProbeResult> {
   try {
     const supported = await facilitator.getSupported();
     const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'exact' && k.network === network);
-    if (!kind) return { status: 'down', ...facts, network, reason: `facilitator does not support exact on ${network} (x402 v2)` };
+    if (!kind)
+      return {
+        status: 'down',
+        ...facts,
+        network,
+        reason: `facilitator does not support exact on ${network} (x402 v2)`,
+      };
     return { status: 'ok', ...facts, network };
   } catch (err) {
     return { status: 'down', ...facts, network, reason: errorMessage(err) };
@@ -30,7 +40,12 @@ export async function probeFacilitator(facilitator: FacilitatorClient, network: 
  * the head is older than `staleMs` (the chain stopped, or the RPC serves an old block) or the settler holds
  * no gas. Also shows the settlement queue's figures.
  */
-export async function probeLocal(facilitator: LocalFacilitator, asset: Address, adapter: SettlementMode, staleMs: number): Promise<ProbeResult> {
+export async function probeLocal(
+  facilitator: LocalFacilitator,
+  asset: Address,
+  adapter: SettlementMode,
+  staleMs: number,
+): Promise<ProbeResult> {
   const view = facilitator.chain.status();
   const { stats } = facilitator.queue;
   const facts = {
@@ -39,18 +54,39 @@ export async function probeLocal(facilitator: LocalFacilitator, asset: Address, 
     asset,
     nonce_store: facilitator.lease.kind,
     ...(view.head ? { head: view.head } : {}),
-    settlements: { settled: stats.settled, failed: stats.failed, transactions: stats.transactions, batched_transactions: stats.batches, backlog: facilitator.queue.backlog },
+    settlements: {
+      settled: stats.settled,
+      failed: stats.failed,
+      transactions: stats.transactions,
+      batched_transactions: stats.batches,
+      backlog: facilitator.queue.backlog,
+    },
   };
   try {
     const [code, gas, balanceOk] = await Promise.all([
       facilitator.publicClient.getCode({ address: asset }),
       facilitator.publicClient.getBalance({ address: facilitator.settler }),
-      facilitator.publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }).then(() => true, () => false),
+      facilitator.publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'decimals' }).then(
+        () => true,
+        () => false,
+      ),
     ]);
-    if (!code || code === '0x' || !balanceOk) return { status: 'down', ...facts, reason: `no ERC-20 contract at asset ${asset}` };
-    if (!view.head) return { status: 'down', ...facts, reason: `chain head not read: ${view.error?.message ?? 'no answer yet'}` };
-    if (view.head.age_ms > staleMs) return { status: 'degraded', ...facts, reason: `chain head ${view.head.number} is ${Math.round(view.head.age_ms / 1000)} s old (stale after ${Math.round(staleMs / 1000)} s)` };
-    if (view.error) return { status: 'degraded', ...facts, reason: `chain head not read since ${view.error.at}: ${view.error.message}` };
+    if (!code || code === '0x' || !balanceOk)
+      return { status: 'down', ...facts, reason: `no ERC-20 contract at asset ${asset}` };
+    if (!view.head)
+      return { status: 'down', ...facts, reason: `chain head not read: ${view.error?.message ?? 'no answer yet'}` };
+    if (view.head.age_ms > staleMs)
+      return {
+        status: 'degraded',
+        ...facts,
+        reason: `chain head ${view.head.number} is ${Math.round(view.head.age_ms / 1000)} s old (stale after ${Math.round(staleMs / 1000)} s)`,
+      };
+    if (view.error)
+      return {
+        status: 'degraded',
+        ...facts,
+        reason: `chain head not read since ${view.error.at}: ${view.error.message}`,
+      };
     if (gas === 0n) return { status: 'degraded', ...facts, reason: 'settler wallet holds no gas' };
     return { status: 'ok', ...facts };
   } catch (err) {

@@ -27,7 +27,15 @@ import type { SettleResponse } from '@x402/core/types';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import type { NonceLease } from './nonce-lease.js';
-import { aggregate3Failures, authorizationKey, classifyFailure, failureText, settledAuthorizations, settlementTransaction, type SignedAuthorization } from './settlement-calls.js';
+import {
+  aggregate3Failures,
+  authorizationKey,
+  classifyFailure,
+  failureText,
+  settledAuthorizations,
+  settlementTransaction,
+  type SignedAuthorization,
+} from './settlement-calls.js';
 
 export interface SettlementQueueOptions {
   publicClient: PublicClient;
@@ -85,7 +93,15 @@ export class SettlementQueue {
   settle(auth: SignedAuthorization): Promise<SettleResponse> {
     return new Promise((resolve) => {
       const deadlineMs = Math.min(Date.now() + this.options.timeoutMs, Number(auth.validBefore) * 1000 - 2000);
-      this.pending.push({ auth, key: authorizationKey(auth.from, auth.nonce), deadlineMs, notBeforeMs: 0, attempts: 0, broadcasts: [], resolve });
+      this.pending.push({
+        auth,
+        key: authorizationKey(auth.from, auth.nonce),
+        deadlineMs,
+        notBeforeMs: 0,
+        attempts: 0,
+        broadcasts: [],
+        resolve,
+      });
       this.kick();
     });
   }
@@ -123,23 +139,39 @@ export class SettlementQueue {
     let live: Item[] = [];
     for (const i of batch) {
       if (i.deadlineMs > now) live.push(i);
-      else this.fail(i, i.last?.reason ?? 'invalid_exact_evm_transaction_failed', i.last?.message ?? 'settlement deadline passed');
+      else
+        this.fail(
+          i,
+          i.last?.reason ?? 'invalid_exact_evm_transaction_failed',
+          i.last?.message ?? 'settlement deadline passed',
+        );
     }
     try {
       if (live.length > 1) live = await this.simulate(live);
       if (!live.length) return;
-      const { to, data } = settlementTransaction(this.options.asset, live.map((i) => i.auth));
+      const { to, data } = settlementTransaction(
+        this.options.asset,
+        live.map((i) => i.auth),
+      );
       const { wallet } = this.options;
       let prepared;
       try {
-        prepared = await wallet.prepareTransactionRequest({ account: wallet.account, chain: wallet.chain, to, data, parameters: ['fees', 'gas', 'chainId', 'type'] });
+        prepared = await wallet.prepareTransactionRequest({
+          account: wallet.account,
+          chain: wallet.chain,
+          to,
+          data,
+          parameters: ['fees', 'gas', 'chainId', 'type'],
+        });
       } catch (err) {
         // A lone authorization's gas estimate reverts with its reason.
         return await this.retryOrFail(live, `${failureText(err)} ${errorMessage(err)}`);
       }
       const request = { ...prepared, gas: ((prepared.gas ?? 0n) * 12n) / 10n };
       const hash = await this.options.lease.withNonce(async (nonce) => {
-        const serializedTransaction = await wallet.signTransaction({ ...request, nonce } as Parameters<typeof wallet.signTransaction>[0]);
+        const serializedTransaction = await wallet.signTransaction({ ...request, nonce } as Parameters<
+          typeof wallet.signTransaction
+        >[0]);
         return wallet.sendRawTransaction({ serializedTransaction });
       });
       this.stats.transactions += 1;
@@ -147,13 +179,19 @@ export class SettlementQueue {
       for (const i of live) i.broadcasts.push(hash);
       const timeout = Math.max(1000, Math.min(...live.map((i) => i.deadlineMs)) - Date.now());
       const receipt = await this.options.publicClient.waitForTransactionReceipt({ hash, timeout });
-      const settled = receipt.status === 'success' ? settledAuthorizations(this.options.asset, receipt.logs) : new Set<string>();
+      const settled =
+        receipt.status === 'success' ? settledAuthorizations(this.options.asset, receipt.logs) : new Set<string>();
       const missed: Item[] = [];
       for (const i of live) {
         if (settled.has(i.key)) this.succeed(i, hash, receipt.blockNumber);
         else missed.push(i);
       }
-      if (missed.length) await this.retryOrFail(missed, receipt.status === 'success' ? 'the call failed inside the batch' : `transaction ${hash} reverted`, true);
+      if (missed.length)
+        await this.retryOrFail(
+          missed,
+          receipt.status === 'success' ? 'the call failed inside the batch' : `transaction ${hash} reverted`,
+          true,
+        );
     } catch (err) {
       // Broadcast or receipt failed: unknown outcome; a retry finds out (a used nonce is checked against our own transactions).
       await this.retryOrFail(live, failureText(err), true);
@@ -162,7 +200,10 @@ export class SettlementQueue {
 
   /** The batch minus the calls that would fail now; those are settled from an earlier transaction, retried or failed. */
   private async simulate(items: Item[]): Promise<Item[]> {
-    const { to, data } = settlementTransaction(this.options.asset, items.map((i) => i.auth));
+    const { to, data } = settlementTransaction(
+      this.options.asset,
+      items.map((i) => i.auth),
+    );
     const { data: result } = await this.options.publicClient.call({ account: this.options.wallet.account, to, data });
     const failures = aggregate3Failures(result ?? '0x');
     const ok: Item[] = [];
@@ -175,17 +216,23 @@ export class SettlementQueue {
   }
 
   private async retryOrFail(items: Item[], message: string, unknownOutcome = false): Promise<void> {
-    const { reason, retry } = unknownOutcome ? { reason: 'invalid_exact_evm_transaction_failed', retry: true } : classifyFailure(message);
+    const { reason, retry } = unknownOutcome
+      ? { reason: 'invalid_exact_evm_transaction_failed', retry: true }
+      : classifyFailure(message);
     for (const i of items) {
       // "Used" after one of our own broadcasts: that transaction may be the one that used it.
-      if (reason === 'invalid_exact_evm_nonce_already_used' && i.broadcasts.length && (await this.settledEarlier(i))) continue;
+      if (reason === 'invalid_exact_evm_nonce_already_used' && i.broadcasts.length && (await this.settledEarlier(i)))
+        continue;
       i.last = { reason, message: (message.split('\n')[0] ?? message).slice(0, 300) };
       this.stats.lastError = { atMs: Date.now(), reason, message: i.last.message };
       i.attempts += 1;
       if (retry && Date.now() < i.deadlineMs) {
         i.notBeforeMs = Date.now() + Math.min(2000, 200 * 2 ** (i.attempts - 1));
         this.pending.push(i);
-        this.options.logger?.warn({ payer: i.auth.from, attempt: i.attempts, reason, err: i.last.message }, 'x402 settlement: retrying');
+        this.options.logger?.warn(
+          { payer: i.auth.from, attempt: i.attempts, reason, err: i.last.message },
+          'x402 settlement: retrying',
+        );
       } else {
         this.fail(i, reason, i.last.message);
       }
@@ -207,14 +254,29 @@ export class SettlementQueue {
     this.stats.settled += 1;
     this.stats.lastSettledAtMs = Date.now();
     this.options.onSettled?.(i.auth, block);
-    i.resolve({ success: true, transaction, network: this.options.network as SettleResponse['network'], payer: i.auth.from });
+    i.resolve({
+      success: true,
+      transaction,
+      network: this.options.network as SettleResponse['network'],
+      payer: i.auth.from,
+    });
   }
 
   private fail(i: Item, reason: string, message: string): void {
     this.stats.failed += 1;
     this.options.onFailed?.(i.auth, reason);
-    this.options.logger?.warn({ payer: i.auth.from, reason, err: message, attempts: i.attempts }, 'x402 settlement: failed');
-    i.resolve({ success: false, errorReason: reason, errorMessage: message, transaction: i.broadcasts.at(-1) ?? '', network: this.options.network as SettleResponse['network'], payer: i.auth.from });
+    this.options.logger?.warn(
+      { payer: i.auth.from, reason, err: message, attempts: i.attempts },
+      'x402 settlement: failed',
+    );
+    i.resolve({
+      success: false,
+      errorReason: reason,
+      errorMessage: message,
+      transaction: i.broadcasts.at(-1) ?? '',
+      network: this.options.network as SettleResponse['network'],
+      payer: i.auth.from,
+    });
   }
 
   /** Resolves once nothing is queued or in flight. */

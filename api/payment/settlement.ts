@@ -120,19 +120,29 @@ export function guardFacilitator(inner: FacilitatorClient, label: string): Facil
     try {
       return await run();
     } catch (err) {
-      if (err instanceof VerifyError || err instanceof SettleError || err instanceof FacilitatorResponseError) throw err;
-      throw new FacilitatorUnavailableError(operation, `${label} ${operation} failed: ${errorMessage(err).split('\n')[0]}`, { cause: err });
+      if (err instanceof VerifyError || err instanceof SettleError || err instanceof FacilitatorResponseError)
+        throw err;
+      throw new FacilitatorUnavailableError(
+        operation,
+        `${label} ${operation} failed: ${errorMessage(err).split('\n')[0]}`,
+        { cause: err },
+      );
     }
   };
   return {
-    verify: (payload: PaymentPayload, requirements: PaymentRequirements) => guarded('verify', () => inner.verify(payload, requirements)),
-    settle: (payload: PaymentPayload, requirements: PaymentRequirements) => guarded('settle', () => inner.settle(payload, requirements)),
+    verify: (payload: PaymentPayload, requirements: PaymentRequirements) =>
+      guarded('verify', () => inner.verify(payload, requirements)),
+    settle: (payload: PaymentPayload, requirements: PaymentRequirements) =>
+      guarded('settle', () => inner.settle(payload, requirements)),
     getSupported: () => guarded('supported', () => inner.getSupported()),
   };
 }
 
 /** Starts the configured settlement mode; refuses what would fail open in production (config.ts `settlementSafetyProblems`). */
-export async function startSettlement(config: SettlementConfig, options: StartSettlementOptions): Promise<PaymentSettlement> {
+export async function startSettlement(
+  config: SettlementConfig,
+  options: StartSettlementOptions,
+): Promise<PaymentSettlement> {
   const unsafe = settlementSafetyProblems(config);
   if (unsafe.length) throw new Error(unsafe.join('; '));
   const { logger } = options;
@@ -159,9 +169,13 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
     });
 
   if (config.SETTLEMENT === 'remote') {
-    if (!config.FACILITATOR_URL || !config.PAYMENT_PAY_TO) throw new Error('SETTLEMENT=remote needs FACILITATOR_URL and PAYMENT_PAY_TO');
+    if (!config.FACILITATOR_URL || !config.PAYMENT_PAY_TO)
+      throw new Error('SETTLEMENT=remote needs FACILITATOR_URL and PAYMENT_PAY_TO');
     const url = config.FACILITATOR_URL;
-    const facilitator = guardFacilitator(new HTTPFacilitatorClient({ url, timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS }), `facilitator ${url}`);
+    const facilitator = guardFacilitator(
+      new HTTPFacilitatorClient({ url, timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS }),
+      `facilitator ${url}`,
+    );
     logger.info({ facilitator: url, network }, 'x402 settlement: remote facilitator');
     return {
       mode: 'remote',
@@ -189,7 +203,10 @@ export async function startSettlement(config: SettlementConfig, options: StartSe
       await facilitator.stop();
       throw new Error(`PAYMENT_RPC_URL answers chain id ${answered}, but PAYMENT_NETWORK is ${network}`);
     }
-    logger.info({ network, settler: facilitator.settler, asset, nonce_store: facilitator.lease.kind }, 'x402 settlement: self (in-process facilitator)');
+    logger.info(
+      { network, settler: facilitator.settler, asset, nonce_store: facilitator.lease.kind },
+      'x402 settlement: self (in-process facilitator)',
+    );
     return {
       mode: 'self',
       ...common,

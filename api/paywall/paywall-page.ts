@@ -31,7 +31,10 @@ export function paywallPage(input: PaywallPageInput): string {
   const net = paymentNetwork(payment);
   const title = sku?.title ?? challenge.resource?.description ?? input.requestPath;
   const args = Object.fromEntries(new URLSearchParams(input.requestPath.split('?')[1] ?? ''));
-  const reason = input.code === 'payment_required' ? '' : `<p class="muted">The last attempt was refused: <code>${h(input.code)}</code> ${h(input.detail)}</p>`;
+  const reason =
+    input.code === 'payment_required'
+      ? ''
+      : `<p class="muted">The last attempt was refused: <code>${h(input.code)}</code> ${h(input.detail)}</p>`;
   return `${pageOpening(`Payment required: ${title}`, assetUrl('dashboard.css'))}
 <script type="application/json" id="x402-challenge">${scriptJson(challenge)}</script>
 <script src="${assetUrl('paywall.js')}" defer></script>

@@ -75,7 +75,9 @@ const EPS = 1e-12;
 
 /** Positive levels, best first. */
 export function cleanSide(levels: readonly Level[], side: 'bids' | 'asks'): Level[] {
-  const kept = levels.filter(([p, s]) => Number.isFinite(p) && Number.isFinite(s) && p > 0 && s > 0).map(([p, s]) => [p, s] as const);
+  const kept = levels
+    .filter(([p, s]) => Number.isFinite(p) && Number.isFinite(s) && p > 0 && s > 0)
+    .map(([p, s]) => [p, s] as const);
   return kept.sort((a, b) => (side === 'bids' ? b[0] - a[0] : a[0] - b[0]));
 }
 
@@ -84,7 +86,8 @@ export function walkBook(req: WalkRequest): Walk {
   const asks = cleanSide(req.asks, 'asks');
   const bestBid = bids[0]?.[0];
   const bestAsk = asks[0]?.[0];
-  if (bestBid === undefined || bestAsk === undefined) throw new RangeError('the book needs at least one bid and one ask');
+  if (bestBid === undefined || bestAsk === undefined)
+    throw new RangeError('the book needs at least one bid and one ask');
   const mid = (bestBid + bestAsk) / 2;
   const byUsd = req.sizeUsd !== undefined;
   const requested = byUsd ? req.sizeUsd! : req.sizeBase!;
@@ -150,7 +153,10 @@ export interface FillProbabilities {
 }
 
 /** The adverse-sweep model (module comment) for a move of standard deviation `sigmaBps` over the horizon. */
-export function fillProbabilities(walk: Pick<Walk, 'full_fill_distance_bps' | 'last_level_distance_bps'>, sigmaBps: number): FillProbabilities {
+export function fillProbabilities(
+  walk: Pick<Walk, 'full_fill_distance_bps' | 'last_level_distance_bps'>,
+  sigmaBps: number,
+): FillProbabilities {
   const p = (x: number) => (sigmaBps > 0 ? normalCdf(x / sigmaBps) : x >= 0 ? 1 : 0);
   const any = p(walk.last_level_distance_bps);
   const full = walk.full_fill_distance_bps === null ? 0 : p(walk.full_fill_distance_bps);
@@ -181,6 +187,8 @@ export function normalCdf(z: number): number {
   if (z === -Infinity) return 0;
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  const erf =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
   return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }

@@ -99,7 +99,13 @@ new client.Gauge({
 function cacheOf(options: ClosedSliceCacheOptions): LRUCache<string, Cached> {
   let cache = caches.get(options);
   if (!cache) {
-    caches.set(options, (cache = new LRUCache<string, Cached>({ maxSize: options.maxBytes, sizeCalculation: (e) => Math.max(1, e.bytes) })));
+    caches.set(
+      options,
+      (cache = new LRUCache<string, Cached>({
+        maxSize: options.maxBytes,
+        sizeCalculation: (e) => Math.max(1, e.bytes),
+      })),
+    );
     live.add(new WeakRef(cache));
   }
   return cache;
@@ -113,7 +119,15 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
   const now = options.now ?? Date.now;
   const cache = cacheOf(options);
   const filler = (options.blockFillers ?? BLOCK_FILLERS)[sku.id] as SliceBlockFiller<WindowParams> | undefined;
-  const blocks = filler ? new SliceBlocks<WindowParams>(sku.id, filler, cache, { closedAfterMs: options.closedAfterMs, dataMarginMs: options.dataMarginMs ?? options.closedAfterMs, now }, restKeyOf) : undefined;
+  const blocks = filler
+    ? new SliceBlocks<WindowParams>(
+        sku.id,
+        filler,
+        cache,
+        { closedAfterMs: options.closedAfterMs, dataMarginMs: options.dataMarginMs ?? options.closedAfterMs, now },
+        restKeyOf,
+      )
+    : undefined;
 
   const served = (outcome: SliceOutcome, filled: boolean): CachedAnswer => {
     lookups.inc({ route: sku.id, result: filled ? 'stored' : 'hit' });
@@ -154,7 +168,12 @@ export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOp
       const answer = await handler(call, prepared);
       const closed = prepared.toMs + options.closedAfterMs <= now();
       if (closed) {
-        const entry: Entry = { kind: 'answer', window: { fromMs: prepared.fromMs, toMs: prepared.toMs }, answer, bytes: JSON.stringify(answer).length };
+        const entry: Entry = {
+          kind: 'answer',
+          window: { fromMs: prepared.fromMs, toMs: prepared.toMs },
+          answer,
+          bytes: JSON.stringify(answer).length,
+        };
         cache.set(byWindow, entry);
         cache.set(key, entry);
       }

@@ -73,12 +73,18 @@ const perStore = new WeakMap<Store, StoreInputs>();
 
 function inputsOf(store: Store): StoreInputs {
   let inputs = perStore.get(store);
-  if (!inputs) perStore.set(store, (inputs = { books: new SharedReads(), volatility: new Map(), rtt: new SharedReads() }));
+  if (!inputs)
+    perStore.set(store, (inputs = { books: new SharedReads(), volatility: new Map(), rtt: new SharedReads() }));
   return inputs;
 }
 
 /** The newest book of `pair` not older than `maxAgeMs` at `now` (shared for up to IMPACT_INPUTS_MAX_AGE_MS), or undefined. */
-export async function sharedLatestBook(store: Store, pair: string, now: number, maxAgeMs: number): Promise<BookEvent | undefined> {
+export async function sharedLatestBook(
+  store: Store,
+  pair: string,
+  now: number,
+  maxAgeMs: number,
+): Promise<BookEvent | undefined> {
   const { books } = inputsOf(store);
   const read = () => latestBooks(store, now - maxAgeMs);
   const book = (await books.get('*', now, IMPACT_INPUTS_MAX_AGE_MS, read)).get(pair);
@@ -94,9 +100,9 @@ export function sharedVolatility(store: Store, book: BookEvent): Promise<number 
   const bookId = `${book.event_id}|${book.event_time_ms}`;
   const entry = volatility.get(key);
   if (entry?.bookId === bookId) return entry.value;
-  const value = quoteTopsInRange(store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [book.venue]).then((quotes) =>
-    realisedVolatility(quotes.map((q) => ({ t_ms: q.t_ms, mid: (q.bid + q.ask) / 2 }))),
-  );
+  const value = quoteTopsInRange(store, book.pair, book.event_time_ms - VOLATILITY_WINDOW_MS, book.event_time_ms + 1, [
+    book.venue,
+  ]).then((quotes) => realisedVolatility(quotes.map((q) => ({ t_ms: q.t_ms, mid: (q.bid + q.ask) / 2 }))));
   const fresh = { bookId, value };
   volatility.set(key, fresh);
   value.catch(() => {
@@ -107,5 +113,7 @@ export function sharedVolatility(store: Store, book: BookEvent): Promise<number 
 
 /** Median successful round trip of `venue` over the hour before `now` (shared for up to IMPACT_INPUTS_MAX_AGE_MS), or null without samples. */
 export function sharedMedianRoundTrip(store: Store, venue: string, now: number): Promise<number | null> {
-  return inputsOf(store).rtt.get(venue, now, IMPACT_INPUTS_MAX_AGE_MS, () => medianRoundTripMs(store, now - RTT_WINDOW_MS, now + 1, venue));
+  return inputsOf(store).rtt.get(venue, now, IMPACT_INPUTS_MAX_AGE_MS, () =>
+    medianRoundTripMs(store, now - RTT_WINDOW_MS, now + 1, venue),
+  );
 }

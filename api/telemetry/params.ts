@@ -15,5 +15,8 @@ export function caseInsensitiveEnum<const T extends readonly [string, ...string[
 /** A boolean flag: JSON true/false, or the query strings true/false/1/0/yes/no in any case. */
 export function booleanFlag() {
   const text: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
-  return z.preprocess((v) => (typeof v === 'string' && v.toLowerCase() in text ? text[v.toLowerCase()] : v), z.boolean());
+  return z.preprocess(
+    (v) => (typeof v === 'string' && v.toLowerCase() in text ? text[v.toLowerCase()] : v),
+    z.boolean(),
+  );
 }

@@ -20,7 +20,7 @@
 export function decimals(value: number, places: number): number {
   if (!Number.isFinite(value)) return value;
   const f = 10 ** places;
-  const r = Math.sign(value) * Math.round(Math.abs(value) * f) / f;
+  const r = (Math.sign(value) * Math.round(Math.abs(value) * f)) / f;
   return r === 0 ? 0 : r;
 }
 
@@ -43,4 +43,7 @@ export const PRECISION = {
 } as const;
 
 /** A nullable number through one of the roundings. */
-export const orNull = (round: (v: number) => number) => (v: number | null): number | null => (v === null ? null : round(v));
+export const orNull =
+  (round: (v: number) => number) =>
+  (v: number | null): number | null =>
+    v === null ? null : round(v);

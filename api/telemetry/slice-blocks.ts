@@ -33,7 +33,14 @@ import type { LRUCache } from 'lru-cache';
 import { AppError } from '../../core/errors.js';
 import { JsonText } from '../catalogue/json-text.js';
 import type { SkuCall } from '../catalogue/sku.js';
-import { coverageSpan, intersects, resolveWindow, type CoverageSpan, type TimeWindow, type WindowParams } from './window.js';
+import {
+  coverageSpan,
+  intersects,
+  resolveWindow,
+  type CoverageSpan,
+  type TimeWindow,
+  type WindowParams,
+} from './window.js';
 
 const DAY_MS = 86_400_000;
 
@@ -135,7 +142,14 @@ export class SliceBlocks<I extends WindowParams> {
     return `${this.skuId} block ${blockStart} ${this.restKeyOf(input)}`;
   }
 
-  private fillOnce(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number, siblings = true): Promise<SliceBlock | undefined> {
+  private fillOnce(
+    key: string,
+    call: SkuCall<I>,
+    blockStart: number,
+    blockMs: number,
+    sliceMs: number,
+    siblings = true,
+  ): Promise<SliceBlock | undefined> {
     const running = this.fills.get(key);
     if (running) return running;
     const fill = this.fill(key, call, blockStart, blockMs, sliceMs)
@@ -145,7 +159,10 @@ export class SliceBlocks<I extends WindowParams> {
         return block;
       })
       .catch((err: unknown) => {
-        call.runtime.log?.warn({ sku: this.skuId, err: err instanceof Error ? err.message : String(err) }, 'closed-slice block fill failed; answering the slice on its own');
+        call.runtime.log?.warn(
+          { sku: this.skuId, err: err instanceof Error ? err.message : String(err) },
+          'closed-slice block fill failed; answering the slice on its own',
+        );
         return undefined;
       })
       .finally(() => this.fills.delete(key));
@@ -164,7 +181,13 @@ export class SliceBlocks<I extends WindowParams> {
     }
   }
 
-  private async fill(key: string, call: SkuCall<I>, blockStart: number, blockMs: number, sliceMs: number): Promise<SliceBlock | undefined> {
+  private async fill(
+    key: string,
+    call: SkuCall<I>,
+    blockStart: number,
+    blockMs: number,
+    sliceMs: number,
+  ): Promise<SliceBlock | undefined> {
     const span = await coverageSpan(call.runtime.store, this.filler.coveragePair(call.input));
     if (!span) return undefined;
     const closedEnd = this.closedEnd(span);

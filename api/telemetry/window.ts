@@ -41,7 +41,8 @@ export function resolveWindow(params: WindowParams, span: CoverageSpan, sizeMs =
   let anchor: number;
   if (params.date === undefined && params.time === undefined) anchor = span.latestMs;
   else {
-    const day = params.date !== undefined ? Date.parse(`${params.date}T00:00:00Z`) : Math.floor(span.latestMs / DAY_MS) * DAY_MS;
+    const day =
+      params.date !== undefined ? Date.parse(`${params.date}T00:00:00Z`) : Math.floor(span.latestMs / DAY_MS) * DAY_MS;
     const time = params.time ?? '0000';
     anchor = day + (Number(time.slice(0, 2)) * 60 + Number(time.slice(2, 4))) * 60_000;
   }
@@ -63,7 +64,12 @@ interface CachedSpan {
 const caches = new WeakMap<Store, Map<string, CachedSpan>>();
 const reads = new WeakMap<Store, Map<string, Promise<CoverageSpan | undefined>>>();
 
-function readSpan(store: Store, cache: Map<string, CachedSpan>, key: string, pair: string | undefined): Promise<CoverageSpan | undefined> {
+function readSpan(
+  store: Store,
+  cache: Map<string, CachedSpan>,
+  key: string,
+  pair: string | undefined,
+): Promise<CoverageSpan | undefined> {
   let inFlight = reads.get(store);
   if (!inFlight) reads.set(store, (inFlight = new Map()));
   const running = inFlight.get(key);
@@ -73,7 +79,9 @@ function readSpan(store: Store, cache: Map<string, CachedSpan>, key: string, pai
     try {
       const at = Date.now();
       const where = pair === undefined ? sql`` : sql` WHERE pair = ${pair}`;
-      const [row] = await store.query(sql`SELECT count(*) AS n, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples${where}`);
+      const [row] = await store.query(
+        sql`SELECT count(*) AS n, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples${where}`,
+      );
       const span = row && num(row.n) > 0 ? { earliestMs: num(row.lo), latestMs: num(row.hi) } : undefined;
       cache.set(key, { at, span });
       return span;
@@ -86,7 +94,11 @@ function readSpan(store: Store, cache: Map<string, CachedSpan>, key: string, pai
 }
 
 /** Span of the stored spread samples (one pair, or all), or undefined when nothing is stored. min/max need no FINAL. */
-export async function coverageSpan(store: Store, pair?: string, options: { maxAgeMs?: number } = {}): Promise<CoverageSpan | undefined> {
+export async function coverageSpan(
+  store: Store,
+  pair?: string,
+  options: { maxAgeMs?: number } = {},
+): Promise<CoverageSpan | undefined> {
   let cache = caches.get(store);
   if (!cache) caches.set(store, (cache = new Map()));
   const key = pair ?? '*';
@@ -105,7 +117,11 @@ export const intersects = (w: TimeWindow, s: CoverageSpan) => w.toMs > s.earlies
  * The pre-flight of every windowed telemetry route: resolves the window and
  * refuses (404 `outside_coverage`, zero charge) one that lies outside coverage.
  */
-export async function windowWithinCoverage(store: Store, params: WindowParams, options: { pair?: string; sizeMs?: number } = {}): Promise<TimeWindow> {
+export async function windowWithinCoverage(
+  store: Store,
+  params: WindowParams,
+  options: { pair?: string; sizeMs?: number } = {},
+): Promise<TimeWindow> {
   const sizeMs = options.sizeMs ?? BASE_SLICE_MS;
   let span = await coverageSpan(store, options.pair);
   let window = span ? resolveWindow(params, span, sizeMs) : undefined;
@@ -123,7 +139,12 @@ export async function windowWithinCoverage(store: Store, params: WindowParams, o
     throw outsideCoverage(
       params,
       `the window ${new Date(window.fromMs).toISOString()} - ${new Date(window.toMs).toISOString()} lies outside the available data${options.pair ? ` for ${options.pair}` : ''} (${earliest} - ${latest})`,
-      { earliest_timestamp: earliest, latest_timestamp: latest, slice_start: new Date(window.fromMs).toISOString(), slice_end: new Date(window.toMs).toISOString() },
+      {
+        earliest_timestamp: earliest,
+        latest_timestamp: latest,
+        slice_start: new Date(window.fromMs).toISOString(),
+        slice_end: new Date(window.toMs).toISOString(),
+      },
     );
   }
   return window;
@@ -131,7 +152,11 @@ export async function windowWithinCoverage(store: Store, params: WindowParams, o
 
 function outsideCoverage(params: WindowParams, detail: string, extra: Record<string, unknown>): AppError {
   const field = params.date !== undefined ? 'date' : params.time !== undefined ? 'time' : undefined;
-  return new AppError('outside_coverage', detail, 404, { ...(field ? { field } : {}), charged: ZERO_CHARGE_TEXT, ...extra });
+  return new AppError('outside_coverage', detail, 404, {
+    ...(field ? { field } : {}),
+    charged: ZERO_CHARGE_TEXT,
+    ...extra,
+  });
 }
 
 /** A window inside coverage that holds no row the route needs: 404 `no_data_in_window`, zero charge. */
@@ -140,12 +165,22 @@ export function noDataInWindow(window: TimeWindow, what: string, field?: string)
     'no_data_in_window',
     `no ${what} between ${new Date(window.fromMs).toISOString()} and ${new Date(window.toMs).toISOString()}`,
     404,
-    { ...(field ? { field } : {}), charged: ZERO_CHARGE_TEXT, slice_start: new Date(window.fromMs).toISOString(), slice_end: new Date(window.toMs).toISOString() },
+    {
+      ...(field ? { field } : {}),
+      charged: ZERO_CHARGE_TEXT,
+      slice_start: new Date(window.fromMs).toISOString(),
+      slice_end: new Date(window.toMs).toISOString(),
+    },
   );
 }
 
 /** Whether a table holds at least one row matching `where` with event time in the window (count, no FINAL needed). */
-export async function hasRows(store: Store, table: 'spread_samples' | 'latency_samples', window: TimeWindow, where: Sql): Promise<boolean> {
+export async function hasRows(
+  store: Store,
+  table: 'spread_samples' | 'latency_samples',
+  window: TimeWindow,
+  where: Sql,
+): Promise<boolean> {
   const statement =
     table === 'spread_samples'
       ? sql`SELECT count(*) AS n FROM spread_samples WHERE ${where} AND ${timeRange(sql`ts`, sql`ts_ms`, window.fromMs, window.toMs)}`
@@ -155,7 +190,11 @@ export async function hasRows(store: Store, table: 'spread_samples' | 'latency_s
 }
 
 /** Market-data `source` text: the venues, then whether live or simulated (the configured source when no row said). */
-export function sourceText(venues: readonly string[], label: string | undefined, configured: 'live' | 'simulated'): string {
+export function sourceText(
+  venues: readonly string[],
+  label: string | undefined,
+  configured: 'live' | 'simulated',
+): string {
   const unique = [...new Set(venues.filter(Boolean))];
   return `${unique.length ? unique.join('+') : 'unknown venues'} (${label ?? configured})`;
 }

@@ -108,7 +108,10 @@ export interface AiProvider {
    * by `start` and do not overlap (a name inside a bio sentence is part of
    * the BIO span).
    */
-  findSensitiveSpans(text: string, options?: { signal?: AbortSignal }): Promise<{ spans: SensitiveSpan[]; model: string }>;
+  findSensitiveSpans(
+    text: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ spans: SensitiveSpan[]; model: string }>;
   /** Dense embeddings of `texts` (each within the caller's context limit). */
   embed(texts: string[], options: EmbedOptions): Promise<EmbedResult>;
   /** A summary of `text` in `format` within `maxWords` words. */

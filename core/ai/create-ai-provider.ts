@@ -25,6 +25,9 @@ export async function createAiProvider(config: Config, logger: Logger): Promise<
 
 /** The provider a processor was given (`deps.ai`), or a start-up error naming the SKU. */
 export function requireAi(deps: { ai?: AiProvider }, sku: string): AiProvider {
-  if (!deps.ai) throw new Error(`${sku}: the processor needs the AI provider (deps.ai), which the worker role builds with createAiProvider`);
+  if (!deps.ai)
+    throw new Error(
+      `${sku}: the processor needs the AI provider (deps.ai), which the worker role builds with createAiProvider`,
+    );
   return deps.ai;
 }

@@ -31,11 +31,20 @@ export interface EmbeddingListResponse {
 /** Rounds to 7 significant decimals: float32 precision, a third less JSON. */
 const round = (x: number) => Math.round(x * 1e7) / 1e7;
 
-export async function embedForRoute(ai: AiProvider, input: string | string[], options: EmbeddingRouteOptions): Promise<EmbeddingListResponse> {
+export async function embedForRoute(
+  ai: AiProvider,
+  input: string | string[],
+  options: EmbeddingRouteOptions,
+): Promise<EmbeddingListResponse> {
   const texts = typeof input === 'string' ? [input] : input;
   const blank = texts.findIndex((t) => !t.trim());
   if (blank >= 0) {
-    throw new AppError('empty_text', `text${typeof input === 'string' ? '' : `[${blank}]`} is blank: there is nothing to embed`, 400, { field: typeof input === 'string' ? 'text' : `text.${blank}` });
+    throw new AppError(
+      'empty_text',
+      `text${typeof input === 'string' ? '' : `[${blank}]`} is blank: there is nothing to embed`,
+      400,
+      { field: typeof input === 'string' ? 'text' : `text.${blank}` },
+    );
   }
   const chunked = texts.map((t) => chunkText(t, options.contextTokens));
   const flat = chunked.flat();
@@ -52,7 +61,10 @@ export async function embedForRoute(ai: AiProvider, input: string | string[], op
   const data = chunked.map((chunks, index) => {
     const vectors = result.vectors.slice(at, at + chunks.length);
     at += chunks.length;
-    const pooled = poolVectors(vectors, chunks.map((c) => c.tokens));
+    const pooled = poolVectors(
+      vectors,
+      chunks.map((c) => c.tokens),
+    );
     return { object: 'embedding' as const, index, embedding: Array.from(pooled, round), chunks: chunks.length };
   });
   return {

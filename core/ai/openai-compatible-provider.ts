@@ -114,10 +114,18 @@ const SentimentJson = z.object({
   confidence: z.coerce.number().min(0).max(1),
   texts_with_signal: z.coerce.number().int().min(0).optional(),
   signals: z
-    .array(z.object({ signal: z.string().min(1), direction: z.enum(['bullish', 'bearish', 'neutral']), weight: z.coerce.number().min(0).optional() }))
+    .array(
+      z.object({
+        signal: z.string().min(1),
+        direction: z.enum(['bullish', 'bearish', 'neutral']),
+        weight: z.coerce.number().min(0).optional(),
+      }),
+    )
     .default([]),
 });
-const EntitiesJson = z.object({ entities: z.array(z.object({ text: z.string(), kind: z.enum(['NAME', 'BIO']) })).default([]) });
+const EntitiesJson = z.object({
+  entities: z.array(z.object({ text: z.string(), kind: z.enum(['NAME', 'BIO']) })).default([]),
+});
 
 export class OpenAiCompatibleProvider implements AiProvider {
   readonly adapter = 'openai' as const;
@@ -141,10 +149,16 @@ export class OpenAiCompatibleProvider implements AiProvider {
     for (let from = 0; from < texts.length; from += this.options.embedBatch) {
       const batch = texts.slice(from, from + this.options.embedBatch);
       const res = await this.call('embeddings', options, (requestOptions) =>
-        this.client.embeddings.create({ model, input: batch, dimensions: options.dimensions, encoding_format: 'float' }, requestOptions),
+        this.client.embeddings.create(
+          { model, input: batch, dimensions: options.dimensions, encoding_format: 'float' },
+          requestOptions,
+        ),
       );
       if (!Array.isArray(res?.data) || res.data.length !== batch.length) {
-        throw new AiUpstreamError(`embeddings: the server returned ${Array.isArray(res?.data) ? res.data.length : 'no'} vectors for ${batch.length} inputs`, { model });
+        throw new AiUpstreamError(
+          `embeddings: the server returned ${Array.isArray(res?.data) ? res.data.length : 'no'} vectors for ${batch.length} inputs`,
+          { model },
+        );
       }
       for (const item of res.data) {
         const index = Number(item.index);
@@ -153,11 +167,14 @@ export class OpenAiCompatibleProvider implements AiProvider {
           throw new AiUpstreamError('embeddings: malformed item in the server response', { model });
         }
         if (embedding.length !== options.dimensions) {
-          throw new AiUpstreamError(`embeddings: model ${model} returned ${embedding.length} dimensions instead of ${options.dimensions} (does it support \`dimensions\`?)`, {
-            model,
-            expected: options.dimensions,
-            got: embedding.length,
-          });
+          throw new AiUpstreamError(
+            `embeddings: model ${model} returned ${embedding.length} dimensions instead of ${options.dimensions} (does it support \`dimensions\`?)`,
+            {
+              model,
+              expected: options.dimensions,
+              got: embedding.length,
+            },
+          );
         }
         vectors[from + index] = l2Normalise(Float32Array.from(embedding as number[]));
       }
@@ -165,7 +182,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
       usage.total_tokens += res.usage?.total_tokens ?? res.usage?.prompt_tokens ?? 0;
       if (res.model) served = res.model;
     }
-    if (vectors.some((v) => v === undefined)) throw new AiUpstreamError('embeddings: the server skipped some inputs', { model });
+    if (vectors.some((v) => v === undefined))
+      throw new AiUpstreamError('embeddings: the server skipped some inputs', { model });
     return { vectors, model: served, usage };
   }
 
@@ -189,12 +207,15 @@ export class OpenAiCompatibleProvider implements AiProvider {
         : options.format === 'bullets'
           ? { points: json.bullets ?? (json.summary ? paragraphSentences(json.summary) : []) }
           : { points: json.summary ? paragraphSentences(json.summary) : (json.bullets ?? []) };
-    if (!parts.points.length && !('headline' in parts && parts.headline)) throw new AiUpstreamError('summarize: the model returned an empty summary', { model });
+    if (!parts.points.length && !('headline' in parts && parts.headline))
+      throw new AiUpstreamError('summarize: the model returned an empty summary', { model });
     return { ...composeSummary(options.format, parts, n, model, text), usage };
   }
 
   async sentiment(texts: string[], options: SentimentOptions = {}): Promise<SentimentResult> {
-    const sample = texts.slice(0, SENTIMENT_MAX_TEXTS).map((t, i) => `${i + 1}. ${t.replace(/\s+/gu, ' ').slice(0, SENTIMENT_MAX_CHARS)}`);
+    const sample = texts
+      .slice(0, SENTIMENT_MAX_TEXTS)
+      .map((t, i) => `${i + 1}. ${t.replace(/\s+/gu, ' ').slice(0, SENTIMENT_MAX_CHARS)}`);
     const { json, model, usage } = await this.chatJson(
       this.options.models.sentiment,
       'You are a crypto and financial market sentiment analyst. Judge how the texts read for the price outlook of their subject ' +
@@ -210,13 +231,20 @@ export class OpenAiCompatibleProvider implements AiProvider {
       score: json.score,
       confidence: json.confidence,
       texts_with_signal: Math.min(texts.length, json.texts_with_signal ?? texts.length),
-      signals: json.signals.slice(0, 8).map((s) => ({ signal: s.signal, direction: s.direction, weight: Math.round(((s.weight ?? 1) / total) * 1000) / 1000 })),
+      signals: json.signals.slice(0, 8).map((s) => ({
+        signal: s.signal,
+        direction: s.direction,
+        weight: Math.round(((s.weight ?? 1) / total) * 1000) / 1000,
+      })),
       model,
       usage,
     };
   }
 
-  async findSensitiveSpans(text: string, options: { signal?: AbortSignal } = {}): Promise<{ spans: SensitiveSpan[]; model: string }> {
+  async findSensitiveSpans(
+    text: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ spans: SensitiveSpan[]; model: string }> {
     const { json, model } = await this.chatJson(
       this.options.models.redaction,
       'You find personal information to redact. List every name of a person (NAME) and every sentence or clause that gives biographical details about a person ' +
@@ -227,11 +255,18 @@ export class OpenAiCompatibleProvider implements AiProvider {
       options,
     );
     const spans: SensitiveSpan[] = [];
-    for (const e of json.entities) for (const [start, end] of locate(text, e.text)) spans.push({ start, end, kind: e.kind });
+    for (const e of json.entities)
+      for (const [start, end] of locate(text, e.text)) spans.push({ start, end, kind: e.kind });
     return { spans: resolveOverlaps(spans), model };
   }
 
-  private async chatJson<T>(model: string, system: string, user: string, schema: z.ZodType<T>, options: CallOptions): Promise<{ json: T; model: string; usage?: TokenUsage }> {
+  private async chatJson<T>(
+    model: string,
+    system: string,
+    user: string,
+    schema: z.ZodType<T>,
+    options: CallOptions,
+  ): Promise<{ json: T; model: string; usage?: TokenUsage }> {
     const res = await this.call('chat/completions', options, (requestOptions) =>
       this.client.chat.completions.create(
         {
@@ -247,15 +282,25 @@ export class OpenAiCompatibleProvider implements AiProvider {
       ),
     );
     const content = res?.choices?.[0]?.message?.content;
-    if (typeof content !== 'string' || !content.trim()) throw new AiUpstreamError('chat/completions: the model returned no content', { model });
+    if (typeof content !== 'string' || !content.trim())
+      throw new AiUpstreamError('chat/completions: the model returned no content', { model });
     let parsed: unknown;
     try {
-      parsed = JSON.parse(content.trim().replace(/^```(?:json)?\s*/u, '').replace(/\s*```$/u, ''));
+      parsed = JSON.parse(
+        content
+          .trim()
+          .replace(/^```(?:json)?\s*/u, '')
+          .replace(/\s*```$/u, ''),
+      );
     } catch {
       throw new AiUpstreamError('chat/completions: the model did not return JSON', { model });
     }
     const checked = schema.safeParse(parsed);
-    if (!checked.success) throw new AiUpstreamError(`chat/completions: unexpected JSON from the model (${checked.error.issues[0]?.message ?? 'invalid'})`, { model });
+    if (!checked.success)
+      throw new AiUpstreamError(
+        `chat/completions: unexpected JSON from the model (${checked.error.issues[0]?.message ?? 'invalid'})`,
+        { model },
+      );
     return {
       json: checked.data,
       model: res.model || model,
@@ -264,7 +309,11 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 
   /** One request with our retries, timeouts and error mapping. */
-  private async call<T>(endpoint: string, options: CallOptions, request: (requestOptions: { signal?: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
+  private async call<T>(
+    endpoint: string,
+    options: CallOptions,
+    request: (requestOptions: { signal?: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<T> {
     const { signal, deadline } = options;
     for (let attempt = 1; ; attempt++) {
       const left = deadline === undefined ? Infinity : deadline - Date.now();
@@ -279,15 +328,21 @@ export class OpenAiCompatibleProvider implements AiProvider {
         const retryable = timedOut || status === undefined || RETRYABLE_STATUS.has(status) || status >= 500;
         const details = { endpoint, attempts: attempt, ...(status !== undefined ? { upstream_status: status } : {}) };
         const fail = (why: string) =>
-          timedOut ? new AiUpstreamTimeoutError(`${endpoint}: no answer within ${timeout} ms (${why})`, details) : new AiUpstreamError(`${endpoint}: ${describe(err)} (${why})`, details);
+          timedOut
+            ? new AiUpstreamTimeoutError(`${endpoint}: no answer within ${timeout} ms (${why})`, details)
+            : new AiUpstreamError(`${endpoint}: ${describe(err)} (${why})`, details);
         if (!retryable) throw fail('not retryable');
         if (attempt > this.options.maxRetries) throw fail(`gave up after ${attempt} attempts`);
         const asked = err instanceof APIError ? retryAfterMs(err.headers) : undefined;
         const backoff = Math.min(BACKOFF_INITIAL_MS * 2 ** (attempt - 1), BACKOFF_MAX_MS) * (1 - Math.random() * 0.25);
         const wait = asked ?? backoff;
         const remaining = deadline === undefined ? Infinity : deadline - Date.now();
-        if (wait + MIN_ATTEMPT_MS > remaining) throw fail(`the server asked to wait ${Math.round(wait)} ms, past the deadline`);
-        this.options.logger?.debug({ endpoint, attempt, status, wait_ms: Math.round(wait) }, 'ai: retrying upstream request');
+        if (wait + MIN_ATTEMPT_MS > remaining)
+          throw fail(`the server asked to wait ${Math.round(wait)} ms, past the deadline`);
+        this.options.logger?.debug(
+          { endpoint, attempt, status, wait_ms: Math.round(wait) },
+          'ai: retrying upstream request',
+        );
         await abortableSleep(wait, signal);
       }
     }
@@ -304,9 +359,16 @@ function locate(text: string, needle: string): [number, number][] {
   const target = needle.trim();
   if (target.length < 2) return [];
   const out: [number, number][] = [];
-  for (let i = text.indexOf(target); i >= 0; i = text.indexOf(target, i + target.length)) out.push([i, i + target.length]);
+  for (let i = text.indexOf(target); i >= 0; i = text.indexOf(target, i + target.length))
+    out.push([i, i + target.length]);
   if (out.length) return out;
-  const pattern = new RegExp(target.split(/\s+/u).map((w) => w.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')).join('\\s+'), 'giu');
+  const pattern = new RegExp(
+    target
+      .split(/\s+/u)
+      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&'))
+      .join('\\s+'),
+    'giu',
+  );
   for (const m of text.matchAll(pattern)) out.push([m.index, m.index + m[0].length]);
   return out;
 }

@@ -22,7 +22,11 @@ export interface SummaryParts {
   points: string[];
 }
 
-const clean = (s: string) => s.replace(/^\s*(?:[-*•‣▪]|\d{1,2}[.)])\s+/u, '').replace(/\s+/gu, ' ').trim();
+const clean = (s: string) =>
+  s
+    .replace(/^\s*(?:[-*•‣▪]|\d{1,2}[.)])\s+/u, '')
+    .replace(/\s+/gu, ' ')
+    .trim();
 
 function cut(text: string, words: number): string {
   const t = truncateWords(text, words).replace(/[\s,;:.-]+$/u, '');
@@ -53,14 +57,20 @@ function fit(points: string[], budget: number): string[] {
  * executive digest cannot outgrow it by its `Key points:` label) and its text (without list markers, label and line
  * breaks: `summaryText`) at most as many characters: trailing points are dropped, then the last one cut, until it fits.
  */
-export function composeSummary(format: SummaryFormat, parts: SummaryParts, maxWords: number, model: string, input?: string): SummaryResult {
+export function composeSummary(
+  format: SummaryFormat,
+  parts: SummaryParts,
+  maxWords: number,
+  model: string,
+  input?: string,
+): SummaryResult {
   if (input === undefined) return layOut(format, parts, maxWords, model);
   const budget = Math.min(maxWords, countWords(input));
   let r = layOut(format, parts, budget, model);
   if (textLength(r) <= input.length) return r;
   // Over the input's characters: fewer points, then a shorter last one.
   const trimmed: SummaryParts = { ...parts, points: [...parts.points] };
-  for (let words = budget; textLength(r) > input.length && words > 0; ) {
+  for (let words = budget; textLength(r) > input.length && words > 0;) {
     if (trimmed.points.length > (format === 'executive' && !trimmed.headline ? 1 : 0)) trimmed.points.pop();
     else words = Math.min(words, r.word_count) - 1;
     r = layOut(format, trimmed, words, model);

@@ -10,7 +10,8 @@ const WORDS = new Intl.Segmenter('und', { granularity: 'word' });
 const SENTENCES = new Intl.Segmenter('und', { granularity: 'sentence' });
 
 /** Scripts written without spaces between words: their words are counted by the segmenter. */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const HAS_ALNUM = /[\p{L}\p{N}]/u;
 
 /** Word-like segments of `text` (letters or digits), in order, with their UTF-16 offsets. */
@@ -84,7 +85,8 @@ export interface Sentence {
 }
 
 /** Abbreviations after which a period does not end a sentence (English; the segmenter breaks after them). */
-const ABBREVIATION = /(?:^|[\s(])(?:mr|mrs|ms|dr|prof|sr|jr|st|mt|gen|col|lt|sgt|capt|gov|sen|rep|rev|hon|vs|etc|e\.g|i\.e|approx|inc|ltd|co|corp|no|fig|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s|u\.k|[a-z])\.\s*$/iu;
+const ABBREVIATION =
+  /(?:^|[\s(])(?:mr|mrs|ms|dr|prof|sr|jr|st|mt|gen|col|lt|sgt|capt|gov|sen|rep|rev|hon|vs|etc|e\.g|i\.e|approx|inc|ltd|co|corp|no|fig|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s|u\.k|[a-z])\.\s*$/iu;
 
 /**
  * Sentences of `text` with their offsets: the segmenter's sentences, merged
@@ -97,7 +99,8 @@ export function splitSentences(text: string): Sentence[] {
   const merged: { start: number; end: number }[] = [];
   for (const r of raw) {
     const prev = merged[merged.length - 1];
-    if (prev && ABBREVIATION.test(text.slice(prev.start, prev.end)) && !/\n/u.test(text.slice(prev.start, prev.end))) prev.end = r.end;
+    if (prev && ABBREVIATION.test(text.slice(prev.start, prev.end)) && !/\n/u.test(text.slice(prev.start, prev.end)))
+      prev.end = r.end;
     else merged.push({ ...r });
   }
   const out: Sentence[] = [];

@@ -24,7 +24,15 @@ import { backoffDelay, sleep } from '../backoff.js';
 import { DependencyError, errorMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
-import { DLQ_HEADERS, dlqTopic, type BatchContext, type BusMessage, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
+import {
+  DLQ_HEADERS,
+  dlqTopic,
+  type BatchContext,
+  type BusMessage,
+  type ConsumerOptions,
+  type ConsumerStatus,
+  type OutgoingMessage,
+} from './bus.js';
 
 export interface BatchRunnerOptions {
   adapter: 'memory' | 'kafka';
@@ -81,7 +89,8 @@ export function consumerRunnerOptions(
   };
 }
 
-type Outcome = { ok: true } | { ok: false; stopped: true } | { ok: false; stopped: false; error: unknown; invocations: number };
+type Outcome =
+  { ok: true } | { ok: false; stopped: true } | { ok: false; stopped: false; error: unknown; invocations: number };
 
 const OK: Outcome = { ok: true };
 const STOPPED: Outcome = { ok: false, stopped: true };
@@ -117,7 +126,13 @@ export class BatchRunner {
     }
 
     this.o.logger.warn(
-      { topic: batch[0]!.topic, partition: batch[0]!.partition, group: this.o.groupId, size: batch.length, err: errorMessage(first.error) },
+      {
+        topic: batch[0]!.topic,
+        partition: batch[0]!.partition,
+        group: this.o.groupId,
+        size: batch.length,
+        err: errorMessage(first.error),
+      },
       'bus: batch keeps failing; running its messages one by one',
     );
     for (let i = 0; i < batch.length; i++) {
@@ -150,7 +165,10 @@ export class BatchRunner {
         const topic = messages[0]!.topic;
         if (retryable) {
           if (o.status.stalledReason === undefined) {
-            o.logger.warn({ topic, group: o.groupId, err: errorMessage(err) }, 'bus: handler hit a retryable failure; retrying until it succeeds');
+            o.logger.warn(
+              { topic, group: o.groupId, err: errorMessage(err) },
+              'bus: handler hit a retryable failure; retrying until it succeeds',
+            );
           }
           o.status.stalledReason = errorMessage(err);
         } else {
@@ -193,7 +211,9 @@ export class BatchRunner {
       await this.o.publish(dlqTopic(message.topic), [out]);
     } catch (err) {
       // The handler sees a retryable failure: the batch is retried, never committed without its dead letter.
-      throw isRetryable(err) ? err : new DependencyError('bus', `dead-lettering failed: ${errorMessage(err)}`, { cause: err });
+      throw isRetryable(err)
+        ? err
+        : new DependencyError('bus', `dead-lettering failed: ${errorMessage(err)}`, { cause: err });
     }
     this.deadLettered.add(id);
     this.o.deadLetterSent?.(message, out);
@@ -230,7 +250,14 @@ export class BatchRunner {
       }
     }
     o.logger.error(
-      { topic: message.topic, partition: message.partition, offset: message.offset, group: o.groupId, attempts, reason },
+      {
+        topic: message.topic,
+        partition: message.partition,
+        offset: message.offset,
+        group: o.groupId,
+        attempts,
+        reason,
+      },
       'bus: message dead-lettered',
     );
     const out = dlqMessage(message, reason, o.groupId, attempts);

@@ -14,11 +14,13 @@ export const REDRIVEN_FROM_HEADER = 'dlq-redriven-from';
 const DLQ_HEADER_NAMES = new Set<string>([...Object.values(DLQ_HEADERS), REDRIVEN_FROM_HEADER]);
 
 /** `<dlq topic>[<partition>]@<offset>` of a dead letter. */
-export const deadLetterLabel = (deadLetter: BusMessage) => `${deadLetter.topic}[${deadLetter.partition}]@${deadLetter.offset}`;
+export const deadLetterLabel = (deadLetter: BusMessage) =>
+  `${deadLetter.topic}[${deadLetter.partition}]@${deadLetter.offset}`;
 
 export function redriveMessage(deadLetter: BusMessage): OutgoingMessage {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(deadLetter.headers)) if (!DLQ_HEADER_NAMES.has(name)) headers[name] = value;
+  for (const [name, value] of Object.entries(deadLetter.headers))
+    if (!DLQ_HEADER_NAMES.has(name)) headers[name] = value;
   headers[REDRIVEN_FROM_HEADER] = deadLetterLabel(deadLetter);
   return { key: deadLetter.key, value: deadLetter.value, headers };
 }

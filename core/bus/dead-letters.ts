@@ -10,14 +10,16 @@ import { DLQ_HEADERS, type DeadLetterRecord, type DeadLetterSummary } from './bu
 export type { DeadLetterRecord, DeadLetterSummary };
 
 /** The identity of a dead letter: its origin, per consumer group. */
-export const deadLetterKey = (group: string, topic: string, partition: number | string, offset: string) => `${group}\u0000${topic}\u0000${partition}\u0000${offset}`;
+export const deadLetterKey = (group: string, topic: string, partition: number | string, offset: string) =>
+  `${group}\u0000${topic}\u0000${partition}\u0000${offset}`;
 
 /** The record in a dead letter's headers, or undefined when they are not DLQ headers. */
 export function parseDeadLetter(headers: Record<string, string>): DeadLetterRecord | undefined {
   const topic = headers[DLQ_HEADERS.topic];
   const partition = headers[DLQ_HEADERS.partition];
   const offset = headers[DLQ_HEADERS.offset];
-  if (topic === undefined || partition === undefined || offset === undefined || !/^\d+$/.test(partition)) return undefined;
+  if (topic === undefined || partition === undefined || offset === undefined || !/^\d+$/.test(partition))
+    return undefined;
   return {
     reason: headers[DLQ_HEADERS.reason] ?? '',
     failedAt: headers[DLQ_HEADERS.failedAt] ?? '',

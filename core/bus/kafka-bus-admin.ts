@@ -11,7 +11,14 @@ import type { Admin, Kafka } from 'kafkajs';
 import { withTimeout } from '../backoff.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { dlqTopic, type BusMessage, type DeadLetterSummary, type DeadLetterSummaryOptions, type PartitionOffsets, type ReplayFrom } from './bus.js';
+import {
+  dlqTopic,
+  type BusMessage,
+  type DeadLetterSummary,
+  type DeadLetterSummaryOptions,
+  type PartitionOffsets,
+  type ReplayFrom,
+} from './bus.js';
 import { KafkaBusMessage } from './kafka-bus-message.js';
 import type { KafkaDeadLetterIndex } from './kafka-dead-letter-index.js';
 import { kafkaCall, wrapKafkaError } from './kafka-errors.js';
@@ -74,11 +81,15 @@ export class KafkaBusAdmin {
         case 'latest':
           return bounds.map((b) => ({ partition: b.partition, offset: b.high }));
         case 'offset': {
-          if (!/^-?\d+$/.test(from.offset)) throw new Error(`bus resetOffsets: offset must be an integer string, got "${from.offset}"`);
+          if (!/^-?\d+$/.test(from.offset))
+            throw new Error(`bus resetOffsets: offset must be an integer string, got "${from.offset}"`);
           const target = BigInt(from.offset);
           const chosen = from.partition === undefined ? bounds : bounds.filter((b) => b.partition === from.partition);
           if (!chosen.length) throw new Error(`bus resetOffsets: topic ${topic} has no partition ${from.partition}`);
-          return chosen.map((b) => ({ partition: b.partition, offset: clamp(target, BigInt(b.low), BigInt(b.high)).toString() }));
+          return chosen.map((b) => ({
+            partition: b.partition,
+            offset: clamp(target, BigInt(b.low), BigInt(b.high)).toString(),
+          }));
         }
         case 'timestamp': {
           const byTime = await this.admin.fetchTopicOffsetsByTimestamp(topic, from.timestamp);
@@ -90,7 +101,9 @@ export class KafkaBusAdmin {
     const { groups } = await kafkaCall(`resetOffsets ${groupId}/${topic}`, () => this.admin.describeGroups([groupId]));
     const state = groups.find((g) => g.groupId === groupId)?.state ?? 'Dead';
     if (state !== 'Empty' && state !== 'Dead') {
-      throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (The consumer group must have no running instances, current state: ${state})`);
+      throw new Error(
+        `bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (The consumer group must have no running instances, current state: ${state})`,
+      );
     }
     try {
       // An empty group's offsets are committed directly (generation -1), as Kafka's own tools do.
@@ -99,7 +112,9 @@ export class KafkaBusAdmin {
       );
     } catch (err) {
       if (/rebalanc|generation|member/i.test(errorMessage(err))) {
-        throw new Error(`bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (${errorMessage(err)})`);
+        throw new Error(
+          `bus resetOffsets: consumer group "${groupId}" has running members elsewhere; stop them before rewinding offsets (${errorMessage(err)})`,
+        );
       }
       throw wrapKafkaError(`resetOffsets ${groupId}/${topic}`, err);
     }
@@ -122,8 +137,13 @@ export class KafkaBusAdmin {
     return out;
   }
 
-  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
-    const byDlq = await kafkaCall('deadLetterSummary', () => this.deadLetters.summary(topics.map(dlqTopic), options.recentWindowMs ?? 300_000, options.waitMs ?? 1000));
+  async deadLetterSummary(
+    topics: string[],
+    options: DeadLetterSummaryOptions = {},
+  ): Promise<Record<string, DeadLetterSummary>> {
+    const byDlq = await kafkaCall('deadLetterSummary', () =>
+      this.deadLetters.summary(topics.map(dlqTopic), options.recentWindowMs ?? 300_000, options.waitMs ?? 1000),
+    );
     return Object.fromEntries(topics.map((t) => [t, byDlq[dlqTopic(t)]!]));
   }
 
@@ -152,7 +172,8 @@ export class KafkaBusAdmin {
       ends = new Map(bounds.map((b) => [b.partition, BigInt(b.high)]));
       if (!bounds.some((b) => BigInt(b.high) > BigInt(b.low))) return 0;
       // A tool's read: as long as it takes, but not forever on a broker that stopped answering.
-      if (!(await tail.reached(bounds, 30 * 60_000))) throw new DependencyError('kafka', `reading ${topic} did not reach its end offsets`);
+      if (!(await tail.reached(bounds, 30 * 60_000)))
+        throw new DependencyError('kafka', `reading ${topic} did not reach its end offsets`);
       return read;
     } finally {
       await tail.stop();
@@ -164,7 +185,9 @@ export class KafkaBusAdmin {
     try {
       await withTimeout(this.admin.describeCluster(), ms, () => new Error(`no answer within ${ms} ms`));
     } catch (err) {
-      throw new DependencyError('kafka', `KAFKA_BROKERS=${this.settings.brokers.join(',')}: ${errorMessage(err)}`, { cause: err });
+      throw new DependencyError('kafka', `KAFKA_BROKERS=${this.settings.brokers.join(',')}: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   }
 

@@ -17,7 +17,14 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { BatchRunner, consumerRunnerOptions, type BusRetryDefaults } from './batch-runner.js';
-import { dlqTopic, type BusMessage, type Consumer, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
+import {
+  dlqTopic,
+  type BusMessage,
+  type Consumer,
+  type ConsumerOptions,
+  type ConsumerStatus,
+  type OutgoingMessage,
+} from './bus.js';
 import { parseDeadLetter } from './dead-letters.js';
 import { equalChunkSize } from './equal-chunks.js';
 import { KafkaBusMessage } from './kafka-bus-message.js';
@@ -63,7 +70,10 @@ export class KafkaBusConsumer implements Consumer {
   private readonly runner: BatchRunner;
   private readonly batchSize: number;
   private readonly logger: Logger;
-  private readonly perTopic = new Map<string, { consumed: { inc(n?: number): void }; seconds: { observe(v: number): void } }>();
+  private readonly perTopic = new Map<
+    string,
+    { consumed: { inc(n?: number): void }; seconds: { observe(v: number): void } }
+  >();
   private stopped: Promise<void> | undefined;
   private readonly heartbeatEveryMs: number;
   /** Commits what the current kafkajs batch has finished and heartbeats; the runner calls it while backing off. */
@@ -78,7 +88,10 @@ export class KafkaBusConsumer implements Consumer {
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.logger.child({ group: groupId });
     const sessionTimeout = bus.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
-    this.heartbeatEveryMs = Math.min(bus.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, Math.floor(sessionTimeout / 3));
+    this.heartbeatEveryMs = Math.min(
+      bus.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      Math.floor(sessionTimeout / 3),
+    );
     this.consumer = bus.kafka.consumer({
       groupId,
       sessionTimeout,
@@ -98,7 +111,11 @@ export class KafkaBusConsumer implements Consumer {
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
     });
     this.runner = new BatchRunner({
-      ...consumerRunnerOptions(ADAPTER, options, bus, { status: this.status, signal: this.abort.signal, logger: this.logger }),
+      ...consumerRunnerOptions(ADAPTER, options, bus, {
+        status: this.status,
+        signal: this.abort.signal,
+        logger: this.logger,
+      }),
       heartbeat: () => (this.beforeBackoff ? this.beforeBackoff() : Promise.resolve()),
       alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
       deadLetterSent: (message, dead) => {
@@ -108,7 +125,10 @@ export class KafkaBusConsumer implements Consumer {
     });
     const { CRASH, STOP } = this.consumer.events;
     this.consumer.on(CRASH, (e) => {
-      this.logger.error({ err: errorMessage(e.payload.error), restart: e.payload.restart }, 'bus: kafka consumer crashed');
+      this.logger.error(
+        { err: errorMessage(e.payload.error), restart: e.payload.restart },
+        'bus: kafka consumer crashed',
+      );
       if (!e.payload.restart) {
         this.status.running = false;
         if (this.bus.running.get(groupId) === this) this.bus.running.delete(groupId);
@@ -157,11 +177,21 @@ export class KafkaBusConsumer implements Consumer {
    * the consumer stops. One commit per fetch instead of one per chunk keeps
    * the consumer from falling behind the producer (see the bench).
    */
-  private async eachBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async eachBatch({
+    batch,
+    resolveOffset,
+    heartbeat,
+    commitOffsetsIfNecessary,
+    isRunning,
+    isStale,
+  }: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = batch;
     let m = this.perTopic.get(topic);
     if (!m) {
-      m = { consumed: metrics.busConsumed.labels(ADAPTER, topic, this.options.groupId), seconds: metrics.busBatchSeconds.labels(ADAPTER, topic, this.options.groupId) };
+      m = {
+        consumed: metrics.busConsumed.labels(ADAPTER, topic, this.options.groupId),
+        seconds: metrics.busBatchSeconds.labels(ADAPTER, topic, this.options.groupId),
+      };
       this.perTopic.set(topic, m);
     }
     let pendingOffset: string | undefined;
@@ -183,7 +213,9 @@ export class KafkaBusConsumer implements Consumer {
     };
     // A slow handler (not only the runner's backoff) must not cost the group membership.
     const keepAlive = setInterval(() => {
-      heartbeat().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'bus: heartbeat during a long batch failed'));
+      heartbeat().catch((err: unknown) =>
+        this.logger.warn({ err: errorMessage(err) }, 'bus: heartbeat during a long batch failed'),
+      );
     }, this.heartbeatEveryMs);
     const chunkSize = equalChunkSize(messages.length, this.batchSize);
     try {

@@ -25,8 +25,14 @@ export class KafkaBusProducer {
     const out = new Array<Message>(messages.length);
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
-      if (typeof m.key !== 'string' || typeof m.value !== 'string') throw new TypeError(`bus publish to ${topic}: key and value must be strings`);
-      out[i] = { key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp === undefined ? undefined : String(m.timestamp) };
+      if (typeof m.key !== 'string' || typeof m.value !== 'string')
+        throw new TypeError(`bus publish to ${topic}: key and value must be strings`);
+      out[i] = {
+        key: m.key,
+        value: m.value,
+        headers: m.headers,
+        timestamp: m.timestamp === undefined ? undefined : String(m.timestamp),
+      };
     }
     // kafkajs puts one send's messages for a partition into one record batch, and the
     // broker refuses a batch over message.max.bytes (1 MB by default): send in slices.

@@ -76,7 +76,11 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     );
   } catch (err) {
     // Stop whatever kafkajs is still trying; do not wait long for it.
-    await withTimeout(Promise.allSettled([admin.disconnect(), producer.disconnect()]), 2000, () => new Error('disconnect timeout')).catch(() => undefined);
+    await withTimeout(
+      Promise.allSettled([admin.disconnect(), producer.disconnect()]),
+      2000,
+      () => new Error('disconnect timeout'),
+    ).catch(() => undefined);
     throw new DependencyError(
       'kafka',
       `cannot reach KAFKA_BROKERS=${brokers.join(',')} within ${connectTimeoutMs} ms: ${errorMessage(err)}`,
@@ -102,7 +106,12 @@ class KafkaBus implements Bus {
     readonly admin: Admin,
     private readonly producer: KafkaBusProducer,
   ) {
-    this.deadLetters = new KafkaDeadLetterIndex(kafka, admin, logger, (topic, partition, record) => new KafkaBusMessage(topic, partition, record));
+    this.deadLetters = new KafkaDeadLetterIndex(
+      kafka,
+      admin,
+      logger,
+      (topic, partition, record) => new KafkaBusMessage(topic, partition, record),
+    );
     this.adminOps = new KafkaBusAdmin(options, kafka, admin, logger, this.deadLetters);
   }
 
@@ -118,7 +127,9 @@ class KafkaBus implements Bus {
     if (this.closed) throw new Error('kafka bus is closed');
     if (!options.topics.length) throw new Error('bus consume: at least one topic');
     if (this.running.has(options.groupId)) {
-      throw new Error(`bus consume: consumer group "${options.groupId}" already has a running consumer on this bus; stop it first (one consumer per group)`);
+      throw new Error(
+        `bus consume: consumer group "${options.groupId}" already has a running consumer on this bus; stop it first (one consumer per group)`,
+      );
     }
     const consumer = new KafkaBusConsumer(this, options);
     this.running.set(options.groupId, consumer);
@@ -134,7 +145,9 @@ class KafkaBus implements Bus {
 
   async resetOffsets(groupId: string, topic: string, from: ReplayFrom): Promise<void> {
     if (this.running.has(groupId)) {
-      throw new Error(`bus resetOffsets: consumer group "${groupId}" has a running consumer; stop it before rewinding offsets`);
+      throw new Error(
+        `bus resetOffsets: consumer group "${groupId}" has a running consumer; stop it before rewinding offsets`,
+      );
     }
     await this.adminOps.resetOffsets(groupId, topic, from);
   }
@@ -147,7 +160,10 @@ class KafkaBus implements Bus {
     return this.adminOps.endOffsets(topic);
   }
 
-  deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+  deadLetterSummary(
+    topics: string[],
+    options: DeadLetterSummaryOptions = {},
+  ): Promise<Record<string, DeadLetterSummary>> {
     return this.adminOps.deadLetterSummary(topics, options);
   }
 

@@ -9,7 +9,13 @@
 import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger.js';
 import type { BusMessage } from './bus.js';
-import { DeadLetterLedger, deadLetterKey, parseDeadLetter, type DeadLetterRecord, type DeadLetterSummary } from './dead-letters.js';
+import {
+  DeadLetterLedger,
+  deadLetterKey,
+  parseDeadLetter,
+  type DeadLetterRecord,
+  type DeadLetterSummary,
+} from './dead-letters.js';
 import { KafkaTopicTail } from './kafka-topic-tail.js';
 
 /** How long a check waits for a DLQ to be read up to its end before answering "not recorded" (fail open: a duplicate, never a loss). */
@@ -51,7 +57,9 @@ export class KafkaDeadLetterIndex {
         const record = parseDeadLetter(m.headers);
         if (!record) return;
         this.ledger(m.topic).add(record);
-        this.pending.delete(`${m.topic}\u0000${deadLetterKey(record.group, record.topic, record.partition, record.offset)}`);
+        this.pending.delete(
+          `${m.topic}\u0000${deadLetterKey(record.group, record.topic, record.partition, record.offset)}`,
+        );
       },
     });
     for (const t of fresh) this.tails.set(t, tail);
@@ -66,12 +74,18 @@ export class KafkaDeadLetterIndex {
     const at = this.caughtUpAt.get(dlq) ?? 0;
     if (Date.now() - at > CATCH_UP_REUSE_MS) {
       if (!(await this.tails.get(dlq)!.caughtUp(CATCH_UP_MS))) {
-        this.logger.warn({ dlq }, 'bus: could not read the DLQ to its end in time; dead-lettering without checking for an earlier copy');
+        this.logger.warn(
+          { dlq },
+          'bus: could not read the DLQ to its end in time; dead-lettering without checking for an earlier copy',
+        );
         return false;
       }
       this.caughtUpAt.set(dlq, Date.now());
     }
-    return this.ledger(dlq).has(group, message.topic, message.partition, message.offset) || this.pending.has(`${dlq}\u0000${key}`);
+    return (
+      this.ledger(dlq).has(group, message.topic, message.partition, message.offset) ||
+      this.pending.has(`${dlq}\u0000${key}`)
+    );
   }
 
   /** Records a dead letter this process just sent (until the tail reads it back). */
@@ -92,7 +106,12 @@ export class KafkaDeadLetterIndex {
           const bounds = await this.admin.fetchTopicOffsets(dlq);
           count = bounds.reduce((n, b) => n + Number(BigInt(b.high) - BigInt(b.low)), 0);
         }
-        out[dlq] = { count, recent: ledger.since(Date.now() - recentWindowMs), ...(ledger.last ? { last: ledger.last } : {}), complete };
+        out[dlq] = {
+          count,
+          recent: ledger.since(Date.now() - recentWindowMs),
+          ...(ledger.last ? { last: ledger.last } : {}),
+          complete,
+        };
       }),
     );
     return out;

@@ -31,12 +31,17 @@ function clusterFactory(kafka: Kafka): CreateCluster {
   const holder = kafka as unknown as Record<symbol, unknown>;
   const key = Object.getOwnPropertySymbols(holder).find((s) => s.description === 'private:Kafka:createCluster');
   const create = key === undefined ? undefined : holder[key];
-  if (typeof create !== 'function') throw new Error('kafkajs internals changed: no cluster factory on the Kafka instance');
+  if (typeof create !== 'function')
+    throw new Error('kafkajs internals changed: no cluster factory on the Kafka instance');
   return create as CreateCluster;
 }
 
 /** Runs `fn` with a connection to the group's coordinator, closed afterwards. */
-export async function withGroupCoordinator<T>(kafka: Kafka, groupId: string, fn: (coordinator: GroupCoordinator) => Promise<T>): Promise<T> {
+export async function withGroupCoordinator<T>(
+  kafka: Kafka,
+  groupId: string,
+  fn: (coordinator: GroupCoordinator) => Promise<T>,
+): Promise<T> {
   const cluster = clusterFactory(kafka)({ allowAutoTopicCreation: false });
   try {
     await cluster.connect();

@@ -48,7 +48,12 @@ export function decodeIdentity(userData: Buffer | null | undefined): MemberIdent
   if (!text.startsWith(MARK)) return undefined;
   try {
     const v = JSON.parse(text.slice(MARK.length)) as Partial<MemberIdentity>;
-    if (typeof v.host === 'string' && typeof v.boot === 'string' && Number.isInteger(v.pid) && Number.isFinite(v.started)) {
+    if (
+      typeof v.host === 'string' &&
+      typeof v.boot === 'string' &&
+      Number.isInteger(v.pid) &&
+      Number.isFinite(v.started)
+    ) {
       return { host: v.host, boot: v.boot, pid: v.pid!, started: v.started! };
     }
   } catch {
@@ -79,7 +84,11 @@ export function pidAlive(pid: number): boolean {
  * started before us (a restarted container reuses pid 1). Members of other
  * machines are never judged: their session timeout applies.
  */
-export function isDeadPredecessor(other: MemberIdentity, self: MemberIdentity = SELF, alive: (pid: number) => boolean = pidAlive): boolean {
+export function isDeadPredecessor(
+  other: MemberIdentity,
+  self: MemberIdentity = SELF,
+  alive: (pid: number) => boolean = pidAlive,
+): boolean {
   if (other.host !== self.host || other.boot !== self.boot || !self.boot) return false;
   if (other.pid === self.pid) return other.started !== self.started;
   return !alive(other.pid);

@@ -47,7 +47,12 @@ export function deadPredecessors(
  * would without this.
  */
 /** `logger` names the group already (the consumer's child logger). */
-export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId: string, logger: Logger): Promise<EvictedMember[]> {
+export async function evictDeadPredecessors(
+  kafka: Kafka,
+  admin: Admin,
+  groupId: string,
+  logger: Logger,
+): Promise<EvictedMember[]> {
   let dead: EvictedMember[];
   try {
     const { groups } = await admin.describeGroups([groupId]);
@@ -75,13 +80,22 @@ export async function evictDeadPredecessors(kafka: Kafka, admin: Admin, groupId:
     });
     if (evicted.length) {
       logger.info(
-        { members: evicted.map((e) => ({ member: e.memberId, pid: e.identity.pid, started: new Date(e.identity.started).toISOString() })) },
+        {
+          members: evicted.map((e) => ({
+            member: e.memberId,
+            pid: e.identity.pid,
+            started: new Date(e.identity.started).toISOString(),
+          })),
+        },
         'bus: removed the group members of a dead predecessor process (rejoin without waiting for their session timeout)',
       );
     }
     return evicted;
   } catch (err) {
-    logger.warn({ err: (err as Error).message }, 'bus: could not remove a dead predecessor from the group; the join waits for its session timeout');
+    logger.warn(
+      { err: (err as Error).message },
+      'bus: could not remove a dead predecessor from the group; the join waits for its session timeout',
+    );
     return [];
   }
 }

@@ -87,7 +87,18 @@ export class KafkaTopicTail {
 
   /** The topics' partitions with their low and high offsets now. */
   async bounds(): Promise<PartitionBound[]> {
-    return (await Promise.all(this.o.topics.map(async (topic) => (await this.o.admin.fetchTopicOffsets(topic)).map((b) => ({ topic, partition: b.partition, low: b.low, high: b.high }))))).flat();
+    return (
+      await Promise.all(
+        this.o.topics.map(async (topic) =>
+          (await this.o.admin.fetchTopicOffsets(topic)).map((b) => ({
+            topic,
+            partition: b.partition,
+            low: b.low,
+            high: b.high,
+          })),
+        ),
+      )
+    ).flat();
   }
 
   /** Every partition read up to the end offsets of now, within `timeoutMs`: true, else false. */
@@ -95,7 +106,10 @@ export class KafkaTopicTail {
     try {
       return await this.reached(await this.bounds(), timeoutMs);
     } catch (err) {
-      this.o.logger.warn({ err: errorMessage(err), topics: this.o.topics }, 'bus: could not check how far topics were read');
+      this.o.logger.warn(
+        { err: errorMessage(err), topics: this.o.topics },
+        'bus: could not check how far topics were read',
+      );
       return false;
     }
   }
@@ -106,7 +120,11 @@ export class KafkaTopicTail {
     await withTimeout(this.start(), timeoutMs, () => new Error('not joined yet')).catch(() => undefined);
     for (;;) {
       if (this.failed) return false;
-      const behind = targets.some((t) => BigInt(t.high) > BigInt(t.low) && (this.positions.get(`${t.topic}\u0000${t.partition}`) ?? BigInt(t.low)) < BigInt(t.high));
+      const behind = targets.some(
+        (t) =>
+          BigInt(t.high) > BigInt(t.low) &&
+          (this.positions.get(`${t.topic}\u0000${t.partition}`) ?? BigInt(t.low)) < BigInt(t.high),
+      );
       if (!behind) return true;
       if (Date.now() >= until) return false;
       await sleep(25);

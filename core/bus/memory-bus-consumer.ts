@@ -11,7 +11,14 @@ import { setImmediate as nextTick } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { BatchRunner, consumerRunnerOptions, type BusRetryDefaults } from './batch-runner.js';
-import { dlqTopic, type BusMessage, type Consumer, type ConsumerOptions, type ConsumerStatus, type OutgoingMessage } from './bus.js';
+import {
+  dlqTopic,
+  type BusMessage,
+  type Consumer,
+  type ConsumerOptions,
+  type ConsumerStatus,
+  type OutgoingMessage,
+} from './bus.js';
 import type { DeadLetterLedger } from './dead-letters.js';
 import { equalChunkSize } from './equal-chunks.js';
 
@@ -81,8 +88,13 @@ export class MemConsumer implements Consumer {
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.options.logger.child({ component: 'bus', adapter: ADAPTER, group: groupId });
     this.runner = new BatchRunner({
-      ...consumerRunnerOptions(ADAPTER, options, bus, { status: this.status, signal: this.abort.signal, logger: this.logger }),
-      alreadyDeadLettered: async (message) => bus.ledger(dlqTopic(message.topic)).has(groupId, message.topic, message.partition, message.offset),
+      ...consumerRunnerOptions(ADAPTER, options, bus, {
+        status: this.status,
+        signal: this.abort.signal,
+        logger: this.logger,
+      }),
+      alreadyDeadLettered: async (message) =>
+        bus.ledger(dlqTopic(message.topic)).has(groupId, message.topic, message.partition, message.offset),
     });
     const fromBeginning = options.fromBeginning ?? true;
     for (const name of new Set(topics)) {

@@ -15,7 +15,13 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { metrics } from '../metrics.js';
 import { DeadLetterLedger, parseDeadLetter } from './dead-letters.js';
-import { committedFor, MemConsumer, type MemConsumerSettings, type MemGroup, type MemTopic } from './memory-bus-consumer.js';
+import {
+  committedFor,
+  MemConsumer,
+  type MemConsumerSettings,
+  type MemGroup,
+  type MemTopic,
+} from './memory-bus-consumer.js';
 import {
   dlqTopic,
   type Bus,
@@ -52,7 +58,8 @@ class MemoryBus implements Bus {
   private closed = false;
 
   constructor(readonly options: MemoryBusOptions) {
-    if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error(`memory bus: partitions must be a positive integer, got ${options.partitions}`);
+    if (!Number.isInteger(options.partitions) || options.partitions < 1)
+      throw new Error(`memory bus: partitions must be a positive integer, got ${options.partitions}`);
     this.partitionMetadata = Array.from({ length: options.partitions }, (_, partitionId) => ({
       partitionErrorCode: 0,
       partitionId,
@@ -77,7 +84,8 @@ class MemoryBus implements Bus {
     const { logs } = t;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
-      if (typeof m.key !== 'string' || typeof m.value !== 'string') throw new TypeError(`bus publish to ${topic}: key and value must be strings`);
+      if (typeof m.key !== 'string' || typeof m.value !== 'string')
+        throw new TypeError(`bus publish to ${topic}: key and value must be strings`);
       const partition = this.partitionFor(topic, m.key);
       const log = logs[partition]!;
       log.push({
@@ -106,7 +114,10 @@ class MemoryBus implements Bus {
     return l;
   }
 
-  async deadLetterSummary(topics: string[], options: DeadLetterSummaryOptions = {}): Promise<Record<string, DeadLetterSummary>> {
+  async deadLetterSummary(
+    topics: string[],
+    options: DeadLetterSummaryOptions = {},
+  ): Promise<Record<string, DeadLetterSummary>> {
     const since = Date.now() - (options.recentWindowMs ?? 300_000);
     return Object.fromEntries(
       topics.map((topic) => {
@@ -136,7 +147,9 @@ class MemoryBus implements Bus {
     if (!options.topics.length) throw new Error('bus consume: at least one topic');
     const group = this.group(options.groupId);
     if (group.running) {
-      throw new Error(`bus consume: consumer group "${options.groupId}" already has a running consumer on this bus; stop it first (one consumer per group)`);
+      throw new Error(
+        `bus consume: consumer group "${options.groupId}" already has a running consumer on this bus; stop it first (one consumer per group)`,
+      );
     }
     const consumer = new MemConsumer(this, options, group);
     group.running = consumer;
@@ -148,7 +161,9 @@ class MemoryBus implements Bus {
     this.assertOpen();
     const group = this.group(groupId);
     if (group.running) {
-      throw new Error(`bus resetOffsets: consumer group "${groupId}" has a running consumer; stop it before rewinding offsets`);
+      throw new Error(
+        `bus resetOffsets: consumer group "${groupId}" has a running consumer; stop it before rewinding offsets`,
+      );
     }
     const t = this.topic(topic);
     if (from.kind === 'offset') {

@@ -4,7 +4,17 @@
  * runs) share one Kafka cluster without seeing each other's data. Handlers and
  * callers keep using the plain names; messages come back with the plain topic.
  */
-import type { Bus, BusMessage, Consumer, ConsumerOptions, DeadLetterSummary, DeadLetterSummaryOptions, OutgoingMessage, PartitionOffsets, ReplayFrom } from './bus.js';
+import type {
+  Bus,
+  BusMessage,
+  Consumer,
+  ConsumerOptions,
+  DeadLetterSummary,
+  DeadLetterSummaryOptions,
+  OutgoingMessage,
+  PartitionOffsets,
+  ReplayFrom,
+} from './bus.js';
 
 export function namespaced(bus: Bus, namespace: string): Bus {
   if (!namespace) return bus;
@@ -29,7 +39,10 @@ export function namespaced(bus: Bus, namespace: string): Bus {
         groupId: wrap(options.groupId),
         topics: options.topics.map(wrap),
         handleBatch: (messages, ctx) =>
-          options.handleBatch(messages.map(plain), { ...ctx, deadLetter: (message, reason) => ctx.deadLetter(wrapped(message), reason) }),
+          options.handleBatch(messages.map(plain), {
+            ...ctx,
+            deadLetter: (message, reason) => ctx.deadLetter(wrapped(message), reason),
+          }),
       });
       return {
         get status() {
@@ -39,19 +52,28 @@ export function namespaced(bus: Bus, namespace: string): Bus {
         stop: () => consumer.stop(),
       };
     },
-    resetOffsets: (groupId: string, topic: string, from: ReplayFrom) => bus.resetOffsets(wrap(groupId), wrap(topic), from),
-    committedOffsets: (groupId: string, topic: string): Promise<PartitionOffsets> => bus.committedOffsets(wrap(groupId), wrap(topic)),
+    resetOffsets: (groupId: string, topic: string, from: ReplayFrom) =>
+      bus.resetOffsets(wrap(groupId), wrap(topic), from),
+    committedOffsets: (groupId: string, topic: string): Promise<PartitionOffsets> =>
+      bus.committedOffsets(wrap(groupId), wrap(topic)),
     endOffsets: (topic: string) => bus.endOffsets(wrap(topic)),
-    deadLetterSummary: async (topics: string[], options?: DeadLetterSummaryOptions): Promise<Record<string, DeadLetterSummary>> => {
+    deadLetterSummary: async (
+      topics: string[],
+      options?: DeadLetterSummaryOptions,
+    ): Promise<Record<string, DeadLetterSummary>> => {
       const inner = await bus.deadLetterSummary(topics.map(wrap), options);
       return Object.fromEntries(
         topics.map((t) => {
           const s = inner[wrap(t)]!;
-          return [t, s.last ? { ...s, last: { ...s.last, topic: unwrap(s.last.topic), group: unwrap(s.last.group) } } : s];
+          return [
+            t,
+            s.last ? { ...s, last: { ...s.last, topic: unwrap(s.last.topic), group: unwrap(s.last.group) } } : s,
+          ];
         }),
       );
     },
-    readTopic: (topic: string, onMessage: (message: BusMessage) => void | Promise<void>) => bus.readTopic(wrap(topic), (m) => onMessage(plain(m))),
+    readTopic: (topic: string, onMessage: (message: BusMessage) => void | Promise<void>) =>
+      bus.readTopic(wrap(topic), (m) => onMessage(plain(m))),
     ping: () => bus.ping(),
     close: () => bus.close(),
   };

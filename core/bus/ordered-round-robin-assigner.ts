@@ -35,10 +35,17 @@ export const orderedRoundRobinAssigner: PartitionAssigner = ({ cluster }) => ({
     });
     return memberIds.map((memberId) => ({
       memberId,
-      memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: VERSION, assignment: assignment.get(memberId)!, userData: Buffer.alloc(0) }),
+      memberAssignment: AssignerProtocol.MemberAssignment.encode({
+        version: VERSION,
+        assignment: assignment.get(memberId)!,
+        userData: Buffer.alloc(0),
+      }),
     }));
   },
   protocol({ topics }) {
-    return { name: NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: VERSION, topics, userData: encodeIdentity() }) };
+    return {
+      name: NAME,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: VERSION, topics, userData: encodeIdentity() }),
+    };
   },
 });

@@ -20,7 +20,11 @@ export function withSchemaVersions(bus: Bus, header: string, versionOf: (topic: 
       const out = new Array<OutgoingMessage>(messages.length);
       for (let i = 0; i < messages.length; i++) {
         const m = messages[i]!;
-        out[i] = !m.headers ? { ...m, headers: only as Record<string, string> } : header in m.headers ? m : { ...m, headers: { ...m.headers, [header]: version } };
+        out[i] = !m.headers
+          ? { ...m, headers: only as Record<string, string> }
+          : header in m.headers
+            ? m
+            : { ...m, headers: { ...m.headers, [header]: version } };
       }
       return bus.publish(topic, out);
     },

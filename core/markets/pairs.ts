@@ -64,9 +64,15 @@ export const PairsCatalogue = z
   .superRefine((cat, ctx) => {
     const seen = new Set<string>();
     cat.pairs.forEach((p, i) => {
-      if (seen.has(p.pair)) ctx.addIssue({ code: 'custom', path: ['pairs', i, 'pair'], message: `duplicate pair ${p.pair}` });
+      if (seen.has(p.pair))
+        ctx.addIssue({ code: 'custom', path: ['pairs', i, 'pair'], message: `duplicate pair ${p.pair}` });
       seen.add(p.pair);
-      if (p.pair !== `${p.base}/USD`) ctx.addIssue({ code: 'custom', path: ['pairs', i, 'pair'], message: `pair ${p.pair} does not match base ${p.base}` });
+      if (p.pair !== `${p.base}/USD`)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pairs', i, 'pair'],
+          message: `pair ${p.pair} does not match base ${p.base}`,
+        });
     });
   });
 export type PairsCatalogue = z.infer<typeof PairsCatalogue>;

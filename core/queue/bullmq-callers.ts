@@ -98,12 +98,25 @@ export class BullMqCallers {
           clearTimeout(waiter.timer);
           this.record(name, startedAt, 'failed');
           if (err instanceof TypeError) {
-            reject(new JobError('job_invalid_data', `job ${name}: data is not JSON-serialisable: ${errorMessage(err)}`, 500, { job: name }));
+            reject(
+              new JobError(
+                'job_invalid_data',
+                `job ${name}: data is not JSON-serialisable: ${errorMessage(err)}`,
+                500,
+                { job: name },
+              ),
+            );
             return;
           }
           // The add may have reached Redis before the error: clean up after it.
           this.abandon(jobId);
-          reject(new DependencyError('REDIS_URL', `could not enqueue job ${name} on Redis at ${this.where}: ${describeError(err)}`, { cause: err }));
+          reject(
+            new DependencyError(
+              'REDIS_URL',
+              `could not enqueue job ${name} on Redis at ${this.where}: ${describeError(err)}`,
+              { cause: err },
+            ),
+          );
         });
       });
     } finally {
@@ -123,8 +136,12 @@ export class BullMqCallers {
     await Promise.all(
       lanes.map(async (lane) => {
         if (lane.status !== 'fulfilled') return;
-        await lane.value.events.close().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'queue events close failed'));
-        await lane.value.queue.close().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'queue close failed'));
+        await lane.value.events
+          .close()
+          .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'queue events close failed'));
+        await lane.value.queue
+          .close()
+          .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'queue close failed'));
       }),
     );
     this.callers.clear();
@@ -172,9 +189,17 @@ export class BullMqCallers {
         const last = await this.client.xrevrange(eventsKey, '+', '-', 'COUNT', 1);
         return last[0]?.[0] ?? '0-0';
       };
-      const lastEventId = await withTimeout(ready(), connectTimeoutMs, () => new Error(`no answer within ${connectTimeoutMs} ms`));
+      const lastEventId = await withTimeout(
+        ready(),
+        connectTimeoutMs,
+        () => new Error(`no answer within ${connectTimeoutMs} ms`),
+      );
       events = new QueueEvents(qname, {
-        connection: { url: this.options.redisUrl, maxRetriesPerRequest: null, connectionName: `${prefix}:events:${name}` },
+        connection: {
+          url: this.options.redisUrl,
+          maxRetriesPerRequest: null,
+          connectionName: `${prefix}:events:${name}`,
+        },
         prefix,
         lastEventId,
         autorun: true,
@@ -200,11 +225,19 @@ export class BullMqCallers {
         }
       });
       const eventsReady = events;
-      await withTimeout(eventsReady.waitUntilReady(), connectTimeoutMs, () => new Error(`no answer within ${connectTimeoutMs} ms`));
+      await withTimeout(
+        eventsReady.waitUntilReady(),
+        connectTimeoutMs,
+        () => new Error(`no answer within ${connectTimeoutMs} ms`),
+      );
       return lane;
     } catch (err) {
       await Promise.allSettled([events?.close(), queue.close()]);
-      throw new DependencyError('REDIS_URL', `queue for job ${name} could not reach Redis at ${this.where}: ${describeError(err)}`, { cause: err });
+      throw new DependencyError(
+        'REDIS_URL',
+        `queue for job ${name} could not reach Redis at ${this.where}: ${describeError(err)}`,
+        { cause: err },
+      );
     }
   }
 
@@ -218,11 +251,22 @@ export class BullMqCallers {
       (removed) => {
         if (removed === 1) this.abandoned.delete(jobId);
       },
-      (err: unknown) => this.options.logger.debug({ job: waiter.name, jobId, err: errorMessage(err) }, 'could not withdraw a timed-out job'),
+      (err: unknown) =>
+        this.options.logger.debug(
+          { job: waiter.name, jobId, err: errorMessage(err) },
+          'could not withdraw a timed-out job',
+        ),
     );
   }
 
-  private settle(lane: CallerLane, jobId: string, waiter: Waiter, outcome: 'completed' | 'failed' | 'timeout', err?: Error, value?: unknown): void {
+  private settle(
+    lane: CallerLane,
+    jobId: string,
+    waiter: Waiter,
+    outcome: 'completed' | 'failed' | 'timeout',
+    err?: Error,
+    value?: unknown,
+  ): void {
     lane.waiters.delete(jobId);
     clearTimeout(waiter.timer);
     this.record(waiter.name, waiter.startedAt, outcome);
@@ -251,7 +295,10 @@ export class BullMqCallers {
     const ids = lane.toDelete;
     lane.toDelete = [];
     const done = this.client.xdel(lane.eventsKey, ...ids).catch((err: unknown) => {
-      this.options.logger.warn({ job: lane.name, events: ids.length, err: errorMessage(err) }, 'could not delete read job events; they stay until the stream is trimmed');
+      this.options.logger.warn(
+        { job: lane.name, events: ids.length, err: errorMessage(err) },
+        'could not delete read job events; they stay until the stream is trimmed',
+      );
     });
     this.pendingDeletes.add(done);
     void done.finally(() => this.pendingDeletes.delete(done));

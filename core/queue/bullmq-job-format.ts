@@ -33,18 +33,26 @@ export function queueName(name: string): string {
 }
 
 export function codedFailure(err: JobError): UnrecoverableError {
-  return new UnrecoverableError(CODED_PREFIX + JSON.stringify({ code: err.code, message: err.message, status: err.status, details: err.details }));
+  return new UnrecoverableError(
+    CODED_PREFIX + JSON.stringify({ code: err.code, message: err.message, status: err.status, details: err.details }),
+  );
 }
 
 export function decodeFailure(name: string, deadlineMs: number, failedReason: string | undefined): JobError {
   const reason = failedReason ?? 'unknown error';
   if (reason.startsWith(CODED_PREFIX)) {
     try {
-      const parsed = JSON.parse(reason.slice(CODED_PREFIX.length)) as { code?: unknown; message?: unknown; status?: unknown; details?: unknown };
+      const parsed = JSON.parse(reason.slice(CODED_PREFIX.length)) as {
+        code?: unknown;
+        message?: unknown;
+        status?: unknown;
+        details?: unknown;
+      };
       if (typeof parsed.code === 'string' && typeof parsed.message === 'string') {
         if (parsed.code === 'job_timeout') return new JobTimeoutError(name, deadlineMs);
         const status = typeof parsed.status === 'number' ? parsed.status : 500;
-        const details = parsed.details && typeof parsed.details === 'object' ? (parsed.details as Record<string, unknown>) : {};
+        const details =
+          parsed.details && typeof parsed.details === 'object' ? (parsed.details as Record<string, unknown>) : {};
         return new JobError(parsed.code, parsed.message, status, details);
       }
     } catch {
@@ -55,5 +63,7 @@ export function decodeFailure(name: string, deadlineMs: number, failedReason: st
 }
 
 export function unwrap(returnvalue: unknown): unknown {
-  return returnvalue !== null && typeof returnvalue === 'object' && 'v' in returnvalue ? (returnvalue as Wrapped).v : undefined;
+  return returnvalue !== null && typeof returnvalue === 'object' && 'v' in returnvalue
+    ? (returnvalue as Wrapped).v
+    : undefined;
 }

@@ -47,7 +47,8 @@ const ADAPTER = 'bullmq';
 
 export async function createBullMqQueue(options: BullMqQueueOptions): Promise<JobQueue> {
   for (const key of ['concurrency', 'lockMs', 'maxAttempts', 'connectTimeoutMs'] as const) {
-    if (!Number.isInteger(options[key]) || options[key] < 1) throw new Error(`bullmq queue: ${key} must be a positive integer, got ${options[key]}`);
+    if (!Number.isInteger(options[key]) || options[key] < 1)
+      throw new Error(`bullmq queue: ${key} must be a positive integer, got ${options[key]}`);
   }
   const { client, where } = await connectCallerRedis(options);
   return new BullMqQueue(options, client, where);
@@ -89,7 +90,8 @@ class BullMqQueue implements JobQueue {
     assertName(name);
     if (this.workers.has(name)) throw new Error(`bullmq queue: a handler for job ${name} is already registered`);
     const concurrency = processOptions?.concurrency ?? this.options.concurrency;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`bullmq queue: concurrency must be a positive integer, got ${concurrency}`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new Error(`bullmq queue: concurrency must be a positive integer, got ${concurrency}`);
     const workerOptions = { ...this.options, concurrency, where: this.where };
     const worker = createBullMqWorker(name, handler, workerOptions);
     this.workers.set(name, worker);
@@ -113,9 +115,15 @@ class BullMqQueue implements JobQueue {
 
   async ping(): Promise<void> {
     try {
-      await withTimeout(this.client.ping(), this.options.connectTimeoutMs, () => new Error(`no answer within ${this.options.connectTimeoutMs} ms`));
+      await withTimeout(
+        this.client.ping(),
+        this.options.connectTimeoutMs,
+        () => new Error(`no answer within ${this.options.connectTimeoutMs} ms`),
+      );
     } catch (err) {
-      throw new DependencyError('REDIS_URL', `Redis at ${this.where} did not answer: ${describeError(err)}`, { cause: err });
+      throw new DependencyError('REDIS_URL', `Redis at ${this.where} did not answer: ${describeError(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -128,7 +136,11 @@ class BullMqQueue implements JobQueue {
     this.closing = true;
     const { logger } = this.options;
     // Workers finish their in-flight jobs (and stop taking new ones).
-    await Promise.all([...this.workers.values()].map((w) => w.close().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'worker close failed'))));
+    await Promise.all(
+      [...this.workers.values()].map((w) =>
+        w.close().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'worker close failed')),
+      ),
+    );
     this.workers.clear();
     // Callers still waiting get their result, or their deadline, whichever comes first.
     await this.callers.close();

@@ -39,7 +39,11 @@ export interface BullMqWorkerOptions {
 }
 
 /** Creates (and starts) the worker of job `name`; see workerReady. */
-export function createBullMqWorker<I, O>(name: string, handler: JobHandler<I, O>, options: BullMqWorkerOptions): Worker<Envelope, Wrapped> {
+export function createBullMqWorker<I, O>(
+  name: string,
+  handler: JobHandler<I, O>,
+  options: BullMqWorkerOptions,
+): Worker<Envelope, Wrapped> {
   const { logger, lockMs, maxAttempts, concurrency } = options;
 
   // Two parameters on purpose: a processor that takes BullMQ's cancel signal
@@ -63,7 +67,10 @@ export function createBullMqWorker<I, O>(name: string, handler: JobHandler<I, O>
       const crash = err instanceof Error ? err : new Error(String(err));
       const willRetry = job.attemptsMade + 1 < (job.opts.attempts ?? 1) && attempt < maxAttempts;
       if (willRetry) metrics.queueJobs.inc({ adapter: ADAPTER, name, outcome: 'retried' });
-      logger.warn({ job: name, jobId: job.id, attempt, err: crash.message, retry: willRetry }, willRetry ? 'job crashed; retrying' : 'job crashed');
+      logger.warn(
+        { job: name, jobId: job.id, attempt, err: crash.message, retry: willRetry },
+        willRetry ? 'job crashed; retrying' : 'job crashed',
+      );
       throw crash;
     } finally {
       clearTimeout(timer);
@@ -74,7 +81,11 @@ export function createBullMqWorker<I, O>(name: string, handler: JobHandler<I, O>
   };
 
   const worker = new Worker<Envelope, Wrapped>(queueName(name), processor, {
-    connection: { url: options.redisUrl, maxRetriesPerRequest: null, connectionName: `${options.prefix}:worker:${name}` },
+    connection: {
+      url: options.redisUrl,
+      maxRetriesPerRequest: null,
+      connectionName: `${options.prefix}:worker:${name}`,
+    },
     prefix: options.prefix,
     concurrency,
     lockDuration: lockMs,
@@ -93,11 +104,23 @@ export function createBullMqWorker<I, O>(name: string, handler: JobHandler<I, O>
 }
 
 /** Resolves once the worker reaches Redis; else throws a DependencyError naming REDIS_URL (see closeWorkerNow). */
-export async function workerReady(worker: Worker<Envelope, Wrapped>, name: string, options: BullMqWorkerOptions): Promise<void> {
+export async function workerReady(
+  worker: Worker<Envelope, Wrapped>,
+  name: string,
+  options: BullMqWorkerOptions,
+): Promise<void> {
   try {
-    await withTimeout(worker.waitUntilReady(), options.connectTimeoutMs, () => new Error(`no answer within ${options.connectTimeoutMs} ms`));
+    await withTimeout(
+      worker.waitUntilReady(),
+      options.connectTimeoutMs,
+      () => new Error(`no answer within ${options.connectTimeoutMs} ms`),
+    );
   } catch (err) {
-    throw new DependencyError('REDIS_URL', `worker for job ${name} could not reach Redis at ${options.where}: ${describeError(err)}`, { cause: err });
+    throw new DependencyError(
+      'REDIS_URL',
+      `worker for job ${name} could not reach Redis at ${options.where}: ${describeError(err)}`,
+      { cause: err },
+    );
   }
 }
 

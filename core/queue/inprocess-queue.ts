@@ -27,7 +27,15 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { assertDeadline, assertName, closedError, codedError } from './job-rules.js';
-import { JobError, JobTimeoutError, type JobContext, type JobHandler, type JobQueue, type ProcessOptions, type RunOptions } from './queue.js';
+import {
+  JobError,
+  JobTimeoutError,
+  type JobContext,
+  type JobHandler,
+  type JobQueue,
+  type ProcessOptions,
+  type RunOptions,
+} from './queue.js';
 
 export interface InProcessQueueOptions {
   /** Default concurrency per job name (JOB_CONCURRENCY). */
@@ -107,8 +115,10 @@ class InProcessQueue implements JobQueue {
   private readonly retryBackoffMs: number;
 
   constructor(private readonly options: InProcessQueueOptions) {
-    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`in-process queue: concurrency must be a positive integer, got ${options.concurrency}`);
-    if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) throw new Error(`in-process queue: maxAttempts must be a positive integer, got ${options.maxAttempts}`);
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+      throw new Error(`in-process queue: concurrency must be a positive integer, got ${options.concurrency}`);
+    if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1)
+      throw new Error(`in-process queue: maxAttempts must be a positive integer, got ${options.maxAttempts}`);
     this.retryBackoffMs = options.retryBackoffMs ?? 50;
   }
 
@@ -124,7 +134,8 @@ class InProcessQueue implements JobQueue {
     assertName(name);
     if (this.lanes.has(name)) throw new Error(`in-process queue: a handler for job ${name} is already registered`);
     const concurrency = options?.concurrency ?? this.options.concurrency;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`in-process queue: concurrency must be a positive integer, got ${concurrency}`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new Error(`in-process queue: concurrency must be a positive integer, got ${concurrency}`);
     const lane: Lane = { name, handler: handler as JobHandler<unknown, unknown>, concurrency, active: 0, queue: [] };
     this.lanes.set(name, lane);
     const waiting = this.orphans.get(name);
@@ -147,7 +158,11 @@ class InProcessQueue implements JobQueue {
     try {
       copy = jsonCopy(data);
     } catch (err) {
-      return Promise.reject(new JobError('job_invalid_data', `job ${name}: data is not JSON-serialisable: ${errorMessage(err)}`, 500, { job: name }));
+      return Promise.reject(
+        new JobError('job_invalid_data', `job ${name}: data is not JSON-serialisable: ${errorMessage(err)}`, 500, {
+          job: name,
+        }),
+      );
     }
     const { deadlineMs } = options;
     return new Promise<O>((resolve, reject) => {
@@ -239,7 +254,10 @@ class InProcessQueue implements JobQueue {
         },
         (err: unknown) => {
           if (job.state !== 'active') {
-            this.options.logger.debug({ job: job.name, jobId: job.id, err: errorMessage(err) }, 'job failed after its caller gave up');
+            this.options.logger.debug(
+              { job: job.name, jobId: job.id, err: errorMessage(err) },
+              'job failed after its caller gave up',
+            );
             return;
           }
           this.onHandlerError(job, err);
@@ -266,16 +284,26 @@ class InProcessQueue implements JobQueue {
     const reason = errorMessage(err);
     if (job.attempt < this.options.maxAttempts && Date.now() < job.deadline) {
       metrics.queueJobs.inc({ adapter: ADAPTER, name: job.name, outcome: 'retried' });
-      this.options.logger.warn({ job: job.name, jobId: job.id, attempt: job.attempt, err: reason }, 'job crashed; retrying');
+      this.options.logger.warn(
+        { job: job.name, jobId: job.id, attempt: job.attempt, err: reason },
+        'job crashed; retrying',
+      );
       job.state = 'retrying';
-      job.retryTimer = setTimeout(() => {
-        job.retryTimer = undefined;
-        if (job.state === 'retrying') this.enqueue(job);
-      }, backoffDelay(job.attempt, this.retryBackoffMs, 2000));
+      job.retryTimer = setTimeout(
+        () => {
+          job.retryTimer = undefined;
+          if (job.state === 'retrying') this.enqueue(job);
+        },
+        backoffDelay(job.attempt, this.retryBackoffMs, 2000),
+      );
       return;
     }
     this.options.logger.error({ job: job.name, jobId: job.id, attempt: job.attempt, err: reason }, 'job failed');
-    this.settle(job, new JobError('job_failed', `job ${job.name} failed: ${reason}`, 500, { job: job.name, attempts: job.attempt }), 'failed');
+    this.settle(
+      job,
+      new JobError('job_failed', `job ${job.name} failed: ${reason}`, 500, { job: job.name, attempts: job.attempt }),
+      'failed',
+    );
   }
 
   private onDeadline(job: Job): void {
@@ -297,7 +325,12 @@ class InProcessQueue implements JobQueue {
     this.settle(job, timeout, 'timeout');
   }
 
-  private settle(job: Job, err: Error | undefined, outcome: 'completed' | 'failed' | 'timeout', result?: unknown): void {
+  private settle(
+    job: Job,
+    err: Error | undefined,
+    outcome: 'completed' | 'failed' | 'timeout',
+    result?: unknown,
+  ): void {
     if (job.state === 'settled') return;
     job.state = 'settled';
     if (job.deadlineTimer) clearTimeout(job.deadlineTimer);

@@ -14,11 +14,17 @@ const MAX_DEADLINE_MS = 2_147_483_647;
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export function assertName(name: string): void {
-  if (typeof name !== 'string' || !NAME_RE.test(name)) throw new Error(`job name must match ${NAME_RE}, got ${JSON.stringify(name)}`);
+  if (typeof name !== 'string' || !NAME_RE.test(name))
+    throw new Error(`job name must match ${NAME_RE}, got ${JSON.stringify(name)}`);
 }
 
 export function assertDeadline(deadlineMs: unknown): asserts deadlineMs is number {
-  if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs) || deadlineMs <= 0 || deadlineMs > MAX_DEADLINE_MS) {
+  if (
+    typeof deadlineMs !== 'number' ||
+    !Number.isFinite(deadlineMs) ||
+    deadlineMs <= 0 ||
+    deadlineMs > MAX_DEADLINE_MS
+  ) {
     throw new Error(`deadlineMs must be a positive number of ms (at most 2^31-1), got ${String(deadlineMs)}`);
   }
 }

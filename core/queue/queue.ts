@@ -54,7 +54,10 @@ export class JobError extends AppError {
 
 export class JobTimeoutError extends JobError {
   constructor(name: string, deadlineMs: number) {
-    super('job_timeout', `job ${name} produced no result within ${deadlineMs} ms`, 504, { job: name, deadline_ms: deadlineMs });
+    super('job_timeout', `job ${name} produced no result within ${deadlineMs} ms`, 504, {
+      job: name,
+      deadline_ms: deadlineMs,
+    });
     this.name = 'JobTimeoutError';
   }
 }

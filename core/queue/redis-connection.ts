@@ -47,11 +47,18 @@ export async function connectCallerRedis(options: RedisConnectOptions): Promise<
     );
   } catch (err) {
     client.disconnect();
-    throw new DependencyError('REDIS_URL', `Redis at ${where} is unreachable or did not answer within ${connectTimeoutMs} ms: ${describeError(lastError ?? err)}`, { cause: lastError ?? err });
+    throw new DependencyError(
+      'REDIS_URL',
+      `Redis at ${where} is unreachable or did not answer within ${connectTimeoutMs} ms: ${describeError(lastError ?? err)}`,
+      { cause: lastError ?? err },
+    );
   }
   const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
   if (policy !== 'noeviction') {
-    logger.warn({ redis: where, maxmemory_policy: policy ?? 'unknown' }, 'Redis maxmemory-policy is not noeviction: Redis may evict queued jobs under memory pressure');
+    logger.warn(
+      { redis: where, maxmemory_policy: policy ?? 'unknown' },
+      'Redis maxmemory-policy is not noeviction: Redis may evict queued jobs under memory pressure',
+    );
   }
   return { client, where };
 }

@@ -46,11 +46,18 @@ export async function connectClickHouse(
       }
       if (lastError !== undefined || signal.aborted) throw lastError ?? new Error('no answer');
       await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}`, abort_signal: signal });
-      const rs = await admin.query({ query: 'SELECT timezone() AS tz, version() AS version', format: 'JSONEachRow', abort_signal: signal });
+      const rs = await admin.query({
+        query: 'SELECT timezone() AS tz, version() AS version',
+        format: 'JSONEachRow',
+        abort_signal: signal,
+      });
       const [info] = await rs.json<{ tz: string; version: string }>();
       serverUtc = info?.tz === 'UTC' || info?.tz === 'Etc/UTC';
       if (info && info.tz !== 'UTC' && info.tz !== 'Etc/UTC') {
-        log.warn({ timezone: info.tz }, 'ClickHouse server time zone is not UTC: declare DateTime columns as DateTime(\'UTC\') or run the server on UTC');
+        log.warn(
+          { timezone: info.tz },
+          "ClickHouse server time zone is not UTC: declare DateTime columns as DateTime('UTC') or run the server on UTC",
+        );
       }
       log.info({ url, database, version: info?.version }, 'clickhouse store connected');
     });
@@ -61,7 +68,9 @@ export async function connectClickHouse(
       throw new DependencyError(
         'clickhouse',
         `CLICKHOUSE_URL=${url} did not answer within ${connectTimeoutMs} ms: ${
-          isDeadline(err) ? `timed out${lastError !== undefined ? ` (last error: ${describeClickHouseError(lastError)})` : ''}` : errorMessage(err)
+          isDeadline(err)
+            ? `timed out${lastError !== undefined ? ` (last error: ${describeClickHouseError(lastError)})` : ''}`
+            : errorMessage(err)
         }`,
         { cause: lastError ?? err },
       );

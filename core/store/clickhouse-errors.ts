@@ -43,7 +43,8 @@ export class ClickHouseStatementError extends Error {
 
 /** Connection failures and transient server states -> DependencyError; rejected statements -> ClickHouseStatementError. */
 export function mapError(err: unknown, operation: string, url: string): Error {
-  if (err instanceof DependencyError || err instanceof ClickHouseStatementError || err instanceof MigrationError) return err;
+  if (err instanceof DependencyError || err instanceof ClickHouseStatementError || err instanceof MigrationError)
+    return err;
   const message = errorMessage(err);
   const code = (err as { code?: unknown })?.code;
   const serverCode = Number(typeof code === 'string' && /^\d+$/.test(code) ? code : /Code: (\d+)/.exec(message)?.[1]);

@@ -70,7 +70,12 @@ export class ClickHouseInserter {
     return this.track('insert', async () => {
       const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
       if (tsv) {
-        await this.client.insert({ table: name, values: Readable.from([tsv.body], { objectMode: false }), format: 'TabSeparated', columns: tsv.columns as [string, ...string[]] });
+        await this.client.insert({
+          table: name,
+          values: Readable.from([tsv.body], { objectMode: false }),
+          format: 'TabSeparated',
+          columns: tsv.columns as [string, ...string[]],
+        });
       } else await this.client.insert({ table: name, values, format: 'JSONEachRow' });
       end();
       metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, count);
@@ -116,7 +121,10 @@ export class ClickHouseInserter {
     let types = this.columnTypes.get(table);
     if (!types) {
       types = this.track('insert', async () => {
-        const rs = await this.client.query({ query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)}`, format: 'JSONEachRow' });
+        const rs = await this.client.query({
+          query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)}`,
+          format: 'JSONEachRow',
+        });
         return new Map((await rs.json<{ name: string; type: string }>()).map((r) => [r.name, r.type]));
       });
       this.columnTypes.set(table, types);
@@ -147,7 +155,10 @@ export class ClickHouseInserter {
     return this.track('insert', async () => {
       const end = metrics.storeInsertSeconds.startTimer({ adapter: ADAPTER, table });
       const list = columns.map((c) => ident(c).render('clickhouse')).join(', ');
-      const { stream } = await this.client.exec({ query: `INSERT INTO ${ident(table).render('clickhouse')} (${list}) FORMAT RowBinary`, values: Readable.from([body], { objectMode: false }) });
+      const { stream } = await this.client.exec({
+        query: `INSERT INTO ${ident(table).render('clickhouse')} (${list}) FORMAT RowBinary`,
+        values: Readable.from([body], { objectMode: false }),
+      });
       await drain(stream);
       end();
       metrics.storeRowsInserted.inc({ adapter: ADAPTER, table }, count);

@@ -139,7 +139,8 @@ const finite = (n: number, key: string): number => {
 
 /** The writer of one column type, or undefined when the type is not covered. `serverUtc`: the server's own zone is UTC. */
 export function writerFor(type: string, serverUtc: boolean): Writer | undefined {
-  const inner = (prefix: string) => (type.startsWith(`${prefix}(`) && type.endsWith(')') ? type.slice(prefix.length + 1, -1) : undefined);
+  const inner = (prefix: string) =>
+    type.startsWith(`${prefix}(`) && type.endsWith(')') ? type.slice(prefix.length + 1, -1) : undefined;
   const nullable = inner('Nullable');
   if (nullable !== undefined) {
     const write = writerFor(nullable, serverUtc);
@@ -213,7 +214,11 @@ export function writerFor(type: string, serverUtc: boolean): Writer | undefined 
  * order, checked). Throws NotBinary when a row has other keys or a value the
  * column's writer does not take.
  */
-export function encodeRowBinary(rows: readonly Record<string, unknown>[], columns: readonly string[], writers: readonly Writer[]): Buffer {
+export function encodeRowBinary(
+  rows: readonly Record<string, unknown>[],
+  columns: readonly string[],
+  writers: readonly Writer[],
+): Buffer {
   const encoder = new RowBinaryEncoder(columns, writers, rows.length * 512);
   for (let i = 0; i < rows.length; i++) if (!encoder.tryAdd(rows[i]!)) throw new NotBinary();
   return encoder.body();

@@ -155,7 +155,12 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     ping: () =>
       track('ping', async () => {
         const result = await client.ping();
-        if (!result.success) throw new DependencyError('clickhouse', `ping failed (CLICKHOUSE_URL=${url}): ${describeClickHouseError(result.error)}`, { cause: result.error });
+        if (!result.success)
+          throw new DependencyError(
+            'clickhouse',
+            `ping failed (CLICKHOUSE_URL=${url}): ${describeClickHouseError(result.error)}`,
+            { cause: result.error },
+          );
       }),
 
     close: async () => {

@@ -8,7 +8,13 @@
  * batch whatever happened. Runs on the store's one writer connection; the
  * store serializes the calls and calls drop() when a table may have changed.
  */
-import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBDataChunk,
+  type DuckDBAppender,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { encoderFor, type Encoder } from './duckdb-values.js';
 import { ident } from './sql.js';
 import type { Row } from './store.js';

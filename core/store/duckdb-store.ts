@@ -183,7 +183,7 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
  */
 async function ensureDir(dir: string): Promise<void> {
   const missing: string[] = [];
-  for (let current = dir; ; ) {
+  for (let current = dir; ;) {
     try {
       if (!(await stat(current)).isDirectory()) throw new Error(`${current} is not a directory`);
       break;

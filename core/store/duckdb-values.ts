@@ -35,7 +35,8 @@ function toEpochMs(value: unknown, column: string): number {
   let ms: number;
   if (value instanceof Date) ms = value.getTime();
   else if (typeof value === 'number') ms = value;
-  else if (typeof value === 'string') ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
+  else if (typeof value === 'string')
+    ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
   else throw new TypeError(`column ${column}: expected a Date, got ${typeof value}`);
   if (!Number.isFinite(ms)) throw new TypeError(`column ${column}: invalid date ${String(value)}`);
   return ms;
@@ -111,7 +112,9 @@ export function encoderFor(type: DuckDBType): Encoder {
 }
 
 const bigintOut = (value: bigint): number | string =>
-  value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value.toString();
 
 /** DuckDB values -> the plain shapes ClickHouse's JSONEachRow returns. */
 export const plainValueConverter: DuckDBValueConverter<unknown> = (value, type, converter) => {

@@ -108,7 +108,10 @@ export function checksum(text: string | Buffer): string {
 }
 
 /** Reads `<root>/<dialect>/*.sql` in version order. */
-export async function readMigrations(dialect: SqlDialect, root: string = DEFAULT_MIGRATIONS_ROOT): Promise<MigrationFile[]> {
+export async function readMigrations(
+  dialect: SqlDialect,
+  root: string = DEFAULT_MIGRATIONS_ROOT,
+): Promise<MigrationFile[]> {
   const folder = join(root, dialect);
   let entries: string[];
   try {
@@ -132,14 +135,18 @@ export async function readMigrations(dialect: SqlDialect, root: string = DEFAULT
   files.sort((a, b) => a.version - b.version);
   for (let i = 1; i < files.length; i++) {
     if (files[i]!.version === files[i - 1]!.version) {
-      throw new MigrationError(`two migrations share version ${files[i]!.version} in ${folder}: ${files[i - 1]!.file}, ${files[i]!.file}`);
+      throw new MigrationError(
+        `two migrations share version ${files[i]!.version} in ${folder}: ${files[i - 1]!.file}, ${files[i]!.file}`,
+      );
     }
   }
   return files;
 }
 
 async function readApplied(executor: MigrationExecutor): Promise<Map<number, AppliedMigration>> {
-  const rows = await executor.query(sql`SELECT version, name, checksum FROM schema_migrations ${final} ORDER BY version`);
+  const rows = await executor.query(
+    sql`SELECT version, name, checksum FROM schema_migrations ${final} ORDER BY version`,
+  );
   const applied = new Map<number, AppliedMigration>();
   for (const row of rows) {
     // ClickHouse returns UInt32 as a number; be lenient with strings anyway.
@@ -150,7 +157,10 @@ async function readApplied(executor: MigrationExecutor): Promise<Map<number, App
 }
 
 /** Applies pending migrations in version order; refuses edited applied ones before applying anything. */
-export async function runMigrations(executor: MigrationExecutor, root: string = DEFAULT_MIGRATIONS_ROOT): Promise<MigrationReport> {
+export async function runMigrations(
+  executor: MigrationExecutor,
+  root: string = DEFAULT_MIGRATIONS_ROOT,
+): Promise<MigrationReport> {
   const files = await readMigrations(executor.dialect, root);
   await executor.exec(TABLE_DDL[executor.dialect]);
   const applied = await readApplied(executor);
@@ -178,7 +188,10 @@ export async function runMigrations(executor: MigrationExecutor, root: string = 
           await executor.exec(statement);
         } catch (err) {
           if (isRetryable(err)) throw err; // engine unavailable: the caller retries the whole run
-          throw new MigrationError(`migration ${file.file} (${executor.dialect}) failed: ${errorMessage(err)}\n${statement}`, { cause: err });
+          throw new MigrationError(
+            `migration ${file.file} (${executor.dialect}) failed: ${errorMessage(err)}\n${statement}`,
+            { cause: err },
+          );
         }
       }
       await executor.exec(

@@ -28,7 +28,8 @@ export function observedStore(store: Store, health: OperationHealth): Store {
         send: () => health.track('write', () => batch.send()),
       };
     },
-    query: <T extends Row = Row>(statement: Parameters<Store['query']>[0]) => health.track('read', () => store.query<T>(statement)),
+    query: <T extends Row = Row>(statement: Parameters<Store['query']>[0]) =>
+      health.track('read', () => store.query<T>(statement)),
     command: (statement) => health.track('write', () => store.command(statement)),
     ping: () => store.ping(),
     close: () => store.close(),

@@ -17,7 +17,10 @@ export type SqlDialect = 'clickhouse' | 'duckdb';
 
 export type SqlValue = string | number | bigint | boolean | null | undefined | Date | readonly SqlValue[];
 
-type Part = { kind: 'text'; text: string } | { kind: 'value'; value: SqlValue } | { kind: 'dialect'; pick: Partial<Record<SqlDialect, Sql>> };
+type Part =
+  | { kind: 'text'; text: string }
+  | { kind: 'value'; value: SqlValue }
+  | { kind: 'dialect'; pick: Partial<Record<SqlDialect, Sql>> };
 
 export class Sql {
   /** @internal */
@@ -39,7 +42,8 @@ export function sql(strings: TemplateStringsArray, ...values: (SqlValue | Sql)[]
   const parts: (Part | Sql)[] = [];
   strings.forEach((text: string | undefined, i) => {
     // An invalid escape in the template (e.g. `\d`) leaves the cooked text undefined: refuse instead of dropping it.
-    if (text === undefined) throw new TypeError(`invalid escape sequence in SQL template: ${JSON.stringify(strings.raw[i])}`);
+    if (text === undefined)
+      throw new TypeError(`invalid escape sequence in SQL template: ${JSON.stringify(strings.raw[i])}`);
     if (text) parts.push({ kind: 'text', text });
     if (i < values.length) {
       const v = values[i];

@@ -128,7 +128,10 @@ export class BookFeed {
   }
 
   private backoff(st: SymbolState): Promise<void> {
-    return sleep(backoffDelay(st.wsAttempt, this.options.reconnectBaseMs, this.options.reconnectMaxMs), this.options.signal());
+    return sleep(
+      backoffDelay(st.wsAttempt, this.options.reconnectBaseMs, this.options.reconnectMaxMs),
+      this.options.signal(),
+    );
   }
 
   /** Snapshot of a websocket book, or null when it must not be published (crossed: the connection is resynced). */
@@ -140,7 +143,10 @@ export class BookFeed {
     if (isCrossed(snap)) {
       st.crossed++;
       const what = `crossed ${st.symbol} book from the websocket (bid ${snap.bids[0]?.[0]} >= ask ${snap.asks[0]?.[0]})`;
-      logger.warn({ symbol: st.symbol, bid: snap.bids[0], ask: snap.asks[0] }, 'cex: crossed websocket book, resyncing');
+      logger.warn(
+        { symbol: st.symbol, bid: snap.bids[0], ask: snap.asks[0] },
+        'cex: crossed websocket book, resyncing',
+      );
       this.enterRest(st, `resyncing the connection after a ${what}`);
       tap.resyncConnections(what, st.symbol);
       return null;
@@ -152,7 +158,11 @@ export class BookFeed {
       st.wsFailedSinceLive = false;
     }
     if (st.mode !== 'ws') {
-      if (st.mode === 'rest') logger.info({ symbol: st.symbol, after_ms: now - st.since }, 'cex: websocket delivering again, leaving REST polling');
+      if (st.mode === 'rest')
+        logger.info(
+          { symbol: st.symbol, after_ms: now - st.since },
+          'cex: websocket delivering again, leaving REST polling',
+        );
       st.mode = 'ws';
       st.reason = undefined;
       st.since = now;
@@ -175,7 +185,11 @@ export class BookFeed {
       reason = `book gap reported by ccxt (${message}), resyncing`;
     } else if (err instanceof MarketsUnavailableError) reason = `exchange unreachable: ${message}`;
     else reason = `websocket down: ${message}`;
-    if (st.mode !== 'rest') this.options.logger.warn({ symbol: st.symbol, err: message, attempt: st.wsAttempt }, 'cex: websocket failed, polling REST');
+    if (st.mode !== 'rest')
+      this.options.logger.warn(
+        { symbol: st.symbol, err: message, attempt: st.wsAttempt },
+        'cex: websocket failed, polling REST',
+      );
     st.wsFailedSinceLive = true;
     this.enterRest(st, reason);
   }

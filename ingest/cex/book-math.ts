@@ -76,7 +76,11 @@ export const sellPriceForUsd = (book: BookSides, sizeUsd: number) => vwapForUsd(
 
 /** One LadderStep per size (fees not included; the caller reports the fee separately). */
 export function ladder(book: BookSides, sizesUsd: readonly number[]): LadderStep[] {
-  return sizesUsd.map((size) => ({ size_usd: size, buy_price: buyPriceForUsd(book, size), sell_price: sellPriceForUsd(book, size) }));
+  return sizesUsd.map((size) => ({
+    size_usd: size,
+    buy_price: buyPriceForUsd(book, size),
+    sell_price: sellPriceForUsd(book, size),
+  }));
 }
 
 /** Mid of the best bid and ask, or null when a side is missing. */
@@ -91,7 +95,8 @@ export function midPrice(book: BookSides): number | null {
  * Null when the book has no mid (a side is empty).
  */
 export function depthUsdWithinBps(book: BookSides, bps: number): { bid_usd: number; ask_usd: number } | null {
-  if (!(Number.isFinite(bps) && bps >= 0)) throw new RangeError(`depthUsdWithinBps: bps must be a non-negative number, got ${bps}`);
+  if (!(Number.isFinite(bps) && bps >= 0))
+    throw new RangeError(`depthUsdWithinBps: bps must be a non-negative number, got ${bps}`);
   const mid = midPrice(book);
   if (mid === null) return null;
   const lo = mid * (1 - bps / 10_000);
@@ -147,7 +152,8 @@ export interface SideDepth {
  * bound, the whole side is the depth and `capped` is true.
  */
 export function depthWithinImpact(levels: readonly Level[], mid: number, bps: number, side: 'buy' | 'sell'): SideDepth {
-  if (!(mid > 0) || !(bps > 0)) throw new RangeError(`depthWithinImpact: mid and bps must be positive (mid ${mid}, bps ${bps})`);
+  if (!(mid > 0) || !(bps > 0))
+    throw new RangeError(`depthWithinImpact: mid and bps must be positive (mid ${mid}, bps ${bps})`);
   const bound = side === 'buy' ? mid * (1 + bps / 1e4) : mid * (1 - bps / 1e4);
   let quote = 0;
   let base = 0;
@@ -183,7 +189,12 @@ export function measuredBookDepth(book: BookSides, impactBps: number): QuoteDept
   const points = (d: SideDepth, levels: readonly Level[]): [number, number][] => {
     if (!(d.usd > 0) || d.price === null) return [];
     const half = vwapForUsd(levels, d.usd / 2);
-    return half === null ? [[d.usd, d.price]] : [[d.usd / 2, half], [d.usd, d.price]];
+    return half === null
+      ? [[d.usd, d.price]]
+      : [
+          [d.usd / 2, half],
+          [d.usd, d.price],
+        ];
   };
   return {
     impact_bps: impactBps,

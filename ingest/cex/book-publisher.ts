@@ -37,7 +37,8 @@ export class BookPublisher {
     const { venue, source } = this.options;
     const { bid, ask } = bestBidAsk(snap);
     if (!bid || !ask) {
-      if (!st.bookProblem) this.options.logger.warn({ symbol: st.symbol, via: snap.via }, 'cex: book has an empty side, no quote');
+      if (!st.bookProblem)
+        this.options.logger.warn({ symbol: st.symbol, via: snap.via }, 'cex: book has an empty side, no quote');
       st.bookProblem = `${snap.via} book has no ${bid ? 'asks' : 'bids'}`;
       return;
     }
@@ -47,7 +48,8 @@ export class BookPublisher {
     const depth = measuredBookDepth(snap, this.options.depthImpactBps);
     // Identity: venue, pair, event time and the book's sequence; the content digest makes the id unique even when
     // a sequence restarts with a new connection or two replicas see one timestamp (core/events/event-id.ts).
-    const idSuffix = snap.sequence !== null ? `${snap.via}:${snap.timestamp}:${snap.sequence}` : `${snap.via}:${snap.timestamp}`;
+    const idSuffix =
+      snap.sequence !== null ? `${snap.via}:${snap.timestamp}:${snap.sequence}` : `${snap.via}:${snap.timestamp}`;
     const withBook = now - st.lastBookEventAt >= this.options.bookIntervalMs;
     const quotes: OutgoingMessage[] = [];
     const books: OutgoingMessage[] = [];
@@ -74,12 +76,18 @@ export class BookPublisher {
         sequence: snap.sequence,
         ...(depth ? { depth } : {}),
       };
-      const quote = QuoteEvent.safeParse({ event_id: contentEventId(`cex:${venue}:${pair}:${idSuffix}`, quoteContent), ...quoteContent } satisfies QuoteEvent);
+      const quote = QuoteEvent.safeParse({
+        event_id: contentEventId(`cex:${venue}:${pair}:${idSuffix}`, quoteContent),
+        ...quoteContent,
+      } satisfies QuoteEvent);
       if (quote.success) quotes.push({ key: pair, value: JSON.stringify(quote.data), timestamp: snap.timestamp });
       else this.invalid(st, 'QuoteEvent', quote.error.message);
       if (withBook) {
         const bookContent = { ...envelope, bids: snap.bids, asks: snap.asks, sequence: snap.sequence };
-        const event = BookEvent.safeParse({ event_id: contentEventId(`cex:${venue}:book:${pair}:${idSuffix}`, bookContent), ...bookContent } satisfies BookEvent);
+        const event = BookEvent.safeParse({
+          event_id: contentEventId(`cex:${venue}:book:${pair}:${idSuffix}`, bookContent),
+          ...bookContent,
+        } satisfies BookEvent);
         if (event.success) books.push({ key: pair, value: JSON.stringify(event.data), timestamp: snap.timestamp });
         else this.invalid(st, 'BookEvent', event.error.message);
       }
@@ -101,6 +109,9 @@ export class BookPublisher {
 
   private invalid(st: SymbolState, schema: string, message: string): void {
     st.invalid++;
-    this.options.logger.error({ symbol: st.symbol, schema, err: message }, 'cex: event failed validation, not published');
+    this.options.logger.error(
+      { symbol: st.symbol, schema, err: message },
+      'cex: event failed validation, not published',
+    );
   }
 }

@@ -16,9 +16,13 @@ import ccxt, { type Exchange } from 'ccxt';
 type ExchangeCtor = new (config?: Record<string, unknown>) => Exchange;
 
 /** Builds the ccxt pro instance for exchange `id` (see the header for what `overrides` do). */
-export function createCexExchange(id: string, overrides: { restUrl?: string; wsUrl?: string; timeoutMs?: number } = {}): Exchange {
+export function createCexExchange(
+  id: string,
+  overrides: { restUrl?: string; wsUrl?: string; timeoutMs?: number } = {},
+): Exchange {
   const Ctor = (ccxt.pro as unknown as Record<string, ExchangeCtor | undefined>)[id];
-  if (typeof Ctor !== 'function') throw new Error(`CEX_EXCHANGE=${id}: ccxt has no websocket (pro) client for this exchange`);
+  if (typeof Ctor !== 'function')
+    throw new Error(`CEX_EXCHANGE=${id}: ccxt has no websocket (pro) client for this exchange`);
   const api: Record<string, string> = {};
   if (overrides.restUrl) api.rest = overrides.restUrl;
   if (overrides.wsUrl) api.ws = overrides.wsUrl;
@@ -46,7 +50,9 @@ const SEND_OBSERVED = Symbol('gateway.sendObserved');
  * hook for it.
  */
 function observeWsSends(exchange: Exchange): void {
-  const ex = exchange as unknown as { client: (url: string) => { send: (m: unknown) => Promise<unknown>; [SEND_OBSERVED]?: true } };
+  const ex = exchange as unknown as {
+    client: (url: string) => { send: (m: unknown) => Promise<unknown>; [SEND_OBSERVED]?: true };
+  };
   const makeClient = ex.client.bind(exchange);
   ex.client = (url: string) => {
     const client = makeClient(url);

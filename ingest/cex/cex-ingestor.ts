@@ -91,7 +91,8 @@ export class CexIngestor {
     this.venue = this.exchange.id;
     this.logger = options.logger.child({ ingestor: 'cex', exchange: this.venue });
     this.depth = Math.min(Math.max(1, Math.floor(options.depth)), MAX_DEPTH);
-    if (options.depth > MAX_DEPTH) this.logger.warn({ depth: options.depth, used: MAX_DEPTH }, 'cex: book depth capped at the BookEvent limit');
+    if (options.depth > MAX_DEPTH)
+      this.logger.warn({ depth: options.depth, used: MAX_DEPTH }, 'cex: book depth capped at the BookEvent limit');
     for (const spec of options.pairs) {
       const symbol = spec.cex.symbol;
       let st = this.states.get(symbol);
@@ -104,7 +105,12 @@ export class CexIngestor {
     }
     const isRunning = () => this.running;
     const { bus, source } = options;
-    this.tap = new WsSequenceTap({ exchange: this.exchange, logger: this.logger, isRunning, onGap: (symbols, reason) => this.feed.onSequenceGap(symbols, reason) });
+    this.tap = new WsSequenceTap({
+      exchange: this.exchange,
+      logger: this.logger,
+      isRunning,
+      onGap: (symbols, reason) => this.feed.onSequenceGap(symbols, reason),
+    });
     const publisher = new BookPublisher({
       venue: this.venue,
       source,
@@ -130,7 +136,15 @@ export class CexIngestor {
       signal: () => this.abort.signal,
     });
     const endpoint = options.probe === undefined ? (PROBE_ENDPOINTS[this.venue] ?? null) : options.probe;
-    if (endpoint) this.probe = new RestLatencyProbe({ exchange: this.exchange, endpoint, source, bus, logger: this.logger, isRunning });
+    if (endpoint)
+      this.probe = new RestLatencyProbe({
+        exchange: this.exchange,
+        endpoint,
+        source,
+        bus,
+        logger: this.logger,
+        isRunning,
+      });
   }
 
   start(): void {
@@ -183,9 +197,15 @@ export class CexIngestor {
       source: this.options.source,
       gaps_total: this.feed.gapsTotal,
       symbols,
-      probe: this.probe ? this.probe.health() : { endpoint: null, note: `no latency probe endpoint known for ${this.venue}` },
+      probe: this.probe
+        ? this.probe.health()
+        : { endpoint: null, note: `no latency probe endpoint known for ${this.venue}` },
     };
-    if (problems.length) result.reason = problems.length > 3 ? `${problems.slice(0, 3).join('; ')}; and ${problems.length - 3} more` : problems.join('; ');
+    if (problems.length)
+      result.reason =
+        problems.length > 3
+          ? `${problems.slice(0, 3).join('; ')}; and ${problems.length - 3} more`
+          : problems.join('; ');
     return result;
   }
 }

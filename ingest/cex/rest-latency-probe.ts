@@ -76,7 +76,9 @@ export class RestLatencyProbe {
     return {
       endpoint: this.options.endpoint.path,
       samples: this.count,
-      ...(this.last ? { last_rtt_ms: this.last.rtt_ms, last_ok: this.last.ok, last_at: new Date(this.last.at).toISOString() } : {}),
+      ...(this.last
+        ? { last_rtt_ms: this.last.rtt_ms, last_ok: this.last.ok, last_at: new Date(this.last.at).toISOString() }
+        : {}),
       ...(this.last?.error ? { last_error: this.last.error } : {}),
     };
   }
@@ -101,7 +103,12 @@ export class RestLatencyProbe {
     let ok = false;
     let error: string | undefined;
     try {
-      const request = exchange.sign(endpoint.path, endpoint.api, 'GET', {}) as { url: string; method: string; headers?: unknown; body?: unknown };
+      const request = exchange.sign(endpoint.path, endpoint.api, 'GET', {}) as {
+        url: string;
+        method: string;
+        headers?: unknown;
+        body?: unknown;
+      };
       url = request.url;
       method = request.method ?? 'GET';
       await exchange.loadFetchImplementation();
@@ -132,13 +139,18 @@ export class RestLatencyProbe {
       ingest_time_ms: at,
       source: this.options.source,
     };
-    const event = LatencyEvent.safeParse({ event_id: contentEventId(`cex:${this.venue}:rest_rtt:${at}`, content), ...content } satisfies LatencyEvent);
+    const event = LatencyEvent.safeParse({
+      event_id: contentEventId(`cex:${this.venue}:rest_rtt:${at}`, content),
+      ...content,
+    } satisfies LatencyEvent);
     if (!event.success) {
       logger.error({ err: event.error.message }, 'cex: LatencyEvent failed validation, not published');
       return;
     }
     try {
-      await this.options.bus.publish(TOPICS.latency, [{ key: this.venue, value: JSON.stringify(event.data), timestamp: at }]);
+      await this.options.bus.publish(TOPICS.latency, [
+        { key: this.venue, value: JSON.stringify(event.data), timestamp: at },
+      ]);
     } catch (err) {
       logger.warn({ err: errorMessage(err) }, 'cex: latency publish failed');
     }

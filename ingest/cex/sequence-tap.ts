@@ -52,7 +52,9 @@ export const SEQUENCE_TAPS: Record<string, SequenceTap> = {
         .map((k) => k.slice('level2::'.length)),
     productsOf: (message) => {
       if (message.channel !== 'l2_data' || !Array.isArray(message.events)) return [];
-      return (message.events as { product_id?: unknown }[]).flatMap((e) => (typeof e?.product_id === 'string' ? [e.product_id] : []));
+      return (message.events as { product_id?: unknown }[]).flatMap((e) =>
+        typeof e?.product_id === 'string' ? [e.product_id] : [],
+      );
     },
   },
 };
@@ -98,7 +100,9 @@ export class WsSequenceTap {
     const tap = this.tap;
     if (!tap || this.installed) return;
     if (Object.keys(this.exchange.clients ?? {}).length) {
-      this.options.logger.warn('cex: the exchange already has websocket connections; sequence checks apply to new connections only');
+      this.options.logger.warn(
+        'cex: the exchange already has websocket connections; sequence checks apply to new connections only',
+      );
     }
     const exchange = this.exchange;
     const original = exchange.handleMessage;
@@ -112,7 +116,11 @@ export class WsSequenceTap {
           const last = this.lastSeq.get(client);
           this.lastSeq.set(client, seq);
           if (last !== undefined && seq !== last + 1) {
-            this.onSequenceGap(client, tap, `sequence gap on ${client.url}: expected ${tap.field} ${last + 1}, got ${seq}`);
+            this.onSequenceGap(
+              client,
+              tap,
+              `sequence gap on ${client.url}: expected ${tap.field} ${last + 1}, got ${seq}`,
+            );
             return;
           }
           for (const id of tap.productsOf(msg)) this.productSeq.set(id, seq);
@@ -155,7 +163,10 @@ export class WsSequenceTap {
 
   private onSequenceGap(client: WsClientLike, tap: SequenceTap, reason: string): void {
     const affected = new Set(tap.symbolsOf(client));
-    this.options.logger.warn({ url: client.url, symbols: [...affected], reason }, 'cex: websocket sequence gap, resyncing the connection');
+    this.options.logger.warn(
+      { url: client.url, symbols: [...affected], reason },
+      'cex: websocket sequence gap, resyncing the connection',
+    );
     this.options.onGap(affected, reason);
     this.failConnection(client, new BookResyncError(reason));
   }

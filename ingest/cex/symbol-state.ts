@@ -93,9 +93,16 @@ export function newSymbolState(symbol: string): SymbolState {
  * nonce when it has one, else (websocket books only) the sequence of the
  * last raw frame that updated the symbol, asked of `frameSequence` lazily.
  */
-export function takeSnapshot(symbol: string, book: OrderBook, depth: number, via: 'ws' | 'rest', frameSequence: () => number | undefined): BookSnapshot {
+export function takeSnapshot(
+  symbol: string,
+  book: OrderBook,
+  depth: number,
+  via: 'ws' | 'rest',
+  frameSequence: () => number | undefined,
+): BookSnapshot {
   const now = Date.now();
-  let sequence: number | null = typeof book.nonce === 'number' && Number.isInteger(book.nonce) && book.nonce >= 0 ? book.nonce : null;
+  let sequence: number | null =
+    typeof book.nonce === 'number' && Number.isInteger(book.nonce) && book.nonce >= 0 ? book.nonce : null;
   if (sequence === null && via === 'ws') sequence = frameSequence() ?? null;
   const ts = typeof book.timestamp === 'number' && book.timestamp > 0 ? Math.trunc(book.timestamp) : now;
   return {
@@ -110,13 +117,19 @@ export function takeSnapshot(symbol: string, book: OrderBook, depth: number, via
 }
 
 /** One symbol's health: why it is degraded (undefined when ok) and the facts shown under `symbols`. */
-export function symbolHealth(st: SymbolState, running: boolean, staleMs: number, now: number): { reason: string | undefined; entry: Record<string, unknown> } {
+export function symbolHealth(
+  st: SymbolState,
+  running: boolean,
+  staleMs: number,
+  now: number,
+): { reason: string | undefined; entry: Record<string, unknown> } {
   const age = st.lastUpdateAt ? now - st.lastUpdateAt : null;
   let reason: string | undefined;
   if (!running) reason = 'not running';
   else if (st.mode !== 'ws') {
     reason = st.reason ?? `websocket ${st.mode}`;
-    if (st.mode === 'rest') reason += st.lastRestError ? `; REST polling failing: ${st.lastRestError}` : '; polling REST';
+    if (st.mode === 'rest')
+      reason += st.lastRestError ? `; REST polling failing: ${st.lastRestError}` : '; polling REST';
   } else if (age === null) reason = 'no book yet';
   else if (age > staleMs) reason = `stale: last update ${age} ms ago`;
   if (!reason && st.bookProblem) reason = st.bookProblem;

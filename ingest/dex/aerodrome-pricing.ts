@@ -37,6 +37,11 @@ export function reservesMidPrice(r: ReservesInput): number {
 }
 
 /** Raw base units worth `quoteRaw` raw quote units at a price given as a rational (quote per base, human units), rounded down. */
-export function quoteToBaseAtPrice(quoteRaw: bigint, price: { num: bigint; den: bigint }, quoteDecimals: number, baseDecimals: number): bigint {
+export function quoteToBaseAtPrice(
+  quoteRaw: bigint,
+  price: { num: bigint; den: bigint },
+  quoteDecimals: number,
+  baseDecimals: number,
+): bigint {
   return (quoteRaw * pow10(baseDecimals) * price.den) / (price.num * pow10(quoteDecimals));
 }

@@ -85,7 +85,8 @@ export class BlockFollower {
     if (this.stopped) problems.push('not running');
     if (this.watchError) problems.push(`block watch failing: ${this.watchError}`);
     if (this.lastSeenBlock === undefined) {
-      if (!this.stopped) problems.push(`no block seen yet (started ${Math.round((now - this.startedAt) / 1000)} s ago)`);
+      if (!this.stopped)
+        problems.push(`no block seen yet (started ${Math.round((now - this.startedAt) / 1000)} s ago)`);
     } else if (now - this.lastSeenAt > this.options.staleAfterMs) {
       problems.push(`no new block for ${Math.round((now - this.lastSeenAt) / 1000)} s (last ${this.lastSeenBlock})`);
     }
@@ -120,7 +121,10 @@ export class BlockFollower {
         this.blocksSkippedBusy += 1;
         // Counted in health; logged on the first skip and every 100th, not per block.
         if (this.blocksSkippedBusy === 1 || this.blocksSkippedBusy % 100 === 0) {
-          this.options.logger.warn({ skipped: Number(this.pendingBlock), total: this.blocksSkippedBusy, last_process_ms: this.lastProcessMs }, 'dex: block skipped, previous one still in progress');
+          this.options.logger.warn(
+            { skipped: Number(this.pendingBlock), total: this.blocksSkippedBusy, last_process_ms: this.lastProcessMs },
+            'dex: block skipped, previous one still in progress',
+          );
         }
       }
       this.pendingBlock = blockNumber;

@@ -7,7 +7,12 @@
 import { buyPriceForUsd, sellPriceForUsd, type BookSides } from '../cex/book-math.js';
 import type { ReferenceBook } from './depth-search.js';
 
-export function cexReference(book: (BookSides & { taken_at: number }) | undefined, takerFeeBps: number, maxAgeMs: number, now = Date.now()): ReferenceBook | undefined {
+export function cexReference(
+  book: (BookSides & { taken_at: number }) | undefined,
+  takerFeeBps: number,
+  maxAgeMs: number,
+  now = Date.now(),
+): ReferenceBook | undefined {
   if (!book || now - book.taken_at > maxAgeMs) return undefined;
   return {
     feeBps: takerFeeBps,

@@ -24,7 +24,17 @@ export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a1739
  * make it unassignable to the plain `PublicClient` type (block and
  * transaction shapes differ); blocks are therefore read with a raw request.
  */
-export type DexClient = Pick<PublicClient, 'chain' | 'getCode' | 'getGasPrice' | 'multicall' | 'readContract' | 'request' | 'simulateContract' | 'watchBlockNumber'>;
+export type DexClient = Pick<
+  PublicClient,
+  | 'chain'
+  | 'getCode'
+  | 'getGasPrice'
+  | 'multicall'
+  | 'readContract'
+  | 'request'
+  | 'simulateContract'
+  | 'watchBlockNumber'
+>;
 
 export interface Call {
   address: Address;
@@ -88,7 +98,9 @@ export class ContractReader {
           batchSize: this.options.batchBytes ?? 8192,
           ...at,
         });
-        return results.map((r): CallResult => (r.status === 'success' ? { ok: true, value: r.result } : { ok: false, error: shortError(r.error) }));
+        return results.map((r): CallResult =>
+          r.status === 'success' ? { ok: true, value: r.result } : { ok: false, error: shortError(r.error) },
+        );
       } catch (err) {
         const error = shortError(err);
         return calls.map(() => ({ ok: false, error }));

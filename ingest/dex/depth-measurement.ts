@@ -45,12 +45,27 @@ export interface DepthMeasurementOptions {
 }
 
 export class DepthMeasurement {
-  private readonly search: DepthSearchStats = { blocks: 0, ladderCalls: 0, searchCalls: 0, searchRounds: 0, searchMs: 0, poolBlocks: 0, lastBlockSearchCalls: 0, lastBlockSearchMs: 0 };
+  private readonly search: DepthSearchStats = {
+    blocks: 0,
+    ladderCalls: 0,
+    searchCalls: 0,
+    searchRounds: 0,
+    searchMs: 0,
+    poolBlocks: 0,
+    lastBlockSearchCalls: 0,
+    lastBlockSearchMs: 0,
+  };
 
   constructor(private readonly options: DepthMeasurementOptions) {}
 
   /** Measured depth of every snapshot's pool, in order; undefined where none was measured. */
-  async measure(snapshots: PoolSnapshot[], sells: Quote[][], blockNumber: bigint, gasPrice: bigint | null, ethUsd: number | null): Promise<(QuoteDepth | undefined)[]> {
+  async measure(
+    snapshots: PoolSnapshot[],
+    sells: Quote[][],
+    blockNumber: bigint,
+    gasPrice: bigint | null,
+    ethUsd: number | null,
+  ): Promise<(QuoteDepth | undefined)[]> {
     if (!snapshots.length) return [];
     const { reader, contracts } = this.options;
     const t0 = performance.now();
@@ -67,7 +82,12 @@ export class DepthMeasurement {
         const snap = snapshots[r.pool]!;
         const sizeRaw = toRawAmount(Number(r.sizeUsd.toPrecision(15)), snap.pool.spec.quote_token.decimals);
         const amountIn = r.side === 'buy' ? sizeRaw : reader.sellAmountIn(snap, sizeRaw);
-        return { snap, side: r.side, amountIn, call: amountIn > 0n ? reader.quoteCall(snap.pool, r.side, amountIn) : undefined };
+        return {
+          snap,
+          side: r.side,
+          amountIn,
+          call: amountIn > 0n ? reader.quoteCall(snap.pool, r.side, amountIn) : undefined,
+        };
       });
       const calls = plan.flatMap((p) => (p.call ? [p.call] : []));
       const results = await contracts.readMany(calls, blockNumber);
@@ -77,7 +97,9 @@ export class DepthMeasurement {
         const q = this.parseProbe(snap.pool, results[k++], amountIn);
         if (!q.amountOut) return null;
         const { base_token: base, quote_token: quote } = snap.pool.spec;
-        return side === 'buy' ? executionPrice(q.amountIn, q.amountOut, quote.decimals, base.decimals) : executionPrice(q.amountOut, q.amountIn, quote.decimals, base.decimals);
+        return side === 'buy'
+          ? executionPrice(q.amountIn, q.amountOut, quote.decimals, base.decimals)
+          : executionPrice(q.amountOut, q.amountIn, quote.decimals, base.decimals);
       });
     };
     try {
@@ -94,7 +116,10 @@ export class DepthMeasurement {
       result.hints.forEach((hint, i) => (snapshots[i]!.pool.lastDepth = hint));
       return result.depths;
     } catch (err) {
-      this.options.logger.warn({ err: shortError(err), block: Number(blockNumber) }, 'dex: depth search failed; quotes published without depth');
+      this.options.logger.warn(
+        { err: shortError(err), block: Number(blockNumber) },
+        'dex: depth search failed; quotes published without depth',
+      );
       return snapshots.map(() => undefined);
     }
   }

@@ -127,7 +127,8 @@ class BracketSearch {
         if (!this.lo || p.sizeUsd > this.lo.size) {
           if (this.lo) this.belowLo = this.lo;
           this.lo = { size: p.sizeUsd, metric: m };
-        } else if (p.sizeUsd < this.lo.size && (!this.belowLo || p.sizeUsd > this.belowLo.size)) this.belowLo = { size: p.sizeUsd, metric: m };
+        } else if (p.sizeUsd < this.lo.size && (!this.belowLo || p.sizeUsd > this.belowLo.size))
+          this.belowLo = { size: p.sizeUsd, metric: m };
       } else if (!this.hi || p.sizeUsd < this.hi.size) this.hi = { size: p.sizeUsd, metric: m };
     }
     // A noisy non-monotone quote can put an ok size above a failing one: the bracket is the failing one's.
@@ -166,15 +167,31 @@ class BracketSearch {
       // Linear through the two largest sizes within the limit (or through the origin for a metric that is 0 at size 0).
       const a = this.belowLo;
       const b = this.lo;
-      const slope = a && b && b.metric > a.metric ? (b.metric - a.metric) / (b.size - a.size) : b && b.metric > 0 ? b.metric / b.size : 0;
-      const estimate = b && slope > 0 ? Math.min(this.maxUsd, Math.max(lo * 1.5, b.size + (this.limit - b.metric) / slope)) : fallback;
-      return uniqueSizes([estimate * (1 - half), Math.min(this.maxUsd, estimate * (1 + half)), Math.min(this.maxUsd, Math.max(estimate, lo) * 4)], lo, Infinity);
+      const slope =
+        a && b && b.metric > a.metric
+          ? (b.metric - a.metric) / (b.size - a.size)
+          : b && b.metric > 0
+            ? b.metric / b.size
+            : 0;
+      const estimate =
+        b && slope > 0 ? Math.min(this.maxUsd, Math.max(lo * 1.5, b.size + (this.limit - b.metric) / slope)) : fallback;
+      return uniqueSizes(
+        [
+          estimate * (1 - half),
+          Math.min(this.maxUsd, estimate * (1 + half)),
+          Math.min(this.maxUsd, Math.max(estimate, lo) * 4),
+        ],
+        lo,
+        Infinity,
+      );
     }
     const hi = this.hi.size;
     if (lo > 0 && hi / lo <= 1 + this.options.tolerance) return this.stop();
     if (lo === 0 && hi <= 1) return this.stop();
     const k = this.options.probesPerRound;
-    const section = Array.from({ length: k }, (_, i) => (lo > 0 ? lo * Math.pow(hi / lo, (i + 1) / (k + 1)) : (hi * (i + 1)) / (k + 1)));
+    const section = Array.from({ length: k }, (_, i) =>
+      lo > 0 ? lo * Math.pow(hi / lo, (i + 1) / (k + 1)) : (hi * (i + 1)) / (k + 1),
+    );
     const mLo = this.lo?.metric;
     const mHi = this.hi.metric;
     if (mLo === undefined || mHi === null || !(mHi > mLo)) return uniqueSizes(section, lo, hi);
@@ -186,7 +203,10 @@ class BracketSearch {
 
   /** The crossing of the limit, interpolated in the final bracket; at or beyond the hard maximum: the maximum, capped. */
   result(): { usd: number; capped: boolean; found: boolean } {
-    const capped = (usd: number) => (usd >= this.maxUsd ? { usd: this.maxUsd, capped: true, found: true } : { usd, capped: false, found: this.lo !== undefined });
+    const capped = (usd: number) =>
+      usd >= this.maxUsd
+        ? { usd: this.maxUsd, capped: true, found: true }
+        : { usd, capped: false, found: this.lo !== undefined };
     if (!this.hi) return this.lo ? capped(this.lo.size) : { usd: 0, capped: false, found: false };
     const lo = this.lo ?? { size: 0, metric: Number.NEGATIVE_INFINITY };
     if (this.hi.metric === null || !Number.isFinite(lo.metric) || this.hi.metric === lo.metric) return capped(lo.size);
@@ -205,30 +225,42 @@ function uniqueSizes(sizes: number[], lo: number, hi: number): number[] {
   return [...new Set(sizes.filter((x) => x > lo && x < hi && Number.isFinite(x)))].sort((a, b) => a - b);
 }
 
-const impactOf = (side: Side, mid: number, feeBps: number) => (p: Probe): number | null => {
-  if (p.price === null) return null;
-  const f = feeBps / 1e4;
-  return side === 'buy' ? ((p.price * (1 - f)) / mid - 1) * 1e4 : (1 - p.price / ((1 - f) * mid)) * 1e4;
-};
+const impactOf =
+  (side: Side, mid: number, feeBps: number) =>
+  (p: Probe): number | null => {
+    if (p.price === null) return null;
+    const f = feeBps / 1e4;
+    return side === 'buy' ? ((p.price * (1 - f)) / mid - 1) * 1e4 : (1 - p.price / ((1 - f) * mid)) * 1e4;
+  };
 
 /** Minus the net spread (bps) of the arbitrage that trades this side of the pool against the reference (ok while net >= 0). */
-const negNetOf = (side: Side, input: PoolSearchInput, ref: ReferenceBook) => (p: Probe): number | null => {
-  if (p.price === null) return null;
-  const gasBps = ((input.gasUsd ?? 0) / p.sizeUsd) * 1e4;
-  if (side === 'buy') {
-    const sell = ref.sellPrice(p.sizeUsd);
-    return sell === null ? null : -(((sell - p.price) / p.price) * 1e4 - ref.feeBps - gasBps);
-  }
-  const buy = ref.buyPrice(p.sizeUsd);
-  return buy === null ? null : -(((p.price - buy) / buy) * 1e4 - ref.feeBps - gasBps);
-};
+const negNetOf =
+  (side: Side, input: PoolSearchInput, ref: ReferenceBook) =>
+  (p: Probe): number | null => {
+    if (p.price === null) return null;
+    const gasBps = ((input.gasUsd ?? 0) / p.sizeUsd) * 1e4;
+    if (side === 'buy') {
+      const sell = ref.sellPrice(p.sizeUsd);
+      return sell === null ? null : -(((sell - p.price) / p.price) * 1e4 - ref.feeBps - gasBps);
+    }
+    const buy = ref.buyPrice(p.sizeUsd);
+    return buy === null ? null : -(((p.price - buy) / buy) * 1e4 - ref.feeBps - gasBps);
+  };
 
 const ladderProbes = (ladder: readonly LadderStep[], side: Side): Probe[] =>
   ladder.map((s) => ({ sizeUsd: s.size_usd, price: side === 'buy' ? s.buy_price : s.sell_price }));
 
 /** Runs every pool's searches together, one `read` per round. */
-export async function searchDepths(pools: readonly PoolSearchInput[], read: (requests: ProbeRequest[]) => Promise<(number | null)[]>, options: DepthSearchOptions): Promise<DepthSearchResult> {
-  const opts = { tolerance: options.tolerance ?? 0.02, maxRounds: options.maxRounds ?? 6, probesPerRound: options.probesPerRound ?? 3 };
+export async function searchDepths(
+  pools: readonly PoolSearchInput[],
+  read: (requests: ProbeRequest[]) => Promise<(number | null)[]>,
+  options: DepthSearchOptions,
+): Promise<DepthSearchResult> {
+  const opts = {
+    tolerance: options.tolerance ?? 0.02,
+    maxRounds: options.maxRounds ?? 6,
+    probesPerRound: options.probesPerRound ?? 3,
+  };
   interface Task {
     pool: number;
     side: Side;
@@ -241,13 +273,31 @@ export async function searchDepths(pools: readonly PoolSearchInput[], read: (req
     for (const side of ['buy', 'sell'] as const) {
       const known = ladderProbes(input.ladder, side);
       const hint = side === 'buy' ? input.hint?.buy : input.hint?.sell;
-      tasks.push({ pool, side, impact: true, search: new BracketSearch(impactOf(side, input.mid, input.feeBps), options.impactBps, options.maxUsd, opts, known, hint) });
+      tasks.push({
+        pool,
+        side,
+        impact: true,
+        search: new BracketSearch(
+          impactOf(side, input.mid, input.feeBps),
+          options.impactBps,
+          options.maxUsd,
+          opts,
+          known,
+          hint,
+        ),
+      });
       const ref = input.reference;
       if (!ref) continue;
       const negNet = negNetOf(side, input, ref);
       // Only an arbitrage that pays at some measured size has a crossing to look for.
       const netHint = side === 'buy' ? input.hint?.netBuy : input.hint?.netSell;
-      if (known.some((p) => (negNet(p) ?? 1) < 0)) tasks.push({ pool, side, impact: false, search: new BracketSearch(negNet, 0, options.maxUsd, opts, known, netHint) });
+      if (known.some((p) => (negNet(p) ?? 1) < 0))
+        tasks.push({
+          pool,
+          side,
+          impact: false,
+          search: new BracketSearch(negNet, 0, options.maxUsd, opts, known, netHint),
+        });
     }
   });
   let probes = 0;
@@ -284,7 +334,15 @@ export async function searchDepths(pools: readonly PoolSearchInput[], read: (req
         .map((p) => [p.sizeUsd, p.price!]);
     const buy = side('buy');
     const sell = side('sell');
-    return { impact_bps: options.impactBps, buy_usd: buy.usd, sell_usd: sell.usd, buy_capped: buy.capped, sell_capped: sell.capped, buy_points: points(0), sell_points: points(1) };
+    return {
+      impact_bps: options.impactBps,
+      buy_usd: buy.usd,
+      sell_usd: sell.usd,
+      buy_capped: buy.capped,
+      sell_capped: sell.capped,
+      buy_points: points(0),
+      sell_points: points(1),
+    };
   });
   const hints = pools.map((_, pool): SearchHint => {
     const hint: SearchHint = {};

@@ -110,9 +110,21 @@ export class DexIngestor {
     }
     const latencyVenue = options.latencyVenue ?? 'base_rpc';
     this.pools = options.pools.map(({ pair, spec }) => newPoolState(pair, spec));
-    this.contracts = new ContractReader({ client, multicall: options.multicall, batchBytes: options.multicallBatchBytes, logger });
+    this.contracts = new ContractReader({
+      client,
+      multicall: options.multicall,
+      batchBytes: options.multicallBatchBytes,
+      logger,
+    });
     this.resolver = new PoolResolver({ client, contracts: this.contracts, chain, pools: this.pools, logger });
-    this.reader = new PoolReader({ client, contracts: this.contracts, chain, quoterV2: getAddress(chain.uniswap_v3.quoter_v2), ladder, logger });
+    this.reader = new PoolReader({
+      client,
+      contracts: this.contracts,
+      chain,
+      quoterV2: getAddress(chain.uniswap_v3.quoter_v2),
+      ladder,
+      logger,
+    });
     this.depth = new DepthMeasurement({
       contracts: this.contracts,
       reader: this.reader,
@@ -122,7 +134,14 @@ export class DexIngestor {
       logger,
     });
     this.probe = new RpcLatencyProbe({ client, chainId: chain.chain_id, latencyVenue, source });
-    this.publisher = new QuotePublisher({ reader: this.reader, chainId: chain.chain_id, latencyVenue, source, bus, logger });
+    this.publisher = new QuotePublisher({
+      reader: this.reader,
+      chainId: chain.chain_id,
+      latencyVenue,
+      source,
+      bus,
+      logger,
+    });
     this.follower = new BlockFollower({
       client,
       pollingIntervalMs: options.pollingIntervalMs,
@@ -183,7 +202,11 @@ export class DexIngestor {
     const sample = await this.probe.sample();
     const { gasPrice } = sample;
     const ready = this.pools.filter((p) => p.status === 'ready');
-    const { snapshots, timestampMs, ethUsd } = await this.reader.readStatesAndBuys(ready, blockNumber, this.resolver.ethPool);
+    const { snapshots, timestampMs, ethUsd } = await this.reader.readStatesAndBuys(
+      ready,
+      blockNumber,
+      this.resolver.ethPool,
+    );
     const sells = await this.reader.readSells(snapshots, blockNumber);
     const depths = await this.depth.measure(snapshots, sells, blockNumber, gasPrice, ethUsd);
     const ingestTime = Date.now();

@@ -28,7 +28,15 @@ import { quoteToBaseAtPrice, reservesMidRatio } from './aerodrome-pricing.js';
 import { firstBigint, type Call, type CallResult, type ContractReader, type DexClient } from './contract-reader.js';
 import type { EthPricingPool } from './pool-resolver.js';
 import { isWethUsdc, poolFailed, type PoolState } from './pool-state.js';
-import { MAX_SQRT_RATIO, MIN_SQRT_RATIO, executionPrice, quoteToBaseAmount, ratioToNumber, sqrtPriceX96ToPriceRatio, toRawAmount } from './uniswap-v3-pricing.js';
+import {
+  MAX_SQRT_RATIO,
+  MIN_SQRT_RATIO,
+  executionPrice,
+  quoteToBaseAmount,
+  ratioToNumber,
+  sqrtPriceX96ToPriceRatio,
+  toRawAmount,
+} from './uniswap-v3-pricing.js';
 import { shortError } from './viem-error.js';
 
 /** Aerodrome has no quoter returning gas: a typical volatile/stable pool swap through its router, documented estimate. */
@@ -72,20 +80,35 @@ export class PoolReader {
   constructor(private readonly options: PoolReaderOptions) {}
 
   /** Phase 1: pool states and buy quotes of the ready pools, the block's timestamp and ETH/USD. */
-  async readStatesAndBuys(ready: PoolState[], blockNumber: bigint, ethPool: EthPricingPool | null | undefined): Promise<{ snapshots: PoolSnapshot[]; timestampMs: number | undefined; ethUsd: number | null }> {
+  async readStatesAndBuys(
+    ready: PoolState[],
+    blockNumber: bigint,
+    ethPool: EthPricingPool | null | undefined,
+  ): Promise<{ snapshots: PoolSnapshot[]; timestampMs: number | undefined; ethUsd: number | null }> {
     const { contracts, chain, ladder } = this.options;
     const multicallAddress = contracts.multicallAddress;
     const calls: Call[] = [];
     const plan = ready.map((pool) => {
       const stateIdx = calls.push(this.stateCall(pool)) - 1;
-      const buyIdx = ladder.map((size) => calls.push(this.quoteCall(pool, 'buy', toRawAmount(size, pool.spec.quote_token.decimals))) - 1);
+      const buyIdx = ladder.map(
+        (size) => calls.push(this.quoteCall(pool, 'buy', toRawAmount(size, pool.spec.quote_token.decimals))) - 1,
+      );
       return { pool, stateIdx, buyIdx };
     });
-    const ethIdx = ethPool ? calls.push({ address: ethPool.address, abi: uniswapV3PoolAbi, functionName: 'slot0' }) - 1 : -1;
-    const tsIdx = multicallAddress ? calls.push({ address: multicallAddress, abi: multicall3Abi as Abi, functionName: 'getCurrentBlockTimestamp' }) - 1 : -1;
+    const ethIdx = ethPool
+      ? calls.push({ address: ethPool.address, abi: uniswapV3PoolAbi, functionName: 'slot0' }) - 1
+      : -1;
+    const tsIdx = multicallAddress
+      ? calls.push({ address: multicallAddress, abi: multicall3Abi as Abi, functionName: 'getCurrentBlockTimestamp' }) -
+        1
+      : -1;
     const [results, block] = await Promise.all([
       contracts.readMany(calls, blockNumber),
-      tsIdx < 0 ? this.options.client.request({ method: 'eth_getBlockByNumber', params: [numberToHex(blockNumber), false] }).catch(() => null) : Promise.resolve(null),
+      tsIdx < 0
+        ? this.options.client
+            .request({ method: 'eth_getBlockByNumber', params: [numberToHex(blockNumber), false] })
+            .catch(() => null)
+        : Promise.resolve(null),
     ]);
 
     const snapshots: PoolSnapshot[] = [];
@@ -97,7 +120,9 @@ export class PoolReader {
       }
       try {
         const snap = this.snapshotFromState(pool, state.value);
-        snap.buys = buyIdx.map((idx, i) => this.parseQuote(pool, results[idx], toRawAmount(ladder[i] ?? 0, pool.spec.quote_token.decimals)));
+        snap.buys = buyIdx.map((idx, i) =>
+          this.parseQuote(pool, results[idx], toRawAmount(ladder[i] ?? 0, pool.spec.quote_token.decimals)),
+        );
         snapshots.push(snap);
         pool.lastMid = ratioToNumber(snap.mid.num, snap.mid.den);
       } catch (err) {
@@ -117,7 +142,11 @@ export class PoolReader {
       const r = results[ethIdx];
       const sqrtP = r?.ok ? firstBigint(r.value) : undefined;
       if (sqrtP) {
-        const mid = sqrtPriceX96ToPriceRatio(sqrtP, { baseIsToken0: ethPool.wethIsToken0, baseDecimals: chain.weth.decimals, quoteDecimals: chain.usdc.decimals });
+        const mid = sqrtPriceX96ToPriceRatio(sqrtP, {
+          baseIsToken0: ethPool.wethIsToken0,
+          baseDecimals: chain.weth.decimals,
+          quoteDecimals: chain.usdc.decimals,
+        });
         ethUsd = ratioToNumber(mid.num, mid.den);
       }
     }
@@ -137,7 +166,9 @@ export class PoolReader {
     const results = await this.options.contracts.readMany(calls, blockNumber);
     return plan.map((steps, i) => {
       const pool = snapshots[i]!.pool;
-      return steps.map(({ idx, amountIn }) => (idx < 0 ? { amountIn, amountOut: null, gasEstimate: null } : this.parseQuote(pool, results[idx], amountIn)));
+      return steps.map(({ idx, amountIn }) =>
+        idx < 0 ? { amountIn, amountOut: null, gasEstimate: null } : this.parseQuote(pool, results[idx], amountIn),
+      );
     });
   }
 
@@ -162,7 +193,12 @@ export class PoolReader {
         nonView: true,
       };
     }
-    return { address: pool.address as Address, abi: aerodromePoolAbi, functionName: 'getAmountOut', args: [amountIn, tokenIn] };
+    return {
+      address: pool.address as Address,
+      abi: aerodromePoolAbi,
+      functionName: 'getAmountOut',
+      args: [amountIn, tokenIn],
+    };
   }
 
   /** A quote's result; a failure is counted on the pool (quote_failures, last_quote_error). */
@@ -198,7 +234,9 @@ export class PoolReader {
       return {
         size_usd: size,
         buy_price: buy?.amountOut ? executionPrice(buy.amountIn, buy.amountOut, quote.decimals, base.decimals) : null,
-        sell_price: sell?.amountOut ? executionPrice(sell.amountOut, sell.amountIn, quote.decimals, base.decimals) : null,
+        sell_price: sell?.amountOut
+          ? executionPrice(sell.amountOut, sell.amountIn, quote.decimals, base.decimals)
+          : null,
       };
     });
   }
@@ -206,7 +244,9 @@ export class PoolReader {
   /** One swap's gas in USD: the quoter's estimate for the smallest size x gas price x ETH/USD (null when a factor is unknown). */
   gasUsdOf(snap: PoolSnapshot, sells: Quote[], gasPrice: bigint | null, ethUsd: number | null): number | null {
     const gasUnits = snap.buys[0]?.gasEstimate ?? sells[0]?.gasEstimate ?? null;
-    return gasUnits !== null && gasPrice !== null && ethUsd !== null ? ratioToNumber(gasUnits * gasPrice, 10n ** 18n) * ethUsd : null;
+    return gasUnits !== null && gasPrice !== null && ethUsd !== null
+      ? ratioToNumber(gasUnits * gasPrice, 10n ** 18n) * ethUsd
+      : null;
   }
 
   private stateCall(pool: PoolState): Call {
@@ -221,14 +261,25 @@ export class PoolReader {
     if (pool.spec.protocol === 'uniswap_v3') {
       const sqrtPriceX96 = firstBigint(value);
       if (!sqrtPriceX96) throw new Error('slot0: pool not initialised (sqrtPriceX96 = 0)');
-      const mid = sqrtPriceX96ToPriceRatio(sqrtPriceX96, { baseIsToken0: pool.baseIsToken0 ?? true, baseDecimals: base.decimals, quoteDecimals: quote.decimals });
+      const mid = sqrtPriceX96ToPriceRatio(sqrtPriceX96, {
+        baseIsToken0: pool.baseIsToken0 ?? true,
+        baseDecimals: base.decimals,
+        quoteDecimals: quote.decimals,
+      });
       return { pool, mid, sqrtPriceX96, buys: [] };
     }
-    if (!Array.isArray(value) || typeof value[0] !== 'bigint' || typeof value[1] !== 'bigint') throw new Error('getReserves: unexpected result');
+    if (!Array.isArray(value) || typeof value[0] !== 'bigint' || typeof value[1] !== 'bigint')
+      throw new Error('getReserves: unexpected result');
     const [r0, r1] = value as [bigint, bigint];
     const reserves = pool.baseIsToken0 ? { base: r0, quote: r1 } : { base: r1, quote: r0 };
     if (reserves.base === 0n || reserves.quote === 0n) throw new Error('getReserves: empty pool');
-    const mid = reservesMidRatio({ reserveBase: reserves.base, reserveQuote: reserves.quote, baseDecimals: base.decimals, quoteDecimals: quote.decimals, stable: pool.stable });
+    const mid = reservesMidRatio({
+      reserveBase: reserves.base,
+      reserveQuote: reserves.quote,
+      baseDecimals: base.decimals,
+      quoteDecimals: quote.decimals,
+      stable: pool.stable,
+    });
     return { pool, mid, reserves, buys: [] };
   }
 }

@@ -16,7 +16,13 @@
 import { getAddress, isAddressEqual, zeroAddress, type Address } from 'viem';
 import type { Logger } from '../../core/logger.js';
 import type { ChainSpec } from '../../core/markets/pairs.js';
-import { aerodromeFactoryAbi, aerodromePoolAbi, erc20MetadataAbi, uniswapV3FactoryAbi, uniswapV3PoolAbi } from './abis.js';
+import {
+  aerodromeFactoryAbi,
+  aerodromePoolAbi,
+  erc20MetadataAbi,
+  uniswapV3FactoryAbi,
+  uniswapV3PoolAbi,
+} from './abis.js';
 import type { Call, ContractReader, DexClient } from './contract-reader.js';
 import { disablePool, isWethUsdc, type PoolState } from './pool-state.js';
 import { sortsBefore } from './uniswap-v3-pricing.js';
@@ -74,12 +80,23 @@ export class PoolResolver {
     try {
       if (isAddressEqual(base, quote)) return disable('base and quote are the same token');
       let address = spec.pool ? getAddress(spec.pool) : undefined;
-      if (spec.protocol === 'aerodrome_v2' && !chain.aerodrome) return disable('the chain spec has no Aerodrome factory');
+      if (spec.protocol === 'aerodrome_v2' && !chain.aerodrome)
+        return disable('the chain spec has no Aerodrome factory');
       if (!address) {
         const found =
           spec.protocol === 'uniswap_v3'
-            ? await client.readContract({ address: getAddress(chain.uniswap_v3.factory), abi: uniswapV3FactoryAbi, functionName: 'getPool', args: [base, quote, spec.fee_tier] })
-            : await client.readContract({ address: getAddress(chain.aerodrome!.factory), abi: aerodromeFactoryAbi, functionName: 'getPool', args: [base, quote, pool.stable] });
+            ? await client.readContract({
+                address: getAddress(chain.uniswap_v3.factory),
+                abi: uniswapV3FactoryAbi,
+                functionName: 'getPool',
+                args: [base, quote, spec.fee_tier],
+              })
+            : await client.readContract({
+                address: getAddress(chain.aerodrome!.factory),
+                abi: aerodromeFactoryAbi,
+                functionName: 'getPool',
+                args: [base, quote, pool.stable],
+              });
         if (typeof found !== 'string' || isAddressEqual(found as Address, zeroAddress)) {
           return disable(
             spec.protocol === 'uniswap_v3'
@@ -95,25 +112,45 @@ export class PoolResolver {
       const checks: Call[] = [
         { address, abi: poolAbi, functionName: 'token0' },
         { address, abi: poolAbi, functionName: 'token1' },
-        spec.protocol === 'uniswap_v3' ? { address, abi: uniswapV3PoolAbi, functionName: 'fee' } : { address, abi: aerodromePoolAbi, functionName: 'stable' },
+        spec.protocol === 'uniswap_v3'
+          ? { address, abi: uniswapV3PoolAbi, functionName: 'fee' }
+          : { address, abi: aerodromePoolAbi, functionName: 'stable' },
         { address: base, abi: erc20MetadataAbi, functionName: 'decimals' },
         { address: quote, abi: erc20MetadataAbi, functionName: 'decimals' },
       ];
-      if (spec.protocol === 'aerodrome_v2') checks.push({ address: getAddress(chain.aerodrome!.factory), abi: aerodromeFactoryAbi, functionName: 'getFee', args: [address, pool.stable] });
+      if (spec.protocol === 'aerodrome_v2')
+        checks.push({
+          address: getAddress(chain.aerodrome!.factory),
+          abi: aerodromeFactoryAbi,
+          functionName: 'getFee',
+          args: [address, pool.stable],
+        });
       const r = await contracts.readMany(checks);
       const failed = r.find((x) => !x.ok);
       if (failed && !failed.ok) {
         // A contract that is not there answers with an empty result: that is a catalogue problem, not a transient one.
-        if (/returned no data|is not a contract|reverted/i.test(failed.error)) return disable(`on-chain check failed: ${failed.error}`);
+        if (/returned no data|is not a contract|reverted/i.test(failed.error))
+          return disable(`on-chain check failed: ${failed.error}`);
         throw new Error(failed.error);
       }
-      const [token0, token1, feeOrStable, baseDecimals, quoteDecimals, aeroFee] = r.map((x) => (x.ok ? x.value : undefined));
+      const [token0, token1, feeOrStable, baseDecimals, quoteDecimals, aeroFee] = r.map((x) =>
+        x.ok ? x.value : undefined,
+      );
       const t0 = String(token0);
       const t1 = String(token1);
-      const pairOk = (isAddressEqual(t0 as Address, base) && isAddressEqual(t1 as Address, quote)) || (isAddressEqual(t0 as Address, quote) && isAddressEqual(t1 as Address, base));
-      if (!pairOk) return disable(`pool ${address} holds ${t0}/${t1}, not ${spec.base_token.symbol} ${base} / ${spec.quote_token.symbol} ${quote}`);
-      if (spec.protocol === 'uniswap_v3' && Number(feeOrStable) !== spec.fee_tier) return disable(`pool ${address} has fee ${String(feeOrStable)}, catalogue says ${spec.fee_tier}`);
-      if (spec.protocol === 'aerodrome_v2' && Boolean(feeOrStable) !== pool.stable) return disable(`pool ${address} is ${feeOrStable ? 'stable' : 'volatile'}, catalogue says ${pool.stable ? 'stable' : 'volatile'}`);
+      const pairOk =
+        (isAddressEqual(t0 as Address, base) && isAddressEqual(t1 as Address, quote)) ||
+        (isAddressEqual(t0 as Address, quote) && isAddressEqual(t1 as Address, base));
+      if (!pairOk)
+        return disable(
+          `pool ${address} holds ${t0}/${t1}, not ${spec.base_token.symbol} ${base} / ${spec.quote_token.symbol} ${quote}`,
+        );
+      if (spec.protocol === 'uniswap_v3' && Number(feeOrStable) !== spec.fee_tier)
+        return disable(`pool ${address} has fee ${String(feeOrStable)}, catalogue says ${spec.fee_tier}`);
+      if (spec.protocol === 'aerodrome_v2' && Boolean(feeOrStable) !== pool.stable)
+        return disable(
+          `pool ${address} is ${feeOrStable ? 'stable' : 'volatile'}, catalogue says ${pool.stable ? 'stable' : 'volatile'}`,
+        );
       const mismatches = (
         [
           [spec.base_token, Number(baseDecimals)],
@@ -126,16 +163,26 @@ export class PoolResolver {
       pool.baseIsToken0 = isAddressEqual(t0 as Address, base);
       if (spec.protocol === 'aerodrome_v2' && typeof aeroFee === 'bigint') {
         const onChainBps = Number(aeroFee);
-        if (onChainBps !== pool.feeBps) logger.warn({ pair: pool.pair, catalogue_bps: pool.feeBps, on_chain_bps: onChainBps }, 'dex: Aerodrome fee differs from the catalogue; using the on-chain fee');
+        if (onChainBps !== pool.feeBps)
+          logger.warn(
+            { pair: pool.pair, catalogue_bps: pool.feeBps, on_chain_bps: onChainBps },
+            'dex: Aerodrome fee differs from the catalogue; using the on-chain fee',
+          );
         pool.feeBps = onChainBps;
       }
       pool.status = 'ready';
       pool.lastError = undefined;
-      logger.info({ pair: pool.pair, venue: spec.venue, pool: address, base_is_token0: pool.baseIsToken0 }, 'dex: pool ready');
+      logger.info(
+        { pair: pool.pair, venue: spec.venue, pool: address, base_is_token0: pool.baseIsToken0 },
+        'dex: pool ready',
+      );
     } catch (err) {
       pool.lastError = `resolving: ${shortError(err)}`;
       pool.lastErrorAt = Date.now();
-      logger.warn({ pair: pool.pair, venue: spec.venue, err: pool.lastError }, 'dex: pool not resolved, retrying next block');
+      logger.warn(
+        { pair: pool.pair, venue: spec.venue, err: pool.lastError },
+        'dex: pool not resolved, retrying next block',
+      );
     }
   }
 
@@ -149,11 +196,20 @@ export class PoolResolver {
     const weth = getAddress(chain.weth.address);
     const usdc = getAddress(chain.usdc.address);
     try {
-      const calls: Call[] = ETH_POOL_FEE_TIERS.map((fee) => ({ address: getAddress(chain.uniswap_v3.factory), abi: uniswapV3FactoryAbi, functionName: 'getPool', args: [weth, usdc, fee] }));
+      const calls: Call[] = ETH_POOL_FEE_TIERS.map((fee) => ({
+        address: getAddress(chain.uniswap_v3.factory),
+        abi: uniswapV3FactoryAbi,
+        functionName: 'getPool',
+        args: [weth, usdc, fee],
+      }));
       const results = await contracts.readMany(calls);
-      const hardFailure = results.find((r): r is { ok: false; error: string } => !r.ok && !/returned no data|reverted/i.test(r.error));
+      const hardFailure = results.find(
+        (r): r is { ok: false; error: string } => !r.ok && !/returned no data|reverted/i.test(r.error),
+      );
       if (hardFailure) throw new Error(hardFailure.error);
-      const found = results.map((r) => (r.ok && typeof r.value === 'string' ? (r.value as Address) : zeroAddress)).find((a) => !isAddressEqual(a, zeroAddress));
+      const found = results
+        .map((r) => (r.ok && typeof r.value === 'string' ? (r.value as Address) : zeroAddress))
+        .find((a) => !isAddressEqual(a, zeroAddress));
       this.eth = found ? { address: getAddress(found), wethIsToken0: sortsBefore(weth, usdc) } : null;
     } catch (err) {
       logger.warn({ err: shortError(err) }, 'dex: WETH/USDC pool lookup failed, retrying next block');

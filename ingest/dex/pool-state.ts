@@ -56,14 +56,18 @@ export function disablePool(pool: PoolState, reason: string, logger: Logger): vo
 
 /** Records a failed read of the pool (logged when the error changes); the next block tries again. */
 export function poolFailed(pool: PoolState, error: string, logger: Logger): void {
-  if (pool.lastError !== error) logger.warn({ pair: pool.pair, venue: pool.spec.venue, err: error }, 'dex: pool read failed');
+  if (pool.lastError !== error)
+    logger.warn({ pair: pool.pair, venue: pool.spec.venue, err: error }, 'dex: pool read failed');
   pool.lastError = error;
   pool.lastErrorAt = Date.now();
 }
 
 /** The WETH/USDC pool of the chain (its mid prices gas in USD). */
 export function isWethUsdc(spec: PoolSpec, chain: ChainSpec): boolean {
-  return isAddressEqual(getAddress(spec.base_token.address), getAddress(chain.weth.address)) && isAddressEqual(getAddress(spec.quote_token.address), getAddress(chain.usdc.address));
+  return (
+    isAddressEqual(getAddress(spec.base_token.address), getAddress(chain.weth.address)) &&
+    isAddressEqual(getAddress(spec.quote_token.address), getAddress(chain.usdc.address))
+  );
 }
 
 /** The pool's line under `pools` in health. */
@@ -88,7 +92,8 @@ export function poolHealth(p: PoolState): Record<string, unknown> {
 /** Why the pool degrades health, if it does. */
 export function poolProblem(p: PoolState): string | undefined {
   if (p.status === 'disabled') return `${p.pair} ${p.spec.venue} disabled: ${p.disabledReason}`;
-  if (p.status === 'pending') return `${p.pair} ${p.spec.venue} not resolved yet${p.lastError ? `: ${p.lastError}` : ''}`;
+  if (p.status === 'pending')
+    return `${p.pair} ${p.spec.venue} not resolved yet${p.lastError ? `: ${p.lastError}` : ''}`;
   if (p.lastError) return `${p.pair} ${p.spec.venue} failing: ${p.lastError}`;
   return undefined;
 }

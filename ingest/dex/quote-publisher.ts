@@ -72,7 +72,11 @@ export class QuotePublisher {
       const event = this.buildQuote(snap, m.sells[i] ?? [], m, m.depths[i]);
       const parsed = QuoteEvent.safeParse(event);
       if (!parsed.success) {
-        poolFailed(snap.pool, `invalid QuoteEvent: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`, logger);
+        poolFailed(
+          snap.pool,
+          `invalid QuoteEvent: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`,
+          logger,
+        );
         return;
       }
       quotes.push({ key: snap.pool.pair, value: JSON.stringify(parsed.data), timestamp: m.eventTime });
@@ -85,7 +89,9 @@ export class QuotePublisher {
       this.quotes += quotes.length;
       for (const snap of m.snapshots) if (snap.pool.lastBlock === m.blockNumber) snap.pool.published += 1;
       if (latencyParsed.success) {
-        await bus.publish(TOPICS.latency, [{ key: latencyVenue, value: JSON.stringify(latencyParsed.data), timestamp: m.latency.event_time_ms }]);
+        await bus.publish(TOPICS.latency, [
+          { key: latencyVenue, value: JSON.stringify(latencyParsed.data), timestamp: m.latency.event_time_ms },
+        ]);
         this.latencies += 1;
       } else {
         logger.error({ issues: latencyParsed.error.issues }, 'dex: invalid LatencyEvent, not published');
@@ -97,7 +103,12 @@ export class QuotePublisher {
     }
   }
 
-  private buildQuote(snap: PoolSnapshot, sells: Quote[], m: BlockMeasurement, depth: QuoteDepth | undefined): QuoteEvent {
+  private buildQuote(
+    snap: PoolSnapshot,
+    sells: Quote[],
+    m: BlockMeasurement,
+    depth: QuoteDepth | undefined,
+  ): QuoteEvent {
     const { reader, logger } = this.options;
     const { pool } = snap;
     const ladder = reader.ladderOf(snap, sells);
@@ -105,7 +116,12 @@ export class QuotePublisher {
     const feeFraction = pool.feeBps / 10_000;
     const gasUsd = reader.gasUsdOf(snap, sells, m.gasPrice, m.ethUsd);
     const failed = ladder.every((s) => s.buy_price === null && s.sell_price === null);
-    if (failed) poolFailed(pool, `no quote succeeded at block ${m.blockNumber}${pool.lastQuoteError ? ` (${pool.lastQuoteError})` : ''}`, logger);
+    if (failed)
+      poolFailed(
+        pool,
+        `no quote succeeded at block ${m.blockNumber}${pool.lastQuoteError ? ` (${pool.lastQuoteError})` : ''}`,
+        logger,
+      );
     else pool.lastError = undefined;
     const content: Omit<QuoteEvent, 'event_id'> = {
       pair: pool.pair,
@@ -128,6 +144,12 @@ export class QuotePublisher {
     };
     // Identity (chain, pool, block) plus a content digest: the gas price and the depth search's reference are read
     // at the time, so a replica (or a restart re-reading the block) may publish another measurement of it.
-    return { event_id: contentEventId(`dex:${this.options.chainId}:${(pool.address as string).toLowerCase()}:${m.blockNumber}`, content), ...content };
+    return {
+      event_id: contentEventId(
+        `dex:${this.options.chainId}:${(pool.address as string).toLowerCase()}:${m.blockNumber}`,
+        content,
+      ),
+      ...content,
+    };
   }
 }

@@ -77,7 +77,18 @@ export const CALIBRATION = {
    * (x5-x50, decaying with a 30 s half-life, 3 a day). A Uniswap v3 swap's
    * quoter gas estimate is 110k-180k units.
    */
-  gas: { floorGwei: 0.005, typicalGwei: 0.012, logSd: 0.3, halfLifeS: 600, spikesPerDay: 3, spikeMin: 5, spikeMax: 50, spikeHalfLifeS: 30, swapGasMin: 110_000, swapGasMax: 180_000 },
+  gas: {
+    floorGwei: 0.005,
+    typicalGwei: 0.012,
+    logSd: 0.3,
+    halfLifeS: 600,
+    spikesPerDay: 3,
+    spikeMin: 5,
+    spikeMax: 50,
+    spikeHalfLifeS: 30,
+    swapGasMin: 110_000,
+    swapGasMax: 180_000,
+  },
   /**
    * Venue latency: lognormal round trips (CEX REST median 70 ms, Base RPC
    * median 25 ms) with 2 % outliers (x2-x30, Pareto tail index 1.5). Exchange

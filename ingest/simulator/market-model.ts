@@ -53,7 +53,14 @@ export class MarketModel {
     pairs: Omit<PairModel, 'cexMid' | 'logIdioVol' | 'poolPrice' | 'arbPausedUntil' | 'logLiquidity'>[],
     private readonly cexFeeBps: number,
   ) {
-    this.pairs = pairs.map((p) => ({ ...p, cexMid: p.profile.price, logIdioVol: 0, poolPrice: p.profile.price, arbPausedUntil: 0, logLiquidity: 0 }));
+    this.pairs = pairs.map((p) => ({
+      ...p,
+      cexMid: p.profile.price,
+      logIdioVol: 0,
+      poolPrice: p.profile.price,
+      arbPausedUntil: 0,
+      logLiquidity: 0,
+    }));
   }
 
   /** Volatility multiplier of a pair now (1 in a calm market). */
@@ -101,8 +108,10 @@ export class MarketModel {
       if (r.occurs(C.jumps.pairPerDay / DAY_S, dtS)) logReturn += this.jumpSize(scale) / 1e4;
       p.cexMid *= Math.exp(logReturn);
     }
-    if (r.occurs(C.outages.perDay / DAY_S, dtS)) this.cexDownUntil = Math.max(this.cexDownUntil, nowMs + this.outageMs());
-    if (r.occurs(C.outages.perDay / DAY_S, dtS)) this.rpcDownUntil = Math.max(this.rpcDownUntil, nowMs + this.outageMs());
+    if (r.occurs(C.outages.perDay / DAY_S, dtS))
+      this.cexDownUntil = Math.max(this.cexDownUntil, nowMs + this.outageMs());
+    if (r.occurs(C.outages.perDay / DAY_S, dtS))
+      this.rpcDownUntil = Math.max(this.rpcDownUntil, nowMs + this.outageMs());
   }
 
   /** One Base block of blockS seconds at nowMs: gas, then per pool arbitrage, retail flow and shocks. */
@@ -110,7 +119,8 @@ export class MarketModel {
     const r = this.rng;
     this.logGas = ouStep(this.logGas, blockS, C.gas.halfLifeS, C.gas.logSd, r.normal());
     this.gasSpike = 1 + (this.gasSpike - 1) * Math.exp((-Math.LN2 * blockS) / C.gas.spikeHalfLifeS);
-    if (r.occurs(C.gas.spikesPerDay / DAY_S, blockS)) this.gasSpike = Math.max(this.gasSpike, r.between(C.gas.spikeMin, C.gas.spikeMax));
+    if (r.occurs(C.gas.spikesPerDay / DAY_S, blockS))
+      this.gasSpike = Math.max(this.gasSpike, r.between(C.gas.spikeMin, C.gas.spikeMax));
     const d = C.dex;
     for (const p of this.pairs) {
       p.logLiquidity = ouStep(p.logLiquidity, blockS, d.liquidity.halfLifeS, d.liquidity.stationarySd, r.normal());

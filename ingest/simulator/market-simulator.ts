@@ -77,7 +77,10 @@ export class MarketSimulator {
   private nextProbeAt: number;
   private readonly ethPair: PairModel | undefined;
 
-  constructor(private readonly catalogue: PairsCatalogue, private readonly options: SimulatorOptions) {
+  constructor(
+    private readonly catalogue: PairsCatalogue,
+    private readonly options: SimulatorOptions,
+  ) {
     this.rng = new SeededRandom(options.seed);
     this.cexTickMs = options.cexTickMs ?? 500;
     this.blockMs = options.blockMs ?? 2000;
@@ -93,13 +96,29 @@ export class MarketSimulator {
       this.rng,
       catalogue.pairs.map((p) => {
         const pool = p.dex[0]!;
-        return { pair: p.pair, profile: SIM_PROFILES[p.pair] ?? FALLBACK_PROFILE, dexVenue: pool.venue, feeBps: pool.fee_tier / 100 };
+        return {
+          pair: p.pair,
+          profile: SIM_PROFILES[p.pair] ?? FALLBACK_PROFILE,
+          dexVenue: pool.venue,
+          feeBps: pool.fee_tier / 100,
+        };
       }),
       catalogue.cex_taker_fee_bps,
     );
     this.ethPair = this.model.pairs.find((p) => p.pair === 'ETH/USD');
     const optionsDigest = createHash('sha256')
-      .update(JSON.stringify([catalogue.pairs.map((p) => p.pair), options.cexVenue, options.ladderUsd, this.cexTickMs, this.blockMs, this.bookDepth, this.impactBps, this.dexDepthMaxUsd]))
+      .update(
+        JSON.stringify([
+          catalogue.pairs.map((p) => p.pair),
+          options.cexVenue,
+          options.ladderUsd,
+          this.cexTickMs,
+          this.blockMs,
+          this.bookDepth,
+          this.impactBps,
+          this.dexDepthMaxUsd,
+        ]),
+      )
       .digest('hex')
       .slice(0, 6);
     this.runId = `${options.seed.toString(36)}.${options.startMs.toString(36)}.${optionsDigest}`;
@@ -120,7 +139,8 @@ export class MarketSimulator {
       for (const p of m.pairs) {
         const book = simulatedBook(this.rng, p.cexMid, p.profile, m.volMultiplier(p), this.bookDepth);
         events.push({ topic: TOPICS.quotes, key: p.pair, event: this.cexQuote(p, book) });
-        if (this.tick % this.bookEveryTicks === 0) events.push({ topic: TOPICS.books, key: p.pair, event: this.cexBook(p, book) });
+        if (this.tick % this.bookEveryTicks === 0)
+          events.push({ topic: TOPICS.books, key: p.pair, event: this.cexBook(p, book) });
       }
     }
     if (this.now >= this.nextBlockAt) {
@@ -128,12 +148,28 @@ export class MarketSimulator {
       m.advanceBlock(this.blockMs / 1000, this.now);
       const rpcUp = !m.rpcDown(this.now);
       if (rpcUp) for (const p of m.pairs) events.push({ topic: TOPICS.quotes, key: p.pair, event: this.dexQuote(p) });
-      events.push({ topic: TOPICS.latency, key: 'base_rpc', event: this.latency('base_rpc', 'dex', 'dex_rpc', 'eth_gasPrice', C.latency.rpc, rpcUp, `block:${this.block}`) });
+      events.push({
+        topic: TOPICS.latency,
+        key: 'base_rpc',
+        event: this.latency('base_rpc', 'dex', 'dex_rpc', 'eth_gasPrice', C.latency.rpc, rpcUp, `block:${this.block}`),
+      });
       this.nextBlockAt += this.blockMs;
     }
     if (this.now >= this.nextProbeAt) {
       const v = this.options.cexVenue;
-      events.push({ topic: TOPICS.latency, key: v, event: this.latency(v, 'cex', 'cex_rest', 'GET /api/v3/brokerage/time', C.latency.cex, cexUp, `tick:${this.tick}`) });
+      events.push({
+        topic: TOPICS.latency,
+        key: v,
+        event: this.latency(
+          v,
+          'cex',
+          'cex_rest',
+          'GET /api/v3/brokerage/time',
+          C.latency.cex,
+          cexUp,
+          `tick:${this.tick}`,
+        ),
+      });
       this.nextProbeAt += this.probeMs;
     }
     this.tick += 1;
@@ -221,7 +257,15 @@ export class MarketSimulator {
   }
 
   /** One round trip: lognormal, 2 % outliers with a Pareto tail; a failed probe (timeout) while the venue is down. */
-  private latency(venue: string, venueKind: 'cex' | 'dex', kind: 'cex_rest' | 'dex_rpc', endpoint: string, model: { medianMs: number; logSd: number }, up: boolean, at: string): LatencyEvent {
+  private latency(
+    venue: string,
+    venueKind: 'cex' | 'dex',
+    kind: 'cex_rest' | 'dex_rpc',
+    endpoint: string,
+    model: { medianMs: number; logSd: number },
+    up: boolean,
+    at: string,
+  ): LatencyEvent {
     const L = C.latency;
     let rtt = this.rng.lognormal(model.medianMs, model.logSd);
     if (this.rng.uniform() < L.outlierShare) rtt *= Math.min(L.outlierMax, this.rng.pareto(2, L.outlierTailIndex));

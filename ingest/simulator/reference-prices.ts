@@ -40,7 +40,14 @@ export interface SimPairProfile {
 
 export const SIM_PROFILES: Record<string, SimPairProfile> = {
   'ETH/USD': { price: 3000, vol: 0.6, beta: 0.9, poolDepthUsd: 40_000_000, bookLevelUsd: 150_000, cexSpreadBps: 0.5 },
-  'cbBTC/USD': { price: 90000, vol: 0.5, beta: 0.9, poolDepthUsd: 25_000_000, bookLevelUsd: 200_000, cexSpreadBps: 0.4 },
+  'cbBTC/USD': {
+    price: 90000,
+    vol: 0.5,
+    beta: 0.9,
+    poolDepthUsd: 25_000_000,
+    bookLevelUsd: 200_000,
+    cexSpreadBps: 0.4,
+  },
   'AERO/USD': { price: 1.1, vol: 1.1, beta: 0.7, poolDepthUsd: 8_000_000, bookLevelUsd: 20_000, cexSpreadBps: 4 },
   'cbETH/USD': { price: 3300, vol: 0.6, beta: 0.88, poolDepthUsd: 6_000_000, bookLevelUsd: 30_000, cexSpreadBps: 3 },
   'DEGEN/USD': { price: 0.005, vol: 1.6, beta: 0.65, poolDepthUsd: 1_500_000, bookLevelUsd: 5_000, cexSpreadBps: 12 },
@@ -54,4 +61,11 @@ export const SIM_PROFILES: Record<string, SimPairProfile> = {
   'COMP/USD': { price: 50, vol: 0.9, beta: 0.75, poolDepthUsd: 500_000, bookLevelUsd: 8_000, cexSpreadBps: 6 },
 };
 
-export const FALLBACK_PROFILE: SimPairProfile = { price: 1, vol: 1, beta: 0.7, poolDepthUsd: 1_000_000, bookLevelUsd: 5_000, cexSpreadBps: 8 };
+export const FALLBACK_PROFILE: SimPairProfile = {
+  price: 1,
+  vol: 1,
+  beta: 0.7,
+  poolDepthUsd: 1_000_000,
+  bookLevelUsd: 5_000,
+  cexSpreadBps: 8,
+};

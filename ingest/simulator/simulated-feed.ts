@@ -75,7 +75,10 @@ export class SimulatedFeed {
         }
       } catch (err) {
         this.lastError = errorMessage(err);
-        this.options.logger.warn({ err: this.lastError, kept: messages.length }, 'simulated feed publish failed; retrying with the next tick');
+        this.options.logger.warn(
+          { err: this.lastError, kept: messages.length },
+          'simulated feed publish failed; retrying with the next tick',
+        );
       }
       this.unsent.set(topic, messages);
     }
@@ -87,7 +90,8 @@ export class SimulatedFeed {
 
   health(): ProbeResult {
     if (this.lastError) return { status: 'degraded', source: 'simulated', reason: `publish failed: ${this.lastError}` };
-    if (Date.now() - this.lastOkAt > this.options.tickMs * 10) return { status: 'degraded', source: 'simulated', reason: 'no publish in 10 ticks' };
+    if (Date.now() - this.lastOkAt > this.options.tickMs * 10)
+      return { status: 'degraded', source: 'simulated', reason: 'no publish in 10 ticks' };
     return { status: 'ok', source: 'simulated', published: this.published, pairs: this.options.catalogue.pairs.length };
   }
 

@@ -20,7 +20,13 @@ export interface SimBook {
  * level sizes (USD, growing 10 % a level away from the touch) with vol^-0.8 and a
  * lognormal draw per level and side.
  */
-export function simulatedBook(rng: SeededRandom, mid: number, profile: SimPairProfile, volMultiplier: number, depth: number): SimBook {
+export function simulatedBook(
+  rng: SeededRandom,
+  mid: number,
+  profile: SimPairProfile,
+  volMultiplier: number,
+  depth: number,
+): SimBook {
   const widen = Math.pow(volMultiplier, C.book.spreadElasticity);
   const thin = Math.pow(volMultiplier, C.book.depthElasticity);
   const half = (profile.cexSpreadBps * widen * rng.lognormal(1, 0.2)) / 2 / 1e4;
@@ -60,7 +66,11 @@ export function poolSellPrice(p: SimPool, sizeUsd: number): number {
 }
 
 export function poolLadder(p: SimPool, sizes: readonly number[]): LadderStep[] {
-  return sizes.map((size) => ({ size_usd: size, buy_price: poolBuyPrice(p, size), sell_price: poolSellPrice(p, size) }));
+  return sizes.map((size) => ({
+    size_usd: size,
+    buy_price: poolBuyPrice(p, size),
+    sell_price: poolSellPrice(p, size),
+  }));
 }
 
 /**
@@ -74,9 +84,24 @@ export function poolDepth(p: SimPool, impactBps: number, maxUsd: number): QuoteD
   const f = p.feeBps / 1e4;
   const side = (exact: number, price: (s: number) => number) => {
     const usd = Math.min(exact, maxUsd);
-    return { usd, capped: exact > maxUsd, points: [[usd / 2, price(usd / 2)], [usd, price(usd)]] as [number, number][] };
+    return {
+      usd,
+      capped: exact > maxUsd,
+      points: [
+        [usd / 2, price(usd / 2)],
+        [usd, price(usd)],
+      ] as [number, number][],
+    };
   };
   const buy = side((b * p.reserveUsd) / (1 - f), (s) => poolBuyPrice(p, s));
   const sell = side((b * p.reserveUsd) / ((1 - b) * (1 - f)), (s) => poolSellPrice(p, s));
-  return { impact_bps: impactBps, buy_usd: buy.usd, sell_usd: sell.usd, buy_capped: buy.capped, sell_capped: sell.capped, buy_points: buy.points, sell_points: sell.points };
+  return {
+    impact_bps: impactBps,
+    buy_usd: buy.usd,
+    sell_usd: sell.usd,
+    buy_capped: buy.capped,
+    sell_capped: sell.capped,
+    buy_points: buy.points,
+    sell_points: sell.points,
+  };
 }

@@ -32,10 +32,13 @@ import { GERMAN_SUFFIXES, SUFFIXES, UNIT_WORDS } from './street-words.js';
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const cased = (w: string) => [w, w.toLowerCase(), w.toUpperCase()];
 const SUFFIX = `(?:${[...new Set(SUFFIXES.flatMap(cased))].map(escape).join('|')})`;
-const DIR = '(?:North|South|East|West|Northeast|Northwest|Southeast|Southwest|NORTH|SOUTH|EAST|WEST|NE|NW|SE|SW|N|S|E|W)\\.?';
-const NUMBER_WORD = '(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve|Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety|Hundred|Thousand)';
+const DIR =
+  '(?:North|South|East|West|Northeast|Northwest|Southeast|Southwest|NORTH|SOUTH|EAST|WEST|NE|NW|SE|SW|N|S|E|W)\\.?';
+const NUMBER_WORD =
+  '(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve|Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety|Hundred|Thousand)';
 const HOUSE = `(?:\\d{1,6}[A-Za-z]?(?:[-/]\\d{1,5}[A-Za-z]?)?|${NUMBER_WORD}(?:[ -]${NUMBER_WORD}){0,3})`;
-const NAME_WORD = "(?:[A-Z][A-Za-z'’.-]*|\\d{1,4}(?:st|nd|rd|th|ST|ND|RD|TH)|Mc[A-Z][a-z]+|O'[A-Z][a-z]+|of|de|la|du|del|von|van)";
+const NAME_WORD =
+  "(?:[A-Z][A-Za-z'’.-]*|\\d{1,4}(?:st|nd|rd|th|ST|ND|RD|TH)|Mc[A-Z][a-z]+|O'[A-Z][a-z]+|of|de|la|du|del|von|van)";
 /**
  * A unit's number, after the unit word and its blanks (`Apt 4`, `Suite #200`). The blanks after a `#` are the
  * only ones it takes: with `#?[ \t]*` a run of blanks could be split between the unit word's and the number's in
@@ -53,15 +56,24 @@ const STREET_RE = new RegExp(
   'gu',
 );
 /** UK lines whose unit is the number: `Flat 7, Bethan Route`, `Studio 94\nHayward Ways`. */
-const UNIT_LED_RE = new RegExp(`(?<![\\p{L}\\p{N}])(?:Flat|Studio|Apartment|Apt|Unit|Suite|Room|Maisonette)\\.?[ \\t]+[A-Za-z0-9-]{1,6}(?:[ \\t]*,[ \\t]*|[ \\t]*\\n[ \\t]*)(?:[A-Z][A-Za-z'’-]*[ \\t]+){1,3}${SUFFIX}\\b`, 'gu');
-const ROUTE_RE = new RegExp(`${BOUNDARY}${HOUSE}[ \\t]+(?:(?:State|County|US|U\\.S\\.|Farm to Market)[ \\t]+)?(?:Route|Rte|Highway|Hwy|Road|Rd|Interstate)[ \\t]+\\d{1,4}[A-Z]?\\b${UNIT}?`, 'gu');
-const STOP = '(?:the|a|an|of|on|in|at|to|our|my|your|his|her|their|its|this|that|these|those|and|or|but|down|up|across|along|for|from|by|with|per|each|every|other|same|next|last|first)';
+const UNIT_LED_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:Flat|Studio|Apartment|Apt|Unit|Suite|Room|Maisonette)\\.?[ \\t]+[A-Za-z0-9-]{1,6}(?:[ \\t]*,[ \\t]*|[ \\t]*\\n[ \\t]*)(?:[A-Z][A-Za-z'’-]*[ \\t]+){1,3}${SUFFIX}\\b`,
+  'gu',
+);
+const ROUTE_RE = new RegExp(
+  `${BOUNDARY}${HOUSE}[ \\t]+(?:(?:State|County|US|U\\.S\\.|Farm to Market)[ \\t]+)?(?:Route|Rte|Highway|Hwy|Road|Rd|Interstate)[ \\t]+\\d{1,4}[A-Z]?\\b${UNIT}?`,
+  'gu',
+);
+const STOP =
+  '(?:the|a|an|of|on|in|at|to|our|my|your|his|her|their|its|this|that|these|those|and|or|but|down|up|across|along|for|from|by|with|per|each|every|other|same|next|last|first)';
 const STREET_LOWER_RE = new RegExp(
   `${BOUNDARY}${HOUSE}[ \\t]+(?:(?!${STOP}\\b)[a-z][a-z'-]*[ \\t]+){1,2}(?:street|avenue|road|boulevard|drive|lane|court|place|terrace|parkway|highway)\\b${UNIT}?`,
   'gu',
 );
-const PO_BOX_RE = /(?<![\p{L}\p{N}])(?:P\.?[ \t]?O\.?[ \t]?Box|Post[ \t]+Office[ \t]+Box|POB)[ \t]*(?:#[ \t]*)?\d{1,8}\b/giu;
-const MILITARY_RE = /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Box[ \t]+\d{1,5}\b|(?:USNS|USNV|USS|USCGC|USNA)[ \t]+[A-Z][A-Za-z'-]+(?=[ \t]*(?:,|\n)[ \t]*(?:APO|FPO|DPO)\b))/gu;
+const PO_BOX_RE =
+  /(?<![\p{L}\p{N}])(?:P\.?[ \t]?O\.?[ \t]?Box|Post[ \t]+Office[ \t]+Box|POB)[ \t]*(?:#[ \t]*)?\d{1,8}\b/giu;
+const MILITARY_RE =
+  /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Box[ \t]+\d{1,5}\b|(?:USNS|USNV|USS|USCGC|USNA)[ \t]+[A-Z][A-Za-z'-]+(?=[ \t]*(?:,|\n)[ \t]*(?:APO|FPO|DPO)\b))/gu;
 /**
  * German street lines take at most GERMAN_NAME_WORDS words before the street word ("Karl-Friedrich-Schinkel-Straße",
  * "Am Alten Markt"): unbounded, every capitalised word of a long run of them started a scan to the run's end
@@ -69,10 +81,15 @@ const MILITARY_RE = /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Bo
  */
 const GERMAN_NAME_WORDS = 4;
 const GERMAN_RE = new RegExp(
-  `(?<![\\p{L}\\p{N}-])(?:(?:\\p{Lu}[\\p{L}]*[- ]){1,${GERMAN_NAME_WORDS}}|\\p{Lu}[\\p{L}]*?)(?:${GERMAN_SUFFIXES.flatMap((s) => [s, s[0]!.toUpperCase() + s.slice(1)]).map(escape).join('|')})[ \\t]+\\d{1,5}[a-z]?(?:[ \\t]*[-/][ \\t]*\\d{1,5}[a-z]?)?(?![\\p{L}\\p{N}])`,
+  `(?<![\\p{L}\\p{N}-])(?:(?:\\p{Lu}[\\p{L}]*[- ]){1,${GERMAN_NAME_WORDS}}|\\p{Lu}[\\p{L}]*?)(?:${GERMAN_SUFFIXES.flatMap(
+    (s) => [s, s[0]!.toUpperCase() + s.slice(1)],
+  )
+    .map(escape)
+    .join('|')})[ \\t]+\\d{1,5}[a-z]?(?:[ \\t]*[-/][ \\t]*\\d{1,5}[a-z]?)?(?![\\p{L}\\p{N}])`,
   'gu',
 );
-const ABBREVIATED_END_RE = /(?:^|[ \t])(?:St|Ave|Av|Rd|Blvd|Ln|Dr|Ct|Pl|Ter|Wy|Cir|Pkwy|Hwy|Expy|Fwy|Sq|Trl|Aly|Plz|Pt|Rdg|Tpke|Xing|Hts|Ctr|Cswy|Cv|Crk|Grv|Hbr|Lndg|Mnr|Mdws|Vly|Vw|Vlg|Cres|Cl|Pde|Esp|Str|Apt|Ste|N|S|E|W|NE|NW|SE|SW)\.$/i;
+const ABBREVIATED_END_RE =
+  /(?:^|[ \t])(?:St|Ave|Av|Rd|Blvd|Ln|Dr|Ct|Pl|Ter|Wy|Cir|Pkwy|Hwy|Expy|Fwy|Sq|Trl|Aly|Plz|Pt|Rdg|Tpke|Xing|Hts|Ctr|Cswy|Cv|Crk|Grv|Hbr|Lndg|Mnr|Mdws|Vly|Vw|Vlg|Cres|Cl|Pde|Esp|Str|Apt|Ste|N|S|E|W|NE|NW|SE|SW)\.$/i;
 /** Blanks and commas that end a match, from the start of their run only (unanchored `[ \t,]+$` retries each). */
 const TRAILING_SEPARATORS_RE = /(?<![ \t,])[ \t,]+$/;
 /** What may stand between two parts of one street line: blanks, and at most one comma or line break. */
@@ -85,19 +102,30 @@ export function findAddresses(text: string): Span[] {
   for (const re of [STREET_RE, STREET_LOWER_RE, ROUTE_RE, UNIT_LED_RE]) {
     for (const m of text.matchAll(re)) {
       const house = /^\d+/.exec(m[0]);
-      if (house && /^(?:19|20)\d\d$/.test(house[0]) && YEAR_BEFORE_RE.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
+      if (
+        house &&
+        /^(?:19|20)\d\d$/.test(house[0]) &&
+        YEAR_BEFORE_RE.test(text.slice(Math.max(0, m.index - 12), m.index))
+      )
+        continue;
       if (house && /^0+$/.test(house[0])) continue;
       // A number and one lower-case word ("98101 points") is a count, not a street.
       if (/^\d+[ \t]+[a-z]+\.?$/.test(m[0].trim())) continue;
       // "44 sq. ft.", "3131 Dr. Matthew": an abbreviation right after the number is a unit or a title, not a street type.
-      if (/^\d+[A-Za-z]?[ \t]+(?:Sq|Dr|St|Pl|Ct)\b\.?(?:[ \t]+(?:ft|feet|m|mi|km|yd|in)\b|[ \t]+[A-Z][a-z]*[A-Z]?)/i.test(m[0] + text.slice(m.index + m[0].length, m.index + m[0].length + 12))) continue;
+      if (
+        /^\d+[A-Za-z]?[ \t]+(?:Sq|Dr|St|Pl|Ct)\b\.?(?:[ \t]+(?:ft|feet|m|mi|km|yd|in)\b|[ \t]+[A-Z][a-z]*[A-Z]?)/i.test(
+          m[0] + text.slice(m.index + m[0].length, m.index + m[0].length + 12),
+        )
+      )
+        continue;
       let matched = m[0].replace(TRAILING_SEPARATORS_RE, '');
       // A sentence's full stop after a full street type ("Baker Street.") is not part of the address.
       if (matched.endsWith('.') && !ABBREVIATED_END_RE.test(matched)) matched = matched.slice(0, -1);
       spans.push({ start: m.index, end: m.index + matched.length, kind: 'ADDRESS' });
     }
   }
-  for (const re of [PO_BOX_RE, MILITARY_RE, GERMAN_RE]) for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, kind: 'ADDRESS' });
+  for (const re of [PO_BOX_RE, MILITARY_RE, GERMAN_RE])
+    for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, kind: 'ADDRESS' });
   return joinLines(text, spans);
 }
 
@@ -107,7 +135,8 @@ function joinLines(text: string, spans: Span[]): Span[] {
   const out: Span[] = [];
   for (const s of sorted) {
     const last = out[out.length - 1];
-    if (last && (s.start <= last.end || LINE_JOIN_RE.test(text.slice(last.end, s.start)))) last.end = Math.max(last.end, s.end);
+    if (last && (s.start <= last.end || LINE_JOIN_RE.test(text.slice(last.end, s.start))))
+      last.end = Math.max(last.end, s.end);
     else out.push({ ...s });
   }
   return out;

@@ -40,12 +40,16 @@ const EMAIL_RE =
 /** "jane [at] example [dot] com", "jane(at)example(dot)com", "jane at example dot com". */
 const AT = '(?:[ \\t]*[\\[({][ \\t]*at[ \\t]*[\\])}][ \\t]*|[ \\t]+at[ \\t]+)';
 const DOT = '(?:[ \\t]*[\\[({][ \\t]*dot[ \\t]*[\\])}][ \\t]*|[ \\t]+dot[ \\t]+)';
-const OBFUSCATED_EMAIL_RE = new RegExp(`(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}._%+-]+${AT}[\\p{L}\\p{N}-]+(?:${DOT}[\\p{L}\\p{N}-]+)*${DOT}\\p{L}{2,24}(?![\\p{L}\\p{N}])`, 'giu');
+const OBFUSCATED_EMAIL_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}._%+-]+${AT}[\\p{L}\\p{N}-]+(?:${DOT}[\\p{L}\\p{N}-]+)*${DOT}\\p{L}{2,24}(?![\\p{L}\\p{N}])`,
+  'giu',
+);
 
 export function findEmails(text: string): Span[] {
   const out: Span[] = [];
   for (const m of text.matchAll(EMAIL_RE)) out.push({ start: m.index, end: m.index + m[0].length, kind: 'EMAIL' });
-  for (const m of text.matchAll(OBFUSCATED_EMAIL_RE)) out.push({ start: m.index, end: m.index + m[0].length, kind: 'EMAIL' });
+  for (const m of text.matchAll(OBFUSCATED_EMAIL_RE))
+    out.push({ start: m.index, end: m.index + m[0].length, kind: 'EMAIL' });
   return out;
 }
 
@@ -63,7 +67,8 @@ interface Group {
 function groupsOf(run: string, offset: number): Group[] {
   const groups: Group[] = [];
   const re = /\d+/g;
-  for (const m of run.matchAll(re)) groups.push({ start: offset + m.index, end: offset + m.index + m[0].length, digits: m[0] });
+  for (const m of run.matchAll(re))
+    groups.push({ start: offset + m.index, end: offset + m.index + m[0].length, digits: m[0] });
   return groups;
 }
 
@@ -121,7 +126,8 @@ function cardGaps(digits: string): number[] | undefined {
 const CARD_KEYWORD_RE = /\b(?:card|cc|pan|maestro|debit|credit)\b[\s.:#=-]*(?:(?:no|number|num)[\s.:#=-]*)?$/i;
 
 /** Words before a bare digit run that make it a product, parcel or device number rather than a card. */
-const NOT_CARD_KEYWORD_RE = /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:(?:no|number)[\s.:#=-]*)?$/i;
+const NOT_CARD_KEYWORD_RE =
+  /\b(?:ean|gtin|upc|isbn|issn|imei|meid|iccid|barcode|serial|tracking|parcel|shipment|order|invoice|timestamp|epoch|ts)\b[\s.:#=-]*(?:(?:no|number)[\s.:#=-]*)?$/i;
 
 /** Four-digit groups joined by dots (`4012.8888.8888.1881`): a card only in that exact grouping. */
 const DOTTED_CARD_RE = /(?<![\p{L}\p{N}_.,$€£-])\d{4}(?:\.\d{4}){2,3}(?:\.\d{1,3})?(?![\p{L}\p{N}_]|[.,]\d)/gu;
@@ -130,7 +136,12 @@ export function findCreditCards(text: string): Span[] {
   const out: Span[] = [];
   for (const m of text.matchAll(DOTTED_CARD_RE)) {
     const digits = m[0].replace(/\./g, '');
-    if (digits.length >= 13 && cardGaps(digits) && !NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 30), m.index))) out.push({ start: m.index, end: m.index + m[0].length, kind: 'CREDIT_CARD' });
+    if (
+      digits.length >= 13 &&
+      cardGaps(digits) &&
+      !NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 30), m.index))
+    )
+      out.push({ start: m.index, end: m.index + m[0].length, kind: 'CREDIT_CARD' });
   }
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
     const run = m[0];
@@ -196,7 +207,8 @@ function cardWindows(
 
 const SSN_SEPARATED_RE = /(?<![\p{L}\p{N}_$.-])(\d{3})([- .])(\d{2})\2(\d{4})(?![\p{L}\p{N}_]|[-.]\d)/gu;
 const SSN_BARE_RE = /(?<![\p{L}\p{N}_$.-])(\d{3})(\d{2})(\d{4})(?![\p{L}\p{N}_]|[.,-]\d)/gu;
-const SSN_KEYWORD_RE = /\b(?:ssn|ss#|ss no|soc(?:ial)?\.?\s*sec(?:urity)?(?:\s*(?:no|num|number|#))?|social security(?:\s*(?:no|num|number|#))?)\b/gi;
+const SSN_KEYWORD_RE =
+  /\b(?:ssn|ss#|ss no|soc(?:ial)?\.?\s*sec(?:urity)?(?:\s*(?:no|num|number|#))?|social security(?:\s*(?:no|num|number|#))?)\b/gi;
 /** The most characters (no line break among them) between an SSN keyword and the number it labels. */
 const SSN_KEYWORD_REACH = 24;
 
@@ -231,8 +243,10 @@ export function findSsns(text: string): Span[] {
 
 // ------------------------------------------------------------------ phone
 
-const PHONE_KEYWORD_RE = /\b(?:phone|tel|telephone|call|calling|mobile|cell|cellphone|fax|sms|text|whatsapp|signal|contact|reach|dial|ph|mob|number|hotline|helpline)\b[^\n\d]{0,20}$/i;
-const NOT_PHONE_KEYWORD_RE = /\b(?:order|invoice|account|acct|tracking|ref|reference|ticket|case|po|serial|sku|item|confirmation|transaction|txn|id|isbn|routing|member|policy|claim|part)\b[\s.:#-]*(?:(?:no|num(?:ber)?)[\s.:#-]*)?$/i;
+const PHONE_KEYWORD_RE =
+  /\b(?:phone|tel|telephone|call|calling|mobile|cell|cellphone|fax|sms|text|whatsapp|signal|contact|reach|dial|ph|mob|number|hotline|helpline)\b[^\n\d]{0,20}$/i;
+const NOT_PHONE_KEYWORD_RE =
+  /\b(?:order|invoice|account|acct|tracking|ref|reference|ticket|case|po|serial|sku|item|confirmation|transaction|txn|id|isbn|routing|member|policy|claim|part)\b[\s.:#-]*(?:(?:no|num(?:ber)?)[\s.:#-]*)?$/i;
 
 const LOCAL_RE = /(?<![\p{L}\p{N}_$.,()+-]|\d[ .-]|\)[ ]?)\d{3}[-.]\d{4}(?![\p{L}\p{N}_]|[-.]\d)/gu;
 
@@ -288,7 +302,8 @@ export function findPhones(text: string, region: CountryCode): Span[] {
   out.push(...findNationalPhones(text, keywordBefore, excluded, [...out]));
   // Seven-digit local numbers ("call 555-0123") are below what the matcher reports without an area code.
   for (const m of text.matchAll(LOCAL_RE)) {
-    if (PHONE_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 32), m.index))) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
+    if (PHONE_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 32), m.index)))
+      out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
   }
   return out;
 }
@@ -308,5 +323,12 @@ function accept(text: string, start: number, raw: string, n: { isValid(): boolea
 
 export function findStandardEntities(text: string, region: CountryCode): Span[] {
   const addresses = findAddresses(text);
-  return [...findEmails(text), ...findCreditCards(text), ...findSsns(text), ...findPhones(text, region), ...addresses, ...findZips(text, addresses)];
+  return [
+    ...findEmails(text),
+    ...findCreditCards(text),
+    ...findSsns(text),
+    ...findPhones(text, region),
+    ...addresses,
+    ...findZips(text, addresses),
+  ];
 }

@@ -34,16 +34,30 @@ function plansOfLength(length: number): readonly Plan[] {
     const metadata = new Metadata();
     for (const region of getCountries()) {
       metadata.selectNumberingPlan(region);
-      const plan = (metadata as unknown as { numberingPlan?: { nationalPrefix(): string | undefined; possibleLengths(): number[] | undefined; nationalNumberPattern(): string } }).numberingPlan;
+      const plan = (
+        metadata as unknown as {
+          numberingPlan?: {
+            nationalPrefix(): string | undefined;
+            possibleLengths(): number[] | undefined;
+            nationalNumberPattern(): string;
+          };
+        }
+      ).numberingPlan;
       if (!plan) continue;
-      const entry: Plan = { region, nationalPrefix: plan.nationalPrefix() || undefined, lengths: new Set(plan.possibleLengths() ?? []), pattern: new RegExp(`^(?:${plan.nationalNumberPattern()})$`) };
+      const entry: Plan = {
+        region,
+        nationalPrefix: plan.nationalPrefix() || undefined,
+        lengths: new Set(plan.possibleLengths() ?? []),
+        pattern: new RegExp(`^(?:${plan.nationalNumberPattern()})$`),
+      };
       for (const n of entry.lengths) byLength.set(n, [...(byLength.get(n) ?? []), entry]);
     }
   }
   return byLength.get(length) ?? [];
 }
 
-const CANDIDATE_RE = /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ ./-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
+const CANDIDATE_RE =
+  /(?<![\p{L}\p{N}_+$€£¥.,:/-]|\d[ .-])(?:\(\d{1,5}\)[ -]?)?\d{1,6}(?:[ ./-]\d{1,8}){0,5}(?![\p{L}\p{N}_]|[.,:]\d|[ -]\d)/gu;
 const DATE_RE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,2}[./]\d{1,2})$/;
 const ZIP4_RE = /^\d{5}-\d{4}$/;
 
@@ -78,7 +92,8 @@ function search(raw: string, digits: string, anyGrouping: boolean): boolean {
       if (seen.has(plan)) continue;
       const prefix = plan.nationalPrefix;
       if (prefixLength && (!prefix || prefix.length !== prefixLength || !digits.startsWith(prefix))) continue;
-      if (!prefixLength && prefix && digits.startsWith(prefix) && plan.lengths.has(digits.length - prefix.length)) continue;
+      if (!prefixLength && prefix && digits.startsWith(prefix) && plan.lengths.has(digits.length - prefix.length))
+        continue;
       seen.add(plan);
       if (!plan.pattern.test(digits.slice(prefixLength))) continue;
       if (++parses > MAX_PARSES) return false;
@@ -90,7 +105,12 @@ function search(raw: string, digits: string, anyGrouping: boolean): boolean {
 }
 
 /** `taken`: phone spans already found (the international matcher's); a candidate inside one is not read again. */
-export function findNationalPhones(text: string, keywordBefore: (start: number) => boolean, isExcluded: (start: number) => boolean, taken: readonly Span[] = []): Span[] {
+export function findNationalPhones(
+  text: string,
+  keywordBefore: (start: number) => boolean,
+  isExcluded: (start: number) => boolean,
+  taken: readonly Span[] = [],
+): Span[] {
   const out: Span[] = [];
   // Candidates come in text order, without overlaps: one sweep over the taken spans (by start) finds the ones a
   // candidate overlaps, where testing every taken span per candidate would be quadratic.
@@ -113,7 +133,8 @@ export function findNationalPhones(text: string, keywordBefore: (start: number) 
     const keyword = keywordBefore(m.index);
     if (!grouped && !keyword) continue;
     if (isExcluded(m.index)) continue;
-    if (plausibleSomewhere(raw, digits, keyword)) out.push({ start: m.index, end: m.index + raw.length, kind: 'PHONE' });
+    if (plausibleSomewhere(raw, digits, keyword))
+      out.push({ start: m.index, end: m.index + raw.length, kind: 'PHONE' });
   }
   return out;
 }

@@ -5,35 +5,117 @@
 import type { Span } from './spans.js';
 
 const STATES: Record<string, string> = {
-  AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado', CT: 'Connecticut',
-  DE: 'Delaware', DC: 'District of Columbia', FL: 'Florida', GA: 'Georgia', HI: 'Hawaii', ID: 'Idaho', IL: 'Illinois',
-  IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky', LA: 'Louisiana', ME: 'Maine', MD: 'Maryland',
-  MA: 'Massachusetts', MI: 'Michigan', MN: 'Minnesota', MS: 'Mississippi', MO: 'Missouri', MT: 'Montana',
-  NE: 'Nebraska', NV: 'Nevada', NH: 'New Hampshire', NJ: 'New Jersey', NM: 'New Mexico', NY: 'New York',
-  NC: 'North Carolina', ND: 'North Dakota', OH: 'Ohio', OK: 'Oklahoma', OR: 'Oregon', PA: 'Pennsylvania',
-  RI: 'Rhode Island', SC: 'South Carolina', SD: 'South Dakota', TN: 'Tennessee', TX: 'Texas', UT: 'Utah',
-  VT: 'Vermont', VA: 'Virginia', WA: 'Washington', WV: 'West Virginia', WI: 'Wisconsin', WY: 'Wyoming',
-  PR: 'Puerto Rico', GU: 'Guam', VI: 'Virgin Islands', AS: 'American Samoa', MP: 'Northern Mariana Islands',
-  AA: 'Armed Forces Americas', AE: 'Armed Forces Europe', AP: 'Armed Forces Pacific',
+  AL: 'Alabama',
+  AK: 'Alaska',
+  AZ: 'Arizona',
+  AR: 'Arkansas',
+  CA: 'California',
+  CO: 'Colorado',
+  CT: 'Connecticut',
+  DE: 'Delaware',
+  DC: 'District of Columbia',
+  FL: 'Florida',
+  GA: 'Georgia',
+  HI: 'Hawaii',
+  ID: 'Idaho',
+  IL: 'Illinois',
+  IN: 'Indiana',
+  IA: 'Iowa',
+  KS: 'Kansas',
+  KY: 'Kentucky',
+  LA: 'Louisiana',
+  ME: 'Maine',
+  MD: 'Maryland',
+  MA: 'Massachusetts',
+  MI: 'Michigan',
+  MN: 'Minnesota',
+  MS: 'Mississippi',
+  MO: 'Missouri',
+  MT: 'Montana',
+  NE: 'Nebraska',
+  NV: 'Nevada',
+  NH: 'New Hampshire',
+  NJ: 'New Jersey',
+  NM: 'New Mexico',
+  NY: 'New York',
+  NC: 'North Carolina',
+  ND: 'North Dakota',
+  OH: 'Ohio',
+  OK: 'Oklahoma',
+  OR: 'Oregon',
+  PA: 'Pennsylvania',
+  RI: 'Rhode Island',
+  SC: 'South Carolina',
+  SD: 'South Dakota',
+  TN: 'Tennessee',
+  TX: 'Texas',
+  UT: 'Utah',
+  VT: 'Vermont',
+  VA: 'Virginia',
+  WA: 'Washington',
+  WV: 'West Virginia',
+  WI: 'Wisconsin',
+  WY: 'Wyoming',
+  PR: 'Puerto Rico',
+  GU: 'Guam',
+  VI: 'Virgin Islands',
+  AS: 'American Samoa',
+  MP: 'Northern Mariana Islands',
+  AA: 'Armed Forces Americas',
+  AE: 'Armed Forces Europe',
+  AP: 'Armed Forces Pacific',
 };
 /** State codes that are also everyday uppercase words or abbreviations ("Order ID 12345"): only after a comma. */
-const AMBIGUOUS_CODES = new Set(['ID', 'IN', 'OR', 'ME', 'OK', 'HI', 'OH', 'AS', 'AA', 'AE', 'AP', 'PA', 'CO', 'DE', 'MA', 'LA']);
+const AMBIGUOUS_CODES = new Set([
+  'ID',
+  'IN',
+  'OR',
+  'ME',
+  'OK',
+  'HI',
+  'OH',
+  'AS',
+  'AA',
+  'AE',
+  'AP',
+  'PA',
+  'CO',
+  'DE',
+  'MA',
+  'LA',
+]);
 /** Words that, right before "XX 12345", make it an identifier rather than a city and state. */
-const NOT_CITY = /\b(?:order|invoice|ticket|case|ref|reference|account|item|part|model|build|room|job|batch|sku|lot|unit|serial|version|id|no|number|code|route|flight|page|chapter|section|table|figure|step|level|grade|class|type|size|total)\s*$/i;
+const NOT_CITY =
+  /\b(?:order|invoice|ticket|case|ref|reference|account|item|part|model|build|room|job|batch|sku|lot|unit|serial|version|id|no|number|code|route|flight|page|chapter|section|table|figure|step|level|grade|class|type|size|total)\s*$/i;
 
 const ZIP = '(\\d{5}(?:-\\d{4})?)(?![\\p{L}\\p{N}_]|[-.,]\\d)';
-const STATE_CODE_ZIP_RE = new RegExp(`(?<![\\p{L}\\p{N}])(${Object.keys(STATES).join('|')})\\.?(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`, 'gu');
-const STATE_NAME_ZIP_RE = new RegExp(`(?<![\\p{L}\\p{N}])(?:${Object.values(STATES).map((s) => s.replace(/ /g, '[ \\t]+')).join('|')})(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`, 'giu');
-const KEYWORD_ZIP_RE = new RegExp(`\\b(?:zip(?:[ \\t]*\\+[ \\t]*4)?(?:[ \\t-]*code)?|zipcode|postal[ \\t]*code|post[ \\t]*code|postcode|plz|postleitzahl)\\b[ \\t:#.-]*(?:is[ \\t]+|was[ \\t]+)?${ZIP}`, 'giu');
+const STATE_CODE_ZIP_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}])(${Object.keys(STATES).join('|')})\\.?(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`,
+  'gu',
+);
+const STATE_NAME_ZIP_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:${Object.values(STATES)
+    .map((s) => s.replace(/ /g, '[ \\t]+'))
+    .join('|')})(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`,
+  'giu',
+);
+const KEYWORD_ZIP_RE = new RegExp(
+  `\\b(?:zip(?:[ \\t]*\\+[ \\t]*4)?(?:[ \\t-]*code)?|zipcode|postal[ \\t]*code|post[ \\t]*code|postcode|plz|postleitzahl)\\b[ \\t:#.-]*(?:is[ \\t]+|was[ \\t]+)?${ZIP}`,
+  'giu',
+);
 /** US military post offices: `APO AE 09123`. */
-const MILITARY_ZIP_RE = new RegExp(`(?<![\\p{L}\\p{N}])(?:APO|FPO|DPO)[ \\t]+(?:AA|AE|AP)(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`, 'gu');
+const MILITARY_ZIP_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:APO|FPO|DPO)[ \\t]+(?:AA|AE|AP)(?:[ \\t]*,[ \\t]*|[ \\t]+)${ZIP}`,
+  'gu',
+);
 /** Canada Post: `K1A 0B1` (letters D, F, I, O, Q, U never; W, Z not first). */
 const CA_POSTCODE = '([ABCEGHJ-NPRSTVXY]\\d[ABCEGHJ-NPRSTV-Z][ \\t]?\\d[ABCEGHJ-NPRSTV-Z]\\d)(?![\\p{L}\\p{N}])';
 const CA_RE = new RegExp(`(?<![\\p{L}\\p{N}])${CA_POSTCODE}`, 'gu');
 /** Royal Mail: outward code, a space, inward code (`SW1A 1AA`, `M1 1AE`, `DN6Y 8JT`). */
 const UK_RE = /(?<![\p{L}\p{N}])([A-Z]{1,2}\d[A-Z\d]?[ \t]+\d[A-Z]{2})(?![\p{L}\p{N}])/gu;
 /** Australia Post: four digits after the state or territory. */
-const AU_RE = /(?<![\p{L}\p{N}])(?:NSW|VIC|QLD|SA|WA|TAS|NT|ACT|Victoria|Queensland|Tasmania)\.?(?:[ \t]*,[ \t]*|[ \t]+)(\d{4})(?![\p{L}\p{N}_]|[-.,]\d)/gu;
+const AU_RE =
+  /(?<![\p{L}\p{N}])(?:NSW|VIC|QLD|SA|WA|TAS|NT|ACT|Victoria|Queensland|Tasmania)\.?(?:[ \t]*,[ \t]*|[ \t]+)(\d{4})(?![\p{L}\p{N}_]|[-.,]\d)/gu;
 /**
  * After a street line: an optional town (up to two parts of one to four capitalised words, split by blanks, a comma
  * or a line break), then a code. Written so that each character has one reading: a word is taken whole (the
@@ -105,10 +187,16 @@ export function findZips(text: string, addresses: readonly Span[]): Span[] {
     const lineStart = /(?:^|\n)[ \t]*$/.test(before) && !AMBIGUOUS_CODES.has(code);
     if (afterComma || nearAddress(m.index) || afterCity || lineStart) push(m, m[2]!);
   }
-  for (const re of [STATE_NAME_ZIP_RE, KEYWORD_ZIP_RE, MILITARY_ZIP_RE, AU_RE, UK_RE]) for (const m of text.matchAll(re)) push(m, m[1]!);
+  for (const re of [STATE_NAME_ZIP_RE, KEYWORD_ZIP_RE, MILITARY_ZIP_RE, AU_RE, UK_RE])
+    for (const m of text.matchAll(re)) push(m, m[1]!);
   for (const m of text.matchAll(CA_RE)) {
     // Spaced, the shape is distinctive; unspaced (`M9A2S3`) only near an address or after a province.
-    if (/\s/.test(m[1]!) || nearAddress(m.index) || /\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\.?,?[ \t]+$/.test(text.slice(Math.max(0, m.index - 6), m.index))) push(m, m[1]!);
+    if (
+      /\s/.test(m[1]!) ||
+      nearAddress(m.index) ||
+      /\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\.?,?[ \t]+$/.test(text.slice(Math.max(0, m.index - 6), m.index))
+    )
+      push(m, m[1]!);
   }
   for (const a of addresses) {
     const tail = text.slice(a.end, a.end + ADDRESS_TAIL);

@@ -37,11 +37,21 @@ function normaliseForDetection(text: string): string {
 }
 
 /** The scrub itself: pattern spans plus any extra (AI) spans, resolved and applied. */
-export function redact(text: string, region: CountryCode, extraSpans: readonly Span[] = []): { scrubbed: string; kinds: EntityKind[]; redactions: Redaction[] } {
+export function redact(
+  text: string,
+  region: CountryCode,
+  extraSpans: readonly Span[] = [],
+): { scrubbed: string; kinds: EntityKind[]; redactions: Redaction[] } {
   const standard = resolveSpans(findStandardEntities(normaliseForDetection(text), region), text.length);
   // Structured PII keeps its own label; names and bios (strict mode) cover only what remains around it.
-  const wellFormed = extraSpans.filter((s) => Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= 0 && s.end <= text.length && s.start < s.end);
-  const rest = resolveSpans(wellFormed.flatMap((s) => outside(text, s, standard)), text.length);
+  const wellFormed = extraSpans.filter(
+    (s) =>
+      Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= 0 && s.end <= text.length && s.start < s.end,
+  );
+  const rest = resolveSpans(
+    wellFormed.flatMap((s) => outside(text, s, standard)),
+    text.length,
+  );
   const redactions = [...standard, ...rest].sort((a, b) => a.start - b.start);
   return { ...applyRedactions(text, redactions), redactions };
 }
@@ -83,14 +93,17 @@ function parseInput(data: unknown): AirgapScrubRequest {
   const parsed = AirgapScrubInput.safeParse(data);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys') throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
+  if (issue.code === 'unrecognized_keys')
+    throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
   const field = issue.path.map(String).join('.') || 'text';
   throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
 }
 
 /** The provider's spans, kept only where they are well-formed and of a kind strict mode redacts. */
 function aiSpans(spans: readonly SensitiveSpan[]): Span[] {
-  return spans.filter((s) => s && (s.kind === 'NAME' || s.kind === 'BIO')).map((s) => ({ start: s.start, end: s.end, kind: s.kind }));
+  return spans
+    .filter((s) => s && (s.kind === 'NAME' || s.kind === 'BIO'))
+    .map((s) => ({ start: s.start, end: s.end, kind: s.kind }));
 }
 
 /** A provider failure as a JobError with the provider's code and status (5xx) but none of its text. */
@@ -104,7 +117,8 @@ function providerFailure(err: unknown): JobError {
 
 export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubResponse> = async (deps) => {
   const region = deps.config.AIRGAP_PHONE_REGION;
-  if (!isSupportedCountry(region)) throw new Error(`AIRGAP_PHONE_REGION: ${region} is not a region libphonenumber-js knows`);
+  if (!isSupportedCountry(region))
+    throw new Error(`AIRGAP_PHONE_REGION: ${region} is not a region libphonenumber-js knows`);
   const defaultRegion: CountryCode = region;
   warmUpNationalPhones();
   const { logger, ai } = deps;
@@ -114,7 +128,12 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
       const input = parseInput(data);
       const strict = input.strictMode === true;
       if (strict && !ai) {
-        throw new JobError('ai_unavailable', 'strictMode needs the AI provider, which this worker does not have; retry without strictMode', 503, { field: 'strictMode' });
+        throw new JobError(
+          'ai_unavailable',
+          'strictMode needs the AI provider, which this worker does not have; retry without strictMode',
+          503,
+          { field: 'strictMode' },
+        );
       }
       const t0 = performance.now();
       try {
@@ -128,7 +147,10 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
             found = await ai.findSensitiveSpans(text, { signal: ctx.signal });
           } catch (err) {
             if (ctx.signal.aborted) throw err;
-            logger.warn({ provider: ai.adapter, err_type: err instanceof AppError ? err.code : (err as Error)?.name }, 'airgap-scrub: AI provider failed');
+            logger.warn(
+              { provider: ai.adapter, err_type: err instanceof AppError ? err.code : (err as Error)?.name },
+              'airgap-scrub: AI provider failed',
+            );
             throw providerFailure(err);
           }
           extra.push(...aiSpans(found.spans));
@@ -137,7 +159,10 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
         ctx.signal.throwIfAborted();
         const { scrubbed, kinds, redactions } = redact(text, defaultRegion, extra);
         // Counts only: never the text, a match or an offset.
-        logger.debug({ chars: text.length, redactions: redactions.length, kinds, strict, ms: Math.round(performance.now() - t0) }, 'airgap-scrub: done');
+        logger.debug(
+          { chars: text.length, redactions: redactions.length, kinds, strict, ms: Math.round(performance.now() - t0) },
+          'airgap-scrub: done',
+        );
         return { success: true, scrubbed, entities_redacted: kinds, source, mode: strict ? 'deep' : 'standard' };
       } catch (err) {
         if (err instanceof JobError || ctx.signal.aborted) throw err;

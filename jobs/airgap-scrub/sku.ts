@@ -9,18 +9,23 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { MAX_TEXT } from '../text-size-limits.js';
 
-export const AirgapScrubOutput = z
-  .object({
-    success: z.boolean(),
-    scrubbed: z
-      .string()
-      .describe('Text with each entity replaced by its bracketed label: [SSN], [CREDIT_CARD], [PHONE], [EMAIL], [ADDRESS], [ZIP]; strict mode adds [NAME] and [BIO]'),
-    entities_redacted: z
-      .array(z.enum(['SSN', 'CREDIT_CARD', 'PHONE', 'EMAIL', 'ADDRESS', 'ZIP', 'NAME', 'BIO']))
-      .describe('Kinds whose text was removed, in order of first appearance (a kind inside a larger redaction counts too)'),
-    source: z.string().describe('`airgap-scrub`, or `airgap-scrub+<ai adapter>:<model>` in deep mode'),
-    mode: z.enum(['standard', 'deep']).describe('`standard`, or `deep` when strictMode enabled AI redaction of names and bios'),
-  });
+export const AirgapScrubOutput = z.object({
+  success: z.boolean(),
+  scrubbed: z
+    .string()
+    .describe(
+      'Text with each entity replaced by its bracketed label: [SSN], [CREDIT_CARD], [PHONE], [EMAIL], [ADDRESS], [ZIP]; strict mode adds [NAME] and [BIO]',
+    ),
+  entities_redacted: z
+    .array(z.enum(['SSN', 'CREDIT_CARD', 'PHONE', 'EMAIL', 'ADDRESS', 'ZIP', 'NAME', 'BIO']))
+    .describe(
+      'Kinds whose text was removed, in order of first appearance (a kind inside a larger redaction counts too)',
+    ),
+  source: z.string().describe('`airgap-scrub`, or `airgap-scrub+<ai adapter>:<model>` in deep mode'),
+  mode: z
+    .enum(['standard', 'deep'])
+    .describe('`standard`, or `deep` when strictMode enabled AI redaction of names and bios'),
+});
 
 export const AirgapScrubInput = z.strictObject({
   text: z.string().min(1).max(MAX_TEXT).describe('Text to redact'),
@@ -46,7 +51,8 @@ export const airgapScrubSku = defineJobSku({
     source: 'airgap-scrub',
     mode: 'standard',
   },
-  description: 'Stateless redaction of PII and PCI (SSNs, credit cards, phones, addresses, emails, ZIPs) from text, zero data retention; optional AI deep mode for names and bios.',
+  description:
+    'Stateless redaction of PII and PCI (SSNs, credit cards, phones, addresses, emails, ZIPs) from text, zero data retention; optional AI deep mode for names and bios.',
   avgLatencyMs: 370,
   latencyTargetMs: 800,
   deadlineMs: 10_000,

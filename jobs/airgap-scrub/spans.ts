@@ -49,7 +49,15 @@ const beats = (a: Span, b: Span): boolean => {
 /** Overlapping spans merged into non-overlapping redactions, in text order. */
 export function resolveSpans(spans: readonly Span[], textLength: number): Redaction[] {
   const valid = spans
-    .filter((s) => Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= 0 && s.end <= textLength && s.start < s.end && Object.hasOwn(PRIORITY, s.kind))
+    .filter(
+      (s) =>
+        Number.isInteger(s.start) &&
+        Number.isInteger(s.end) &&
+        s.start >= 0 &&
+        s.end <= textLength &&
+        s.start < s.end &&
+        Object.hasOwn(PRIORITY, s.kind),
+    )
     .sort((a, b) => a.start - b.start || b.end - a.end);
   const out: Redaction[] = [];
   let i = 0;
@@ -73,7 +81,10 @@ export function resolveSpans(spans: readonly Span[], textLength: number): Redact
 }
 
 /** The text with every redaction replaced by its label, and the kinds removed in order of first appearance. */
-export function applyRedactions(text: string, redactions: readonly Redaction[]): { scrubbed: string; kinds: EntityKind[] } {
+export function applyRedactions(
+  text: string,
+  redactions: readonly Redaction[],
+): { scrubbed: string; kinds: EntityKind[] } {
   const parts: string[] = [];
   const kinds = new Set<EntityKind>();
   let at = 0;

@@ -47,8 +47,37 @@ export const SUFFIXES: readonly string[] = words(`${C1} ${OTHERS}`)
   .sort((a, b) => b.length - a.length);
 
 export const GERMAN_SUFFIXES: readonly string[] = [
-  'straße', 'strasse', 'str.', 'weg', 'allee', 'platz', 'gasse', 'ring', 'damm', 'ufer', 'steig', 'pfad', 'chaussee', 'markt', 'graben',
-  'kamp', 'stieg', 'twiete', 'promenade', 'brücke', 'hof', 'berg', 'tor', 'wall', 'wiese', 'anger', 'zeile', 'bogen', 'winkel', 'garten',
+  'straße',
+  'strasse',
+  'str.',
+  'weg',
+  'allee',
+  'platz',
+  'gasse',
+  'ring',
+  'damm',
+  'ufer',
+  'steig',
+  'pfad',
+  'chaussee',
+  'markt',
+  'graben',
+  'kamp',
+  'stieg',
+  'twiete',
+  'promenade',
+  'brücke',
+  'hof',
+  'berg',
+  'tor',
+  'wall',
+  'wiese',
+  'anger',
+  'zeile',
+  'bogen',
+  'winkel',
+  'garten',
 ];
 
-export const UNIT_WORDS = 'Apartment|Apt|Suite|Ste|Unit|Flat|Studio|Room|Rm|Floor|Fl|Level|Lvl|Building|Bldg|Shop|Lot|Office|Ofc|Dept|Department|Penthouse|PH|Trailer|Space|Hangar|Pier|Slip|Stop|Box';
+export const UNIT_WORDS =
+  'Apartment|Apt|Suite|Ste|Unit|Flat|Studio|Room|Rm|Floor|Fl|Level|Lvl|Building|Bldg|Shop|Lot|Office|Ofc|Dept|Department|Penthouse|PH|Trailer|Space|Hangar|Pier|Slip|Stop|Box';

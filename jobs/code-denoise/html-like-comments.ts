@@ -13,7 +13,15 @@
  */
 import type { SyntaxNode, Tree } from '@lezer/common';
 
-const OPAQUE = new Set(['String', 'TemplateString', 'RegExp', 'LineComment', 'BlockComment', 'JSXText', 'JSXAttributeValue']);
+const OPAQUE = new Set([
+  'String',
+  'TemplateString',
+  'RegExp',
+  'LineComment',
+  'BlockComment',
+  'JSXText',
+  'JSXAttributeValue',
+]);
 
 function insideOpaque(tree: Tree, pos: number): boolean {
   for (let n: SyntaxNode | null = tree.resolveInner(pos, 1); n; n = n.parent) {
@@ -23,7 +31,8 @@ function insideOpaque(tree: Tree, pos: number): boolean {
 }
 
 function isModule(tree: Tree): boolean {
-  for (let c = tree.topNode.firstChild; c; c = c.nextSibling) if (c.name === 'ImportDeclaration' || c.name === 'ExportDeclaration') return true;
+  for (let c = tree.topNode.firstChild; c; c = c.nextSibling)
+    if (c.name === 'ImportDeclaration' || c.name === 'ExportDeclaration') return true;
   return false;
 }
 

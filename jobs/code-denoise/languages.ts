@@ -12,7 +12,22 @@ export const LANGUAGES = {
   c: ['c', 'h'],
   cpp: ['cpp', 'c++', 'cc', 'cxx', 'hpp', 'hh', 'hxx', 'h++'],
   shell: ['sh', 'bash', 'shell', 'shellscript', 'zsh', 'ksh', 'dash'],
-  sql: ['sql', 'postgresql', 'postgres', 'pgsql', 'psql', 'plpgsql', 'sqlite', 'sqlite3', 'tsql', 't-sql', 'mssql', 'sqlserver', 'plsql', 'oracle'],
+  sql: [
+    'sql',
+    'postgresql',
+    'postgres',
+    'pgsql',
+    'psql',
+    'plpgsql',
+    'sqlite',
+    'sqlite3',
+    'tsql',
+    't-sql',
+    'mssql',
+    'sqlserver',
+    'plsql',
+    'oracle',
+  ],
   mysql: ['mysql', 'mariadb'],
 } as const satisfies Record<string, readonly string[]>;
 

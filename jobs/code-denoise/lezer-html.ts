@@ -12,12 +12,16 @@ import type { Language } from './languages.js';
 import { countErrors, type DenoiseResult } from './lezer-walk.js';
 import { normalize, type Edit } from './normalize.js';
 
-const SCRIPT_JS_TYPES = /^(?:|module|text\/javascript|application\/javascript|text\/ecmascript|application\/ecmascript|text\/babel|text\/jsx)$/i;
+const SCRIPT_JS_TYPES =
+  /^(?:|module|text\/javascript|application\/javascript|text\/ecmascript|application\/ecmascript|text\/babel|text\/jsx)$/i;
 const SCRIPT_JSON_TYPES = /^(?:application\/(?:ld\+)?json|importmap|speculationrules|application\/manifest\+json)$/i;
 const PRESERVED_ELEMENTS = /^(?:pre|textarea|listing|xmp|plaintext)$/i;
 
 /** `denoiseEmbedded` reads the JavaScript or CSS of script and style elements. */
-export function denoiseHtml(source: string, denoiseEmbedded: (language: Language, text: string) => DenoiseResult): DenoiseResult {
+export function denoiseHtml(
+  source: string,
+  denoiseEmbedded: (language: Language, text: string) => DenoiseResult,
+): DenoiseResult {
   const tree = htmlParser.parse(source);
   const edits: Edit[] = [];
   let commentsRemoved = 0;
@@ -33,7 +37,12 @@ export function denoiseHtml(source: string, denoiseEmbedded: (language: Language
       const n = attr.getChild('AttributeName');
       if (!n || source.slice(n.from, n.to).toLowerCase() !== wanted) continue;
       const v = attr.getChild('AttributeValue') ?? attr.getChild('UnquotedAttributeValue');
-      return v ? source.slice(v.from, v.to).replace(/^["']|["']$/g, '').trim() : '';
+      return v
+        ? source
+            .slice(v.from, v.to)
+            .replace(/^["']|["']$/g, '')
+            .trim()
+        : '';
     }
     return undefined;
   };

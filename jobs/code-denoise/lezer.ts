@@ -23,7 +23,8 @@ import { normalize, type Edit } from './normalize.js';
 
 const isWord = (c: string) => /[\w$\u0080-\uFFFF-]/.test(c);
 
-const JS_KEEP = /^(?:\/\/\/\s*<(?:reference|amd-module|amd-dependency)\b|\/[/*]\s*@ts-(?:ignore|expect-error|nocheck|check)\b|\/\*\*?\s*@jsx(?:ImportSource|Runtime|Frag)?\b)/;
+const JS_KEEP =
+  /^(?:\/\/\/\s*<(?:reference|amd-module|amd-dependency)\b|\/[/*]\s*@ts-(?:ignore|expect-error|nocheck|check)\b|\/\*\*?\s*@jsx(?:ImportSource|Runtime|Frag)?\b)/;
 /** Go comments the toolchain reads: compiler directives, build constraints, line directives, cgo exports. */
 const GO_KEEP = /^(?:\/\/(?:go:|line |export |extern |\s*\+build\b)|\/\*line )/;
 
@@ -184,7 +185,8 @@ function onlyBlanksAndComments(text: string): boolean {
 /** Module, class and function docstrings (PEP 257): removed, and `pass` where the body would be empty. */
 function pythonDocstrings(tree: Tree, source: string, edits: Edit[]): number {
   let removed = 0;
-  const isStatement = (n: SyntaxNode) => n.name !== ':' && n.name !== 'Comment' && !n.type.isError && /Statement|Definition|Decorated/.test(n.name);
+  const isStatement = (n: SyntaxNode) =>
+    n.name !== ':' && n.name !== 'Comment' && !n.type.isError && /Statement|Definition|Decorated/.test(n.name);
   tree.iterate({
     enter: (ref) => {
       if (ref.name !== 'Script' && ref.name !== 'Body') return;
@@ -194,11 +196,18 @@ function pythonDocstrings(tree: Tree, source: string, edits: Edit[]): number {
       const first = statements[0];
       if (!first || first.name !== 'ExpressionStatement') return;
       const only = first.firstChild;
-      if (!only || only.name !== 'String' || only.nextSibling || only.from !== first.from || only.to !== first.to) return;
+      if (!only || only.name !== 'String' || only.nextSibling || only.from !== first.from || only.to !== first.to)
+        return;
       if (/^[bB]/.test(source.slice(only.from, only.from + 2).replace(/^[rR]/, ''))) return; // bytes are no docstring
-      const inDefinition = scope.name === 'Body' && /^(?:FunctionDefinition|ClassDefinition)$/.test(scope.parent?.name ?? '');
+      const inDefinition =
+        scope.name === 'Body' && /^(?:FunctionDefinition|ClassDefinition)$/.test(scope.parent?.name ?? '');
       if (scope.name === 'Body' && !inDefinition) return;
-      edits.push({ from: first.from, to: first.to, kind: 'remove', sep: statements.length === 1 && scope.name === 'Body' ? 'pass' : '' });
+      edits.push({
+        from: first.from,
+        to: first.to,
+        kind: 'remove',
+        sep: statements.length === 1 && scope.name === 'Body' ? 'pass' : '',
+      });
       removed++;
     },
   });
@@ -218,7 +227,9 @@ export function denoiseWithGrammar(language: Language, source: string, alias: st
     // A marker the grammar's error recovery swallowed shows once the ones before it are blanked: read again.
     const html: { from: number; to: number }[] = [];
     for (let pass = 0; pass < 8; pass++) {
-      const found = htmlLikeComments(blankRanges(source, html), tree).filter((r) => !html.some((h) => h.from === r.from));
+      const found = htmlLikeComments(blankRanges(source, html), tree).filter(
+        (r) => !html.some((h) => h.from === r.from),
+      );
       if (!found.length) break;
       html.push(...found);
       html.sort((a, b) => a.from - b.from);
@@ -229,5 +240,9 @@ export function denoiseWithGrammar(language: Language, source: string, alias: st
   }
   commentsRemoved += collect(grammar, tree, source, edits);
   if (language === 'python') commentsRemoved += pythonDocstrings(tree, source, edits);
-  return { code: normalize(source, edits, { keepIndent: grammar.keepIndent === true }), commentsRemoved, syntaxErrors: errors };
+  return {
+    code: normalize(source, edits, { keepIndent: grammar.keepIndent === true }),
+    commentsRemoved,
+    syntaxErrors: errors,
+  };
 }

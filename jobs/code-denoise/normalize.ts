@@ -32,7 +32,9 @@ const BLANK = new Set([' ', '\t', '\f', '\v', '\r', '\u00A0', '\uFEFF']);
 
 export function normalize(source: string, edits: Edit[], options: NormalizeOptions): string {
   // At one position a removal goes first (a docstring is also a string literal), then the longer edit.
-  const sorted = [...edits].sort((a, b) => a.from - b.from || Number(b.kind === 'remove') - Number(a.kind === 'remove') || b.to - a.to);
+  const sorted = [...edits].sort(
+    (a, b) => a.from - b.from || Number(b.kind === 'remove') - Number(a.kind === 'remove') || b.to - a.to,
+  );
   const lines: string[] = [];
   let line = '';
   let indent = '';

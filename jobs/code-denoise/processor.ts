@@ -34,10 +34,15 @@ function parseInput(data: unknown): CodeDenoiseRequest {
   const parsed = CodeDenoiseInput.safeParse(data);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys') throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
+  if (issue.code === 'unrecognized_keys')
+    throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
   const field = issue.path.map(String).join('.') || 'code';
-  const params = issue.code === 'custom' ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined) : undefined;
-  if (typeof params?.code === 'string') throw new JobError(params.code, `${field}: ${issue.message}`, 400, { ...(params.details ?? {}), field });
+  const params =
+    issue.code === 'custom'
+      ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined)
+      : undefined;
+  if (typeof params?.code === 'string')
+    throw new JobError(params.code, `${field}: ${issue.message}`, 400, { ...(params.details ?? {}), field });
   throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
 }
 
@@ -47,18 +52,26 @@ export const createCodeDenoiseProcessor: ProcessorFactory<unknown, CodeDenoiseRe
     const requested = input.language ?? 'javascript';
     const resolved = resolveLanguage(requested);
     if (!resolved) {
-      throw new JobError('unsupported_language', `language ${JSON.stringify(requested.slice(0, 40))} is not supported; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`, 400, {
-        field: 'language',
-        supported: SUPPORTED_LANGUAGES,
-        aliases: LANGUAGES,
-      });
+      throw new JobError(
+        'unsupported_language',
+        `language ${JSON.stringify(requested.slice(0, 40))} is not supported; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
+        400,
+        {
+          field: 'language',
+          supported: SUPPORTED_LANGUAGES,
+          aliases: LANGUAGES,
+        },
+      );
     }
     ctx.signal.throwIfAborted();
     const t0 = performance.now();
     const out = denoise(input.code, resolved.language, resolved.alias);
     const original = input.code.length;
     const shrunk = out.code.length;
-    logger.debug({ language: resolved.language, chars_in: original, chars_out: shrunk, ms: Math.round(performance.now() - t0) }, 'code-denoise: done');
+    logger.debug(
+      { language: resolved.language, chars_in: original, chars_out: shrunk, ms: Math.round(performance.now() - t0) },
+      'code-denoise: done',
+    );
     return {
       success: true,
       code: out.code,

@@ -11,20 +11,32 @@ import { reductionFields, tokensSavedField } from '../reduction-stats.js';
 import { MAX_TEXT } from '../text-size-limits.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES } from './languages.js';
 
-export const CodeDenoiseOutput = z
-  .object({
-    success: z.boolean(),
-    code: z.string().describe('Code without comments, docstrings, sourcemaps and redundant whitespace; string, template, regex and color literals preserved byte for byte'),
-    language: z.string().describe('Canonical language the code was read as (e.g. `typescript` for `ts`)'),
-    ...reductionFields,
-    tokens_saved_estimate: tokensSavedField,
-    comments_removed: z.number().int().describe('Comments, docstrings and sourcemap comments removed'),
-    syntax_errors: z.number().int().describe('Places where the tokenizer met code it could not parse and recovered (0 for valid code); stripping there is best-effort'),
-    source: z.string(),
-  });
+export const CodeDenoiseOutput = z.object({
+  success: z.boolean(),
+  code: z
+    .string()
+    .describe(
+      'Code without comments, docstrings, sourcemaps and redundant whitespace; string, template, regex and color literals preserved byte for byte',
+    ),
+  language: z.string().describe('Canonical language the code was read as (e.g. `typescript` for `ts`)'),
+  ...reductionFields,
+  tokens_saved_estimate: tokensSavedField,
+  comments_removed: z.number().int().describe('Comments, docstrings and sourcemap comments removed'),
+  syntax_errors: z
+    .number()
+    .int()
+    .describe(
+      'Places where the tokenizer met code it could not parse and recovered (0 for valid code); stripping there is best-effort',
+    ),
+  source: z.string(),
+});
 
 export const CodeDenoiseInput = z.strictObject({
-  code: z.string().min(1).max(MAX_TEXT * 5).describe('Source code'),
+  code: z
+    .string()
+    .min(1)
+    .max(MAX_TEXT * 5)
+    .describe('Source code'),
   language: z
     .string()
     .max(40)
@@ -38,7 +50,14 @@ export const CodeDenoiseInput = z.strictObject({
       }
     })
     .optional()
-    .describe(`Language, case-insensitive; default \`javascript\`. One of ${SUPPORTED_LANGUAGES.join(', ')}, or an alias: ${Object.values(LANGUAGES).flat().filter((a) => !(SUPPORTED_LANGUAGES as string[]).includes(a)).join(', ')}`),
+    .describe(
+      `Language, case-insensitive; default \`javascript\`. One of ${SUPPORTED_LANGUAGES.join(', ')}, or an alias: ${Object.values(
+        LANGUAGES,
+      )
+        .flat()
+        .filter((a) => !(SUPPORTED_LANGUAGES as string[]).includes(a))
+        .join(', ')}`,
+    ),
 });
 export type CodeDenoiseRequest = z.infer<typeof CodeDenoiseInput>;
 
@@ -65,7 +84,8 @@ export const codeDenoiseSku = defineJobSku({
     syntax_errors: 0,
     source: 'code-denoise',
   },
-  description: 'Strips comments, docstrings, whitespace and sourcemaps from code while preserving string and color literals.',
+  description:
+    'Strips comments, docstrings, whitespace and sourcemaps from code while preserving string and color literals.',
   avgLatencyMs: 75,
   latencyTargetMs: 200,
   deadlineMs: 10_000,

@@ -25,7 +25,10 @@ const MAX_CACHE_ENTRIES = 2000;
 const WINDOW_MS = 60_000;
 
 const Token = z.object({ address: z.string(), name: z.string(), symbol: z.string() });
-const numeric = z.union([z.number(), z.string()]).transform((v) => Number(v)).pipe(z.number());
+const numeric = z
+  .union([z.number(), z.string()])
+  .transform((v) => Number(v))
+  .pipe(z.number());
 
 /** One pair as documented; fields the summary does not use are kept loose. */
 export const DexPair = z.object({
@@ -109,9 +112,14 @@ export class DexScreenerClient {
     while (this.sent.length && now - this.sent[0]! >= WINDOW_MS) this.sent.shift();
     if (this.sent.length >= this.options.maxRequestsPerMinute) {
       const retry = Math.max(1, Math.ceil((this.sent[0]! + WINDOW_MS - now) / 1000));
-      throw new JobError('upstream_rate_limited', `the DEX aggregator budget of ${this.options.maxRequestsPerMinute} calls per minute is spent; retry after ${retry} s`, 503, {
-        retry_after_seconds: retry,
-      });
+      throw new JobError(
+        'upstream_rate_limited',
+        `the DEX aggregator budget of ${this.options.maxRequestsPerMinute} calls per minute is spent; retry after ${retry} s`,
+        503,
+        {
+          retry_after_seconds: retry,
+        },
+      );
     }
     this.sent.push(now);
   }
@@ -124,25 +132,51 @@ export class DexScreenerClient {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, { headers: { accept: 'application/json', 'user-agent': this.options.userAgent ?? 'x402-gateway-dex-price-summary/1.0' }, signal: timeout });
+      res = await fetch(url, {
+        headers: {
+          accept: 'application/json',
+          'user-agent': this.options.userAgent ?? 'x402-gateway-dex-price-summary/1.0',
+        },
+        signal: timeout,
+      });
       const declared = Number(res.headers.get('content-length') ?? 0);
       if (declared > MAX_BODY_BYTES) {
         await res.body?.cancel().catch(() => undefined);
-        throw new JobError('upstream_error', `DEX aggregator answer of ${declared} bytes exceeds ${MAX_BODY_BYTES}`, 502);
+        throw new JobError(
+          'upstream_error',
+          `DEX aggregator answer of ${declared} bytes exceeds ${MAX_BODY_BYTES}`,
+          502,
+        );
       }
       text = await res.text();
     } catch (err) {
       if (err instanceof JobError) throw err;
-      if (timeout.aborted) throw new JobError('upstream_timeout', `the DEX aggregator did not answer within ${this.options.timeoutMs} ms`, 504, { timeout_ms: this.options.timeoutMs });
+      if (timeout.aborted)
+        throw new JobError(
+          'upstream_timeout',
+          `the DEX aggregator did not answer within ${this.options.timeoutMs} ms`,
+          504,
+          { timeout_ms: this.options.timeoutMs },
+        );
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new JobError('upstream_error', `the DEX aggregator is unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 502);
+      throw new JobError(
+        'upstream_error',
+        `the DEX aggregator is unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
+        502,
+      );
     }
     if (res.status === 429) {
       const retry = retryAfterSeconds(res.headers.get('retry-after'));
-      throw new JobError('upstream_rate_limited', `the DEX aggregator is rate limiting; retry after ${retry} s`, 503, { retry_after_seconds: retry });
+      throw new JobError('upstream_rate_limited', `the DEX aggregator is rate limiting; retry after ${retry} s`, 503, {
+        retry_after_seconds: retry,
+      });
     }
-    if (res.status !== 200) throw new JobError('upstream_error', `the DEX aggregator answered HTTP ${res.status}`, 502, { upstream_status: res.status });
-    if (text.length > MAX_BODY_BYTES) throw new JobError('upstream_error', `DEX aggregator answer exceeds ${MAX_BODY_BYTES} bytes`, 502);
+    if (res.status !== 200)
+      throw new JobError('upstream_error', `the DEX aggregator answered HTTP ${res.status}`, 502, {
+        upstream_status: res.status,
+      });
+    if (text.length > MAX_BODY_BYTES)
+      throw new JobError('upstream_error', `DEX aggregator answer exceeds ${MAX_BODY_BYTES} bytes`, 502);
     let json: unknown;
     try {
       json = JSON.parse(text);

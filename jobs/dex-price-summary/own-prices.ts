@@ -55,7 +55,12 @@ export function matchOwnToken(tokens: readonly OwnToken[], query: DexQuery): Own
   return undefined;
 }
 
-export async function ownPrice(store: Store, token: OwnToken, maxAgeMs: number, now = Date.now()): Promise<OwnPrice | undefined> {
+export async function ownPrice(
+  store: Store,
+  token: OwnToken,
+  maxAgeMs: number,
+  now = Date.now(),
+): Promise<OwnPrice | undefined> {
   const q = await latestQuote(store, token.pair, token.venues, now - maxAgeMs);
   if (!q || q.source !== 'live' || !(q.bid > 0) || !(q.ask > 0)) return undefined;
   return {

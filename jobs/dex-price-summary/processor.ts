@@ -40,7 +40,12 @@ export interface DexPriceSummaryResult {
   aggregatorPriceUsd?: number;
 }
 
-export const createDexPriceSummaryProcessor: ProcessorFactory<DexPriceSummaryRequest, DexPriceSummaryResult> = async ({ config, logger, pairs, store }) => {
+export const createDexPriceSummaryProcessor: ProcessorFactory<DexPriceSummaryRequest, DexPriceSummaryResult> = async ({
+  config,
+  logger,
+  pairs,
+  store,
+}) => {
   const client = new DexScreenerClient({
     baseUrl: config.DEXSCREENER_BASE_URL,
     timeoutMs: config.DEXSCREENER_TIMEOUT_MS,
@@ -57,14 +62,25 @@ export const createDexPriceSummaryProcessor: ProcessorFactory<DexPriceSummaryReq
         own && store
           ? ownPrice(store, own, config.DEX_PRICE_OWN_MAX_AGE_MS).catch((err: unknown) => {
               // Our own price is an enrichment: a store failure must not fail the call.
-              logger.warn({ pair: own.pair, error: errorMessage(err) }, 'dex-price-summary: own Base pool price unavailable');
+              logger.warn(
+                { pair: own.pair, error: errorMessage(err) },
+                'dex-price-summary: own Base pool price unavailable',
+              );
               return undefined;
             })
           : Promise.resolve(undefined);
-      const upstream = query.kind === 'symbol' ? client.search(query.symbol, ctx.signal) : client.tokenPairs(query.address, ctx.signal);
+      const upstream =
+        query.kind === 'symbol'
+          ? client.search(query.symbol, ctx.signal)
+          : client.tokenPairs(query.address, ctx.signal);
       const [answer, ownQuote] = await Promise.all([upstream, ownLookup]);
       const selection = selectPairs(query, answer.pairs);
-      const base = { success: true as const, query: input.query, totalPairsFound: selection.candidates.length, asOf: new Date(answer.fetchedAt).toISOString() };
+      const base = {
+        success: true as const,
+        query: input.query,
+        totalPairsFound: selection.candidates.length,
+        asOf: new Date(answer.fetchedAt).toISOString(),
+      };
       if (!selection.top) return orderNotFound(base);
       const summary = summarise(selection.top);
       if (ownQuote && Math.abs(ownQuote.priceUsd - summary.priceUsd) / summary.priceUsd <= OWN_PRICE_MAX_DEVIATION) {
@@ -81,13 +97,37 @@ export const createDexPriceSummaryProcessor: ProcessorFactory<DexPriceSummaryReq
         };
       }
       if (ownQuote) {
-        logger.info({ query: input.query, own: ownQuote.priceUsd, aggregator: summary.priceUsd, pair: summary.pairAddress }, 'dex-price-summary: own price and top pair disagree; kept the aggregator price');
+        logger.info(
+          { query: input.query, own: ownQuote.priceUsd, aggregator: summary.priceUsd, pair: summary.pairAddress },
+          'dex-price-summary: own price and top pair disagree; kept the aggregator price',
+        );
       }
-      return { success: true, query: input.query, found: true, summary, totalPairsFound: base.totalPairsFound, source: 'dex-aggregator', asOf: base.asOf };
+      return {
+        success: true,
+        query: input.query,
+        found: true,
+        summary,
+        totalPairsFound: base.totalPairsFound,
+        source: 'dex-aggregator',
+        asOf: base.asOf,
+      };
     },
   };
 };
 
-function orderNotFound(base: { success: true; query: string; totalPairsFound: number; asOf: string }): DexPriceSummaryResult {
-  return { success: true, query: base.query, found: false, summary: null, totalPairsFound: base.totalPairsFound, source: 'dex-aggregator', asOf: base.asOf };
+function orderNotFound(base: {
+  success: true;
+  query: string;
+  totalPairsFound: number;
+  asOf: string;
+}): DexPriceSummaryResult {
+  return {
+    success: true,
+    query: base.query,
+    found: false,
+    summary: null,
+    totalPairsFound: base.totalPairsFound,
+    source: 'dex-aggregator',
+    asOf: base.asOf,
+  };
 }

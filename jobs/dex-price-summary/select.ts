@@ -28,12 +28,19 @@ export function classifyQuery(raw: string): DexQuery {
   if (EVM.test(q)) return { kind: 'evm_address', address: q.toLowerCase() };
   // `0x` and hex digits only is an address attempt, whatever its length (`0x123`): not a symbol to search for.
   if (/^0[xX][0-9a-fA-F]*$/.test(q)) {
-    throw new JobError('invalid_query', `${q} looks like an EVM address but is not 0x followed by 40 hex digits`, 400, { field: 'query' });
+    throw new JobError('invalid_query', `${q} looks like an EVM address but is not 0x followed by 40 hex digits`, 400, {
+      field: 'query',
+    });
   }
   if (SOLANA.test(q) && /\d/.test(q)) return { kind: 'solana_address', address: q };
   const symbol = q.replace(/^\$/, '').trim();
   if (!symbol || symbol.length > 64 || /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}/?#\\]/u.test(symbol)) {
-    throw new JobError('invalid_query', 'query must be a token symbol (e.g. AERO), a token name, or a contract address', 400, { field: 'query' });
+    throw new JobError(
+      'invalid_query',
+      'query must be a token symbol (e.g. AERO), a token name, or a contract address',
+      400,
+      { field: 'query' },
+    );
   }
   return { kind: 'symbol', symbol };
 }
@@ -55,7 +62,10 @@ const usdPrice = (p: DexPair): number | undefined => {
 export function topPair(candidates: readonly DexPair[]): DexPair | undefined {
   return candidates
     .filter((p) => usdPrice(p) !== undefined)
-    .sort((a, b) => liquidityOf(b) - liquidityOf(a) || volumeOf(b) - volumeOf(a) || a.pairAddress.localeCompare(b.pairAddress))[0];
+    .sort(
+      (a, b) =>
+        liquidityOf(b) - liquidityOf(a) || volumeOf(b) - volumeOf(a) || a.pairAddress.localeCompare(b.pairAddress),
+    )[0];
 }
 
 export function selectPairs(query: DexQuery, pairs: readonly DexPair[]): Selection {
@@ -68,7 +78,8 @@ export function selectPairs(query: DexQuery, pairs: readonly DexPair[]): Selecti
     return { candidates, top: topPair(candidates) };
   }
   const wanted = query.symbol.toUpperCase();
-  const bySymbol = (s: string) => pairs.filter((p) => p.baseToken.symbol.toUpperCase() === s || p.baseToken.name.toUpperCase() === s);
+  const bySymbol = (s: string) =>
+    pairs.filter((p) => p.baseToken.symbol.toUpperCase() === s || p.baseToken.name.toUpperCase() === s);
   const candidates = bySymbol(wanted);
   if (candidates.length === 0 && !wanted.startsWith('W')) {
     const wrapped = bySymbol(`W${wanted}`);

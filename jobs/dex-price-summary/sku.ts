@@ -9,45 +9,49 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { dexQueryRefusal } from './select.js';
 
-export const DexPriceSummaryOutput = z
-  .object({
-    success: z.boolean(),
-    query: z.string().describe('Echo of the request'),
-    found: z.boolean().describe('False when no DEX pair lists the token as its base token (summary is then null)'),
-    summary: z
-      .object({
-        symbol: z.string(),
-        name: z.string(),
-        chainId: z.string(),
-        dexId: z.string(),
-        priceUsd: z.number().describe('USD price; our own Base pool price when `source` includes `own-base-pools`'),
-        priceNative: z.string().describe('Price in the top pair\'s quote token, as the aggregator reports it'),
-        priceChange24h: z.number().nullable().describe('Percent; null when the pair is younger than 24 h'),
-        volume24hUsd: z.number().nullable(),
-        liquidityUsd: z.number().nullable(),
-        pairAddress: z.string(),
-        pairUrl: z.string(),
-      })
-      .nullable()
-      .describe('The top pair: where the token is the base token, most USD liquidity'),
-    totalPairsFound: z.number().int().describe('Pairs in the aggregator answer with the token as base token'),
-    source: z.string().describe('`dex-aggregator`, or `own-base-pools+dex-aggregator` when the price comes from our own Base pools'),
-    asOf: z.string().describe('ISO 8601 time the aggregator answer was fetched (answers are cached briefly)'),
-    ownBasePool: z
-      .object({
-        pair: z.string(),
-        venue: z.string(),
-        chainId: z.string(),
-        priceUsd: z.number().describe('Mid of the newest quote'),
-        bid: z.number(),
-        ask: z.number(),
-        quotedAt: z.string().describe('ISO 8601 event time of the quote'),
-        ageMs: z.number().int(),
-      })
-      .optional()
-      .describe('Our own Base pool quote, when it priced the token'),
-    aggregatorPriceUsd: z.number().optional().describe('The top pair\'s USD price from the aggregator, when our own price replaced it'),
-  });
+export const DexPriceSummaryOutput = z.object({
+  success: z.boolean(),
+  query: z.string().describe('Echo of the request'),
+  found: z.boolean().describe('False when no DEX pair lists the token as its base token (summary is then null)'),
+  summary: z
+    .object({
+      symbol: z.string(),
+      name: z.string(),
+      chainId: z.string(),
+      dexId: z.string(),
+      priceUsd: z.number().describe('USD price; our own Base pool price when `source` includes `own-base-pools`'),
+      priceNative: z.string().describe("Price in the top pair's quote token, as the aggregator reports it"),
+      priceChange24h: z.number().nullable().describe('Percent; null when the pair is younger than 24 h'),
+      volume24hUsd: z.number().nullable(),
+      liquidityUsd: z.number().nullable(),
+      pairAddress: z.string(),
+      pairUrl: z.string(),
+    })
+    .nullable()
+    .describe('The top pair: where the token is the base token, most USD liquidity'),
+  totalPairsFound: z.number().int().describe('Pairs in the aggregator answer with the token as base token'),
+  source: z
+    .string()
+    .describe('`dex-aggregator`, or `own-base-pools+dex-aggregator` when the price comes from our own Base pools'),
+  asOf: z.string().describe('ISO 8601 time the aggregator answer was fetched (answers are cached briefly)'),
+  ownBasePool: z
+    .object({
+      pair: z.string(),
+      venue: z.string(),
+      chainId: z.string(),
+      priceUsd: z.number().describe('Mid of the newest quote'),
+      bid: z.number(),
+      ask: z.number(),
+      quotedAt: z.string().describe('ISO 8601 event time of the quote'),
+      ageMs: z.number().int(),
+    })
+    .optional()
+    .describe('Our own Base pool quote, when it priced the token'),
+  aggregatorPriceUsd: z
+    .number()
+    .optional()
+    .describe("The top pair's USD price from the aggregator, when our own price replaced it"),
+});
 
 export const DexPriceSummaryInput = z.strictObject({
   query: z
@@ -59,7 +63,9 @@ export const DexPriceSummaryInput = z.strictObject({
       const refusal = dexQueryRefusal(v);
       if (refusal) ctx.addIssue({ code: 'custom', message: refusal, params: { code: 'invalid_query' } });
     })
-    .describe('Token symbol or name (e.g. AERO, $WIF), an EVM contract address (0x + 40 hex digits) or a Solana mint address'),
+    .describe(
+      'Token symbol or name (e.g. AERO, $WIF), an EVM contract address (0x + 40 hex digits) or a Solana mint address',
+    ),
 });
 export type DexPriceSummaryRequest = z.infer<typeof DexPriceSummaryInput>;
 
@@ -95,7 +101,8 @@ export const dexPriceSummarySku = defineJobSku({
     source: 'dex-aggregator',
     asOf: '2026-11-22T08:00:00.000Z',
   },
-  description: 'Token price, 24h volume, liquidity and top-pair statistics across chains for a symbol or contract address.',
+  description:
+    'Token price, 24h volume, liquidity and top-pair statistics across chains for a symbol or contract address.',
   avgLatencyMs: 65,
   latencyTargetMs: 150,
   deadlineMs: 10_000,

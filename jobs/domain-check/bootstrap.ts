@@ -82,8 +82,16 @@ export class BootstrapRegistry {
 
   constructor(private readonly options: BootstrapRegistryOptions) {
     this.current = parseBootstrap(JSON.parse(readFileSync(options.file, 'utf8')));
-    this.meta = { publication: this.current.publication, origin: options.file, loadedAt: new Date().toISOString(), labels: this.current.services.size };
-    options.logger.info({ publication: this.meta.publication, origin: options.file, labels: this.meta.labels }, 'rdap bootstrap: snapshot loaded');
+    this.meta = {
+      publication: this.current.publication,
+      origin: options.file,
+      loadedAt: new Date().toISOString(),
+      labels: this.current.services.size,
+    };
+    options.logger.info(
+      { publication: this.meta.publication, origin: options.file, labels: this.meta.labels },
+      'rdap bootstrap: snapshot loaded',
+    );
   }
 
   /** Starts the scheduled refresh (first one right away in the background). */
@@ -128,13 +136,25 @@ export class BootstrapRegistry {
         throw new Error(`publication ${next.publication} is older than the loaded ${this.current.publication}`);
       }
       this.current = next;
-      this.meta = { publication: next.publication, origin: url, loadedAt: new Date().toISOString(), labels: next.services.size, lastRefreshAttemptAt: this.meta.lastRefreshAttemptAt };
-      logger.info({ publication: next.publication, origin: url, labels: next.services.size }, 'rdap bootstrap: refreshed');
+      this.meta = {
+        publication: next.publication,
+        origin: url,
+        loadedAt: new Date().toISOString(),
+        labels: next.services.size,
+        lastRefreshAttemptAt: this.meta.lastRefreshAttemptAt,
+      };
+      logger.info(
+        { publication: next.publication, origin: url, labels: next.services.size },
+        'rdap bootstrap: refreshed',
+      );
       return true;
     } catch (err) {
       this.meta.lastRefreshError = errorMessage(err);
       if (!this.abort.signal.aborted) {
-        logger.warn({ url, error: errorMessage(err), kept_publication: this.current.publication }, 'rdap bootstrap: refresh failed, keeping the last good copy');
+        logger.warn(
+          { url, error: errorMessage(err), kept_publication: this.current.publication },
+          'rdap bootstrap: refresh failed, keeping the last good copy',
+        );
       }
       return false;
     }

@@ -25,16 +25,23 @@ const invalid = (message: string) => new JobError('invalid_domain', message, 400
 
 export function normaliseDomain(raw: string): NormalisedDomain {
   // IDNA separators (ideographic and full-width full stops) are dots too (UTS #46 maps them).
-  const trimmed = raw.trim().replace(/[\u3002\uFF0E\uFF61]/g, '.').replace(/\.$/, '');
+  const trimmed = raw
+    .trim()
+    .replace(/[\u3002\uFF0E\uFF61]/g, '.')
+    .replace(/\.$/, '');
   if (!trimmed) throw invalid('domain is empty');
-  if (/[\s/:@?#\\]/.test(trimmed)) throw invalid('domain must be a bare name such as example.com, without scheme, path, port or spaces');
+  if (/[\s/:@?#\\]/.test(trimmed))
+    throw invalid('domain must be a bare name such as example.com, without scheme, path, port or spaces');
   const ascii = domainToASCII(trimmed);
   if (!ascii) throw invalid(`${trimmed} is not a valid domain name (IDNA conversion failed)`);
   if (ascii.length > 253) throw invalid('domain is longer than 253 characters');
   const labels = ascii.split('.');
   if (labels.length < 2) throw invalid('domain needs at least a name and a top-level domain, e.g. example.com');
   for (const label of labels) {
-    if (!LABEL.test(label)) throw invalid(`label "${label}" is not a valid DNS label (letters, digits, hyphens; 1-63 characters; no leading or trailing hyphen)`);
+    if (!LABEL.test(label))
+      throw invalid(
+        `label "${label}" is not a valid DNS label (letters, digits, hyphens; 1-63 characters; no leading or trailing hyphen)`,
+      );
   }
   const tld = labels[labels.length - 1]!;
   if (/^\d+$/.test(tld)) throw invalid('an IP address is not a domain name');

@@ -26,7 +26,10 @@ export interface DomainCheckResult extends RdapDomainFields {
   unicodeName?: string;
 }
 
-export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, DomainCheckResult> = async ({ config, logger }) => {
+export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, DomainCheckResult> = async ({
+  config,
+  logger,
+}) => {
   if (config.RDAP_ALLOW_HTTP && config.NODE_ENV !== 'test') {
     throw new Error('RDAP_ALLOW_HTTP is a test setting: refused unless NODE_ENV=test');
   }
@@ -54,10 +57,15 @@ export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, Do
       const base = bases[0];
       if (!base) {
         const tld = tldOf(name.ascii);
-        throw new JobError('tld_not_supported', `.${tld} has no RDAP service in the IANA bootstrap registry (published ${bootstrap.info().publication})`, 400, {
-          field: 'domain',
-          tld,
-        });
+        throw new JobError(
+          'tld_not_supported',
+          `.${tld} has no RDAP service in the IANA bootstrap registry (published ${bootstrap.info().publication})`,
+          400,
+          {
+            field: 'domain',
+            tld,
+          },
+        );
       }
       const outcome = await fetchRdapDomain(base, name.ascii, {
         timeoutMs: Math.max(1, Math.min(config.RDAP_TIMEOUT_MS, ctx.deadline - Date.now())),

@@ -7,7 +7,8 @@
  * or unreadable fields are null, never guessed.
  */
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface RdapDomainFields {
   status: string;
@@ -45,7 +46,8 @@ export function isoUtc(value: unknown): string | null {
 function eventDate(events: unknown, action: string): string | null {
   if (!Array.isArray(events)) return null;
   for (const e of events) {
-    if (isRecord(e) && typeof e.eventAction === 'string' && e.eventAction.toLowerCase() === action) return isoUtc(e.eventDate);
+    if (isRecord(e) && typeof e.eventAction === 'string' && e.eventAction.toLowerCase() === action)
+      return isoUtc(e.eventDate);
   }
   return null;
 }
@@ -64,7 +66,12 @@ export function vcardFn(entity: Record<string, unknown>): string | null {
 function findRegistrar(entities: unknown, depth = 0): Record<string, unknown> | undefined {
   if (!Array.isArray(entities) || depth > 2) return undefined;
   for (const e of entities) {
-    if (isRecord(e) && Array.isArray(e.roles) && e.roles.some((r) => typeof r === 'string' && r.toLowerCase() === 'registrar')) return e;
+    if (
+      isRecord(e) &&
+      Array.isArray(e.roles) &&
+      e.roles.some((r) => typeof r === 'string' && r.toLowerCase() === 'registrar')
+    )
+      return e;
   }
   for (const e of entities) {
     if (isRecord(e)) {
@@ -76,14 +83,19 @@ function findRegistrar(entities: unknown, depth = 0): Record<string, unknown> | 
 }
 
 export function mapDomainObject(object: Record<string, unknown>): RdapDomainFields {
-  const rdapStatus = Array.isArray(object.status) ? object.status.filter((s): s is string => typeof s === 'string') : [];
+  const rdapStatus = Array.isArray(object.status)
+    ? object.status.filter((s): s is string => typeof s === 'string')
+    : [];
   const registrarEntity = findRegistrar(object.entities);
-  const registrar = registrarEntity ? (vcardFn(registrarEntity) ?? (typeof registrarEntity.handle === 'string' ? registrarEntity.handle : null)) : null;
+  const registrar = registrarEntity
+    ? (vcardFn(registrarEntity) ?? (typeof registrarEntity.handle === 'string' ? registrarEntity.handle : null))
+    : null;
   const nameservers: string[] = [];
   if (Array.isArray(object.nameservers)) {
     for (const ns of object.nameservers) {
       if (!isRecord(ns)) continue;
-      const name = typeof ns.ldhName === 'string' ? ns.ldhName : typeof ns.unicodeName === 'string' ? ns.unicodeName : undefined;
+      const name =
+        typeof ns.ldhName === 'string' ? ns.ldhName : typeof ns.unicodeName === 'string' ? ns.unicodeName : undefined;
       if (name) {
         const normalised = name.toLowerCase().replace(/\.$/, '');
         if (!nameservers.includes(normalised)) nameservers.push(normalised);

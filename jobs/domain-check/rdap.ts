@@ -56,11 +56,14 @@ export interface RdapFetchOptions {
 }
 
 export type RdapOutcome =
-  | { kind: 'found'; url: string; object: Record<string, unknown> }
-  | { kind: 'not_found'; url: string };
+  { kind: 'found'; url: string; object: Record<string, unknown> } | { kind: 'not_found'; url: string };
 
 /** One RDAP domain query, redirects followed. Throws JobError for every failure. */
-export async function fetchRdapDomain(baseUrl: string, asciiName: string, options: RdapFetchOptions): Promise<RdapOutcome> {
+export async function fetchRdapDomain(
+  baseUrl: string,
+  asciiName: string,
+  options: RdapFetchOptions,
+): Promise<RdapOutcome> {
   const deadline = Date.now() + options.timeoutMs;
   let url = new URL(`domain/${encodeURIComponent(asciiName)}`, baseUrl).toString();
   const seen = new Set<string>();
@@ -71,30 +74,53 @@ export async function fetchRdapDomain(baseUrl: string, asciiName: string, option
     if (res.status >= 300 && res.status < 400) {
       // Only a redirect the fetcher hands back (301/302/303/307/308 with a Location) gets here; statusError refused other 3xx.
       const location = String(res.headers.location);
-      if (hop >= options.maxRedirects) throw new JobError('upstream_error', `RDAP lookup exceeded ${options.maxRedirects} redirects`, 502, { upstream: origin(url) });
+      if (hop >= options.maxRedirects)
+        throw new JobError('upstream_error', `RDAP lookup exceeded ${options.maxRedirects} redirects`, 502, {
+          upstream: origin(url),
+        });
       let next: string;
       try {
         next = new URL(location, url).toString();
       } catch {
-        throw new JobError('upstream_error', `RDAP server ${origin(url)} redirected to an invalid URL`, 502, { upstream: origin(url), upstream_status: res.status });
+        throw new JobError('upstream_error', `RDAP server ${origin(url)} redirected to an invalid URL`, 502, {
+          upstream: origin(url),
+          upstream_status: res.status,
+        });
       }
-      if (seen.has(next)) throw new JobError('upstream_error', `RDAP redirect loop at ${origin(next)}`, 502, { upstream: origin(next) });
+      if (seen.has(next))
+        throw new JobError('upstream_error', `RDAP redirect loop at ${origin(next)}`, 502, { upstream: origin(next) });
       url = next;
       continue;
     }
     if (res.status === 404) {
       if (hop === 0) return { kind: 'not_found', url };
-      throw new JobError('upstream_error', `the registry redirected to ${origin(url)}, which holds no such domain; availability is unknown`, 502, { upstream: origin(url), upstream_status: 404 });
+      throw new JobError(
+        'upstream_error',
+        `the registry redirected to ${origin(url)}, which holds no such domain; availability is unknown`,
+        502,
+        { upstream: origin(url), upstream_status: 404 },
+      );
     }
     if (res.status === 400 || res.status === 422) {
       const why = rdapErrorText(parseJson(res.body));
-      throw new JobError('invalid_domain', `the registry refused the name${why ? `: ${why}` : ''}`, 400, { field: 'domain', upstream_status: res.status });
+      throw new JobError('invalid_domain', `the registry refused the name${why ? `: ${why}` : ''}`, 400, {
+        field: 'domain',
+        upstream_status: res.status,
+      });
     }
     // 200 with an RDAP JSON media type (the fetcher refused other statuses and types before reading).
     const body = parseJson(res.body);
-    if (body === undefined) throw new JobError('upstream_error', `RDAP server ${origin(url)} answered invalid JSON`, 502, { upstream: origin(url) });
+    if (body === undefined)
+      throw new JobError('upstream_error', `RDAP server ${origin(url)} answered invalid JSON`, 502, {
+        upstream: origin(url),
+      });
     if (!isRecord(body) || body.objectClassName !== 'domain') {
-      throw new JobError('upstream_error', `RDAP server ${origin(url)} answered something other than a domain object`, 502, { upstream: origin(url) });
+      throw new JobError(
+        'upstream_error',
+        `RDAP server ${origin(url)} answered something other than a domain object`,
+        502,
+        { upstream: origin(url) },
+      );
     }
     return { kind: 'found', url, object: body };
   }
@@ -105,7 +131,12 @@ export async function fetchRdapDomain(baseUrl: string, asciiName: string, option
  * other 4xx, a 3xx that is not a followable redirect) are refused before the body is read; 200 (RDAP JSON
  * only), 404 and 400/422 bodies are read up to MAX_RDAP_BYTES; a redirect comes back with its Location.
  */
-async function fetchHop(url: string, hop: number, deadline: number, options: RdapFetchOptions): Promise<FetchedResource> {
+async function fetchHop(
+  url: string,
+  hop: number,
+  deadline: number,
+  options: RdapFetchOptions,
+): Promise<FetchedResource> {
   let status = 0;
   let decided: JobError | undefined;
   try {
@@ -132,51 +163,89 @@ async function fetchHop(url: string, hop: number, deadline: number, options: Rda
   }
 }
 
-function statusError(status: number, url: string, headers: Record<string, string | string[] | undefined>): JobError | undefined {
+function statusError(
+  status: number,
+  url: string,
+  headers: Record<string, string | string[] | undefined>,
+): JobError | undefined {
   if (status === 200 || status === 404 || status === 400 || status === 422) return undefined;
   if (status === 429) {
     const retryAfter = retryAfterSeconds(typeof headers['retry-after'] === 'string' ? headers['retry-after'] : null);
-    return new JobError('upstream_rate_limited', `RDAP server ${origin(url)} is rate limiting; retry after ${retryAfter} s`, 503, { upstream: origin(url), retry_after_seconds: retryAfter });
+    return new JobError(
+      'upstream_rate_limited',
+      `RDAP server ${origin(url)} is rate limiting; retry after ${retryAfter} s`,
+      503,
+      { upstream: origin(url), retry_after_seconds: retryAfter },
+    );
   }
   if (status >= 300 && status < 400 && status !== 304 && !headers.location) {
-    return new JobError('upstream_error', `RDAP server ${origin(url)} answered ${status} without a Location`, 502, { upstream_status: status });
+    return new JobError('upstream_error', `RDAP server ${origin(url)} answered ${status} without a Location`, 502, {
+      upstream_status: status,
+    });
   }
-  return new JobError('upstream_error', `RDAP server ${origin(url)} answered HTTP ${status}`, 502, { upstream: origin(url), upstream_status: status });
+  return new JobError('upstream_error', `RDAP server ${origin(url)} answered HTTP ${status}`, 502, {
+    upstream: origin(url),
+    upstream_status: status,
+  });
 }
 
 /** The fetcher's JobErrors in domain-check's vocabulary (jobs/domain-check/README.md). */
 function fetcherError(err: unknown, url: string, hop: number, options: RdapFetchOptions): JobError {
   const upstream = origin(url);
   if (!(err instanceof JobError)) {
-    if (options.signal?.aborted) return new JobError('job_cancelled', 'the caller no longer waits for this lookup', 504);
-    return new JobError('upstream_error', `RDAP server ${upstream} unreachable: ${(err as Error).message}`, 502, { upstream });
+    if (options.signal?.aborted)
+      return new JobError('job_cancelled', 'the caller no longer waits for this lookup', 504);
+    return new JobError('upstream_error', `RDAP server ${upstream} unreachable: ${(err as Error).message}`, 502, {
+      upstream,
+    });
   }
   const details = err.details;
   switch (err.code) {
     case 'url_not_allowed': {
       const why = err.message.replace(/^.*? refused: /, '');
-      return new JobError('upstream_url_not_allowed', `RDAP ${hop ? `redirect ${hop}` : 'server'} ${upstream} refused: ${why}`, 502, {
-        upstream,
-        hop,
-        reason: details.reason,
-        ...(details.address !== undefined ? { address: details.address } : {}),
-        ...(details.embedded !== undefined ? { embedded: details.embedded } : {}),
-      });
+      return new JobError(
+        'upstream_url_not_allowed',
+        `RDAP ${hop ? `redirect ${hop}` : 'server'} ${upstream} refused: ${why}`,
+        502,
+        {
+          upstream,
+          hop,
+          reason: details.reason,
+          ...(details.address !== undefined ? { address: details.address } : {}),
+          ...(details.embedded !== undefined ? { embedded: details.embedded } : {}),
+        },
+      );
     }
     case 'upstream_timeout':
-      if (details.reason === 'aborted' && options.signal?.aborted) return new JobError('job_cancelled', 'the caller no longer waits for this lookup', 504);
-      return new JobError('upstream_timeout', `RDAP server ${upstream} did not answer within ${options.timeoutMs} ms`, 504, { upstream, timeout_ms: options.timeoutMs });
+      if (details.reason === 'aborted' && options.signal?.aborted)
+        return new JobError('job_cancelled', 'the caller no longer waits for this lookup', 504);
+      return new JobError(
+        'upstream_timeout',
+        `RDAP server ${upstream} did not answer within ${options.timeoutMs} ms`,
+        504,
+        { upstream, timeout_ms: options.timeoutMs },
+      );
     case 'upstream_too_large':
       return new JobError('upstream_error', `RDAP answer exceeds ${MAX_RDAP_BYTES} bytes`, 502, { upstream });
     case 'unsupported_content_type': {
       const type = typeof details.content_type === 'string' ? details.content_type : '';
-      return new JobError('upstream_error', `RDAP server ${upstream} answered ${type || 'no content type'} instead of RDAP JSON`, 502, { upstream });
+      return new JobError(
+        'upstream_error',
+        `RDAP server ${upstream} answered ${type || 'no content type'} instead of RDAP JSON`,
+        502,
+        { upstream },
+      );
     }
     default: {
       // upstream_error: DNS (dns_not_found, dns_failure), connection (ECONNREFUSED, ...), content encoding.
       const reason = typeof details.reason === 'string' ? details.reason : err.code;
       const network = /^(dns_|E[A-Z_]+$)/.test(reason);
-      return new JobError('upstream_error', network ? `RDAP server ${upstream} unreachable: ${reason}` : `RDAP server ${upstream}: ${err.message}`, 502, { upstream, reason });
+      return new JobError(
+        'upstream_error',
+        network ? `RDAP server ${upstream} unreachable: ${reason}` : `RDAP server ${upstream}: ${err.message}`,
+        502,
+        { upstream, reason },
+      );
     }
   }
 }
@@ -184,7 +253,12 @@ function fetcherError(err: unknown, url: string, hop: number, options: RdapFetch
 function checkScheme(url: string, allowHttp: boolean, hop: number): void {
   const protocol = new URL(url).protocol;
   if (protocol === 'https:' || (allowHttp && protocol === 'http:')) return;
-  throw new JobError('upstream_error', `RDAP ${hop ? 'redirect' : 'server'} to a ${protocol} URL refused (https only)`, 502, { upstream: origin(url) });
+  throw new JobError(
+    'upstream_error',
+    `RDAP ${hop ? 'redirect' : 'server'} to a ${protocol} URL refused (https only)`,
+    502,
+    { upstream: origin(url) },
+  );
 }
 
 function parseJson(body: Buffer): unknown {
@@ -207,7 +281,9 @@ export function retryAfterSeconds(header: string | null, now = Date.now()): numb
 
 function rdapErrorText(body: unknown): string | undefined {
   if (!isRecord(body)) return undefined;
-  const description = Array.isArray(body.description) ? body.description.filter((d) => typeof d === 'string').join(' ') : '';
+  const description = Array.isArray(body.description)
+    ? body.description.filter((d) => typeof d === 'string').join(' ')
+    : '';
   const title = typeof body.title === 'string' ? body.title : '';
   return (description || title).slice(0, 200) || undefined;
 }

@@ -9,23 +9,33 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { domainSyntaxRefusal, tldRefusal } from './tld-gate.js';
 
-export const DomainCheckOutput = z
-  .object({
-    success: z.boolean(),
-    domain: z.string().describe('The registrable domain looked up, lower-case A-labels (IDNs in punycode)'),
-    available: z.boolean().describe('True when the registry answered RDAP 404: it holds no registration'),
-    status: z.string().describe('REGISTERED, AVAILABLE, PENDING_DELETE or REDEMPTION_PERIOD (from the RDAP status list)'),
-    registeredDate: z.string().nullable().describe('ISO 8601 (RDAP event `registration`); null when available or not published'),
-    expirationDate: z.string().nullable().describe('ISO 8601 (RDAP event `expiration`); null when available or not published'),
-    lastUpdated: z.string().nullable().describe('ISO 8601 (RDAP event `last changed`); null when available or not published'),
-    registrar: z.string().nullable().describe('Name of the entity with role `registrar` (vCard fn); null when available'),
-    nameservers: z.array(z.string()).describe('Lower-case host names; empty when available'),
-    handle: z.string().nullable().describe('Registry handle of the domain object; null when available'),
-    source: z.string().describe('`rdap`'),
-    rdapStatus: z.array(z.string()).describe('The RDAP status values as published (RFC 9083), e.g. client transfer prohibited'),
-    rdapServer: z.string().describe('Origin of the RDAP server that answered (after redirects)'),
-    unicodeName: z.string().optional().describe('Unicode form of an internationalised domain'),
-  });
+export const DomainCheckOutput = z.object({
+  success: z.boolean(),
+  domain: z.string().describe('The registrable domain looked up, lower-case A-labels (IDNs in punycode)'),
+  available: z.boolean().describe('True when the registry answered RDAP 404: it holds no registration'),
+  status: z.string().describe('REGISTERED, AVAILABLE, PENDING_DELETE or REDEMPTION_PERIOD (from the RDAP status list)'),
+  registeredDate: z
+    .string()
+    .nullable()
+    .describe('ISO 8601 (RDAP event `registration`); null when available or not published'),
+  expirationDate: z
+    .string()
+    .nullable()
+    .describe('ISO 8601 (RDAP event `expiration`); null when available or not published'),
+  lastUpdated: z
+    .string()
+    .nullable()
+    .describe('ISO 8601 (RDAP event `last changed`); null when available or not published'),
+  registrar: z.string().nullable().describe('Name of the entity with role `registrar` (vCard fn); null when available'),
+  nameservers: z.array(z.string()).describe('Lower-case host names; empty when available'),
+  handle: z.string().nullable().describe('Registry handle of the domain object; null when available'),
+  source: z.string().describe('`rdap`'),
+  rdapStatus: z
+    .array(z.string())
+    .describe('The RDAP status values as published (RFC 9083), e.g. client transfer prohibited'),
+  rdapServer: z.string().describe('Origin of the RDAP server that answered (after redirects)'),
+  unicodeName: z.string().optional().describe('Unicode form of an internationalised domain'),
+});
 
 export const DomainCheckInput = z.strictObject({
   domain: z
@@ -68,7 +78,8 @@ export const domainCheckSku = defineJobSku({
     rdapStatus: ['client delete prohibited', 'client transfer prohibited', 'client update prohibited'],
     rdapServer: 'https://rdap.verisign.com',
   },
-  description: 'RDAP/WHOIS lookup for .com, .net, .org and other global TLDs: availability, status, dates, registrar, nameservers.',
+  description:
+    'RDAP/WHOIS lookup for .com, .net, .org and other global TLDs: availability, status, dates, registrar, nameservers.',
   avgLatencyMs: 540,
   latencyTargetMs: 1000,
   deadlineMs: 10_000,

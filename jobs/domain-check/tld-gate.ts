@@ -33,7 +33,10 @@ export function domainSyntaxRefusal(raw: string): { code: string; message: strin
   }
 }
 
-type GateConfig = Pick<Config, 'RDAP_BOOTSTRAP_FILE' | 'RDAP_BOOTSTRAP_URL' | 'RDAP_BOOTSTRAP_REFRESH_MS' | 'RDAP_ALLOW_HTTP'>;
+type GateConfig = Pick<
+  Config,
+  'RDAP_BOOTSTRAP_FILE' | 'RDAP_BOOTSTRAP_URL' | 'RDAP_BOOTSTRAP_REFRESH_MS' | 'RDAP_ALLOW_HTTP'
+>;
 
 /** One registry per bootstrap configuration in this process (the API role's copy), refreshed on its schedule. */
 const registries = new Map<string, BootstrapRegistry>();
@@ -43,7 +46,13 @@ function registryFor(config: GateConfig, logger: Logger | undefined): BootstrapR
   const key = `${file}\u0000${config.RDAP_BOOTSTRAP_URL}\u0000${config.RDAP_BOOTSTRAP_REFRESH_MS}\u0000${config.RDAP_ALLOW_HTTP}`;
   let registry = registries.get(key);
   if (!registry) {
-    registry = new BootstrapRegistry({ file, url: config.RDAP_BOOTSTRAP_URL, refreshMs: config.RDAP_BOOTSTRAP_REFRESH_MS, allowHttp: config.RDAP_ALLOW_HTTP, logger: logger ?? silentLogger });
+    registry = new BootstrapRegistry({
+      file,
+      url: config.RDAP_BOOTSTRAP_URL,
+      refreshMs: config.RDAP_BOOTSTRAP_REFRESH_MS,
+      allowHttp: config.RDAP_ALLOW_HTTP,
+      logger: logger ?? silentLogger,
+    });
     registry.start();
     registries.set(key, registry);
   }
@@ -58,8 +67,13 @@ export function tldRefusal(raw: string, config: GateConfig, logger?: Logger): Ap
   const registry = registryFor(config, logger);
   if (registry.lookup(name.ascii).length) return undefined;
   const tld = tldOf(name.ascii);
-  return new AppError('tld_not_supported', `.${tld} has no RDAP service in the IANA bootstrap registry (published ${registry.info().publication}); it is not a top-level domain with RDAP`, 400, {
-    field: 'domain',
-    tld,
-  });
+  return new AppError(
+    'tld_not_supported',
+    `.${tld} has no RDAP service in the IANA bootstrap registry (published ${registry.info().publication}); it is not a top-level domain with RDAP`,
+    400,
+    {
+      field: 'domain',
+      tld,
+    },
+  );
 }

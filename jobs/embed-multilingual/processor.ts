@@ -9,4 +9,8 @@
 import { embeddingProcessor } from '../embedding-processor.js';
 import { EMBED_MULTILINGUAL_DIMENSIONS } from './sku.js';
 
-export const createEmbedMultilingualProcessor = embeddingProcessor('embed-multilingual', 'multilingual', EMBED_MULTILINGUAL_DIMENSIONS);
+export const createEmbedMultilingualProcessor = embeddingProcessor(
+  'embed-multilingual',
+  'multilingual',
+  EMBED_MULTILINGUAL_DIMENSIONS,
+);

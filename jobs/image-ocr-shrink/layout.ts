@@ -83,7 +83,14 @@ function buildRows(lines: OcrLine[]): Row[] {
       row.y1 = Math.max(row.y1, line.y1);
       row.paragraph = Math.min(row.paragraph, line.paragraph);
     } else {
-      rows.push({ x0: line.x0, y0: line.y0, x1: line.x1, y1: line.y1, words: [...line.words], paragraph: line.paragraph });
+      rows.push({
+        x0: line.x0,
+        y0: line.y0,
+        x1: line.x1,
+        y1: line.y1,
+        words: [...line.words],
+        paragraph: line.paragraph,
+      });
     }
   }
   for (const row of rows) row.words.sort((a, b) => a.x0 - b.x0);

@@ -128,47 +128,69 @@ export function imageOcrProcessor(options: OcrOptions = {}): ProcessorFactory<Im
           userAgent: config.FETCH_USER_AGENT,
           accept: ACCEPT,
           acceptMediaType: (type) => type !== null && IMAGE_TYPES.has(type),
-          acceptedDescription: 'image/png, image/jpeg, image/webp, image/bmp, image/x-portable-anymap (or application/octet-stream holding one)',
+          acceptedDescription:
+            'image/png, image/jpeg, image/webp, image/bmp, image/x-portable-anymap (or application/octet-stream holding one)',
           signal: ctx.signal,
           rejectStatus: (status, _text, url) => {
             if (status >= 200 && status <= 299) return undefined;
             // A 5xx/408/429 is the site failing for now (502); any other status means there is no image at that URL (422).
             const transient = status >= 500 || status === 408 || status === 429;
-            return new JobError(transient ? 'upstream_error' : 'image_unavailable', `the image URL answered ${status}`, transient ? 502 : 422, {
-              field: 'imageUrl',
-              reason: 'upstream_status',
-              upstream_status: status,
-              url: url.href,
-            });
+            return new JobError(
+              transient ? 'upstream_error' : 'image_unavailable',
+              `the image URL answered ${status}`,
+              transient ? 502 : 422,
+              {
+                field: 'imageUrl',
+                reason: 'upstream_status',
+                upstream_status: status,
+                url: url.href,
+              },
+            );
           },
         });
         let size: { width: number; height: number; type?: string };
         try {
           size = imageSize(image.body);
         } catch {
-          throw new JobError('unsupported_content_type', 'the URL did not return a recognisable image', 415, { field: 'imageUrl', content_type: image.mediaType });
-        }
-        if (!size.type || !DECODABLE.has(size.type)) {
-          throw new JobError('unsupported_content_type', `image format ${size.type ?? 'unknown'} is not supported; use PNG, JPEG, WebP, BMP or PNM`, 415, {
+          throw new JobError('unsupported_content_type', 'the URL did not return a recognisable image', 415, {
             field: 'imageUrl',
             content_type: image.mediaType,
-            format: size.type ?? null,
           });
         }
+        if (!size.type || !DECODABLE.has(size.type)) {
+          throw new JobError(
+            'unsupported_content_type',
+            `image format ${size.type ?? 'unknown'} is not supported; use PNG, JPEG, WebP, BMP or PNM`,
+            415,
+            {
+              field: 'imageUrl',
+              content_type: image.mediaType,
+              format: size.type ?? null,
+            },
+          );
+        }
         if (size.width * size.height > config.OCR_MAX_PIXELS) {
-          throw new JobError('image_too_large', `the image has ${size.width}x${size.height} pixels; at most ${config.OCR_MAX_PIXELS} are read`, 413, {
-            field: 'imageUrl',
-            width: size.width,
-            height: size.height,
-            limit_pixels: config.OCR_MAX_PIXELS,
-          });
+          throw new JobError(
+            'image_too_large',
+            `the image has ${size.width}x${size.height} pixels; at most ${config.OCR_MAX_PIXELS} are read`,
+            413,
+            {
+              field: 'imageUrl',
+              width: size.width,
+              height: size.height,
+              limit_pixels: config.OCR_MAX_PIXELS,
+            },
+          );
         }
         const started = performance.now();
         const job = scheduler.addJob('recognize', image.body, {}, { blocks: true, text: true });
         job.catch(() => {}); // the race below observes it; this avoids an unhandled rejection after an abort
         // A running recognition cannot be interrupted; on abort the caller stops waiting and the worker finishes it.
         const aborted = new Promise<never>((_, reject) => {
-          const onAbort = () => reject(new JobError('upstream_timeout', 'OCR abandoned: the caller stopped waiting', 504, { reason: 'aborted' }));
+          const onAbort = () =>
+            reject(
+              new JobError('upstream_timeout', 'OCR abandoned: the caller stopped waiting', 504, { reason: 'aborted' }),
+            );
           if (ctx.signal.aborted) onAbort();
           else ctx.signal.addEventListener('abort', onAbort, { once: true });
         });
@@ -179,14 +201,24 @@ export function imageOcrProcessor(options: OcrOptions = {}): ProcessorFactory<Im
           if (err instanceof JobError) throw err;
           const message = String((err as Error)?.message ?? err);
           if (/read image|image file|pix/i.test(message)) {
-            throw new JobError('image_unreadable', 'the image could not be decoded', 422, { field: 'imageUrl', format: size.type });
+            throw new JobError('image_unreadable', 'the image could not be decoded', 422, {
+              field: 'imageUrl',
+              format: size.type,
+            });
           }
           throw err;
         }
         const { markdown, tables } = layoutToMarkdown(linesOf(page));
         const extractedText = markdown || page.text.trim();
         logger.debug(
-          { bytes: image.body.length, width: size.width, height: size.height, tables, fetch_ms: Math.round(image.elapsedMs), ocr_ms: Math.round(performance.now() - started) },
+          {
+            bytes: image.body.length,
+            width: size.width,
+            height: size.height,
+            tables,
+            fetch_ms: Math.round(image.elapsedMs),
+            ocr_ms: Math.round(performance.now() - started),
+          },
           'image-ocr: recognised',
         );
         return {
@@ -201,4 +233,5 @@ export function imageOcrProcessor(options: OcrOptions = {}): ProcessorFactory<Im
   };
 }
 
-export const createImageOcrProcessor: ProcessorFactory<ImageOcrShrinkRequest, ImageOcrResult> = (deps) => imageOcrProcessor()(deps);
+export const createImageOcrProcessor: ProcessorFactory<ImageOcrShrinkRequest, ImageOcrResult> = (deps) =>
+  imageOcrProcessor()(deps);

@@ -9,17 +9,18 @@ import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { httpUrl, loopbackOnlyInTests } from '../web-fetch/url-input.js';
 
-export const ImageOcrShrinkOutput = z
-  .object({
-    success: z.boolean(),
-    extractedText: z.string().describe('Markdown: lines and paragraphs of text, tabular regions as Markdown tables'),
-    characterCount: z.number().int().describe('Characters in `extractedText`'),
-    tokensSavedEstimate: z
-      .number()
-      .int()
-      .describe('Vision-model tokens of the image (high-detail 512 px tiles: 85 + 170 per tile) minus text tokens (characters / 4), at least 0'),
-    source: z.string().describe('Final image URL fetched, after redirects'),
-  });
+export const ImageOcrShrinkOutput = z.object({
+  success: z.boolean(),
+  extractedText: z.string().describe('Markdown: lines and paragraphs of text, tabular regions as Markdown tables'),
+  characterCount: z.number().int().describe('Characters in `extractedText`'),
+  tokensSavedEstimate: z
+    .number()
+    .int()
+    .describe(
+      'Vision-model tokens of the image (high-detail 512 px tiles: 85 + 170 per tile) minus text tokens (characters / 4), at least 0',
+    ),
+  source: z.string().describe('Final image URL fetched, after redirects'),
+});
 
 export const ImageOcrShrinkInput = z.strictObject({ imageUrl: httpUrl('Public image URL') });
 export type ImageOcrShrinkRequest = z.infer<typeof ImageOcrShrinkInput>;
@@ -42,7 +43,8 @@ export const imageOcrShrinkSku = defineJobSku({
     tokensSavedEstimate: 1090,
     source: 'https://example.com/receipt.png',
   },
-  description: 'Vision OCR of a public image URL (PNG, JPEG, WebP, BMP; SSRF-validated) into clean text and table Markdown, offline with tesseract.',
+  description:
+    'Vision OCR of a public image URL (PNG, JPEG, WebP, BMP; SSRF-validated) into clean text and table Markdown, offline with tesseract.',
   avgLatencyMs: 480,
   latencyTargetMs: 1000,
   deadlineMs: 15_000,

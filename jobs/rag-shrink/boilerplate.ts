@@ -8,17 +8,29 @@
  */
 
 const words = (s: string) => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
-const plain = (block: string) => block.replace(/^(?:#{1,6}|[-*>]|\d+\.)\s+/, '').replace(/[*_`[\]]/g, '').trim();
+const plain = (block: string) =>
+  block
+    .replace(/^(?:#{1,6}|[-*>]|\d+\.)\s+/, '')
+    .replace(/[*_`[\]]/g, '')
+    .trim();
 
 /** Headings that open a section of links to other pages, not the article's own. */
-const FURNITURE_HEADING = /^(?:more (?:great |from |on |stories|news|in|to read)|related(?: (?:articles|stories|posts|coverage|content|reading))?|you (?:may|might) also like|don'?t miss|recommended|read (?:more|next|also)|(?:most )?popular|trending|latest (?:news|stories|videos)|most read|top stories|breaking news emails|subscribe|sign up|newsletter|highlights|also on|what to read next|keep reading|further reading|share (?:this|the story)|comments?)\b/i;
+const FURNITURE_HEADING =
+  /^(?:more (?:great |from |on |stories|news|in|to read)|related(?: (?:articles|stories|posts|coverage|content|reading))?|you (?:may|might) also like|don'?t miss|recommended|read (?:more|next|also)|(?:most )?popular|trending|latest (?:news|stories|videos)|most read|top stories|breaking news emails|subscribe|sign up|newsletter|highlights|also on|what to read next|keep reading|further reading|share (?:this|the story)|comments?)\b/i;
 /** Short blocks that are a call to action or a widget's label. */
-const FURNITURE_LINE = /^(?:subscribe|sign (?:up|in)|log ?in|register|advertisement|advertising|sponsored|read more|see more|show more|load(?:ing)? (?:more|content)|continue reading|click here|share(?: this)?|follow us|get (?:breaking news|the latest|our)|let our news|sign up (?:to|for)|don'?t miss|more great|related|popular|trending|highlights|via \S+|copyright|©|all rights reserved|photo(?:graph)?:|image:|\(image:|credit:|source:)/i;
-const STAMP = /^(?:\|?\s*)?(?:posted|updated|published|last (?:updated|modified)|modified|first published|created)\b[\s:]/i;
-const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
-const DATE_ONLY = new RegExp(`^(?:on\\s+)?(?:(?:mon|tue|wed|thu|fri|sat|sun)\\w*,?\\s+)?(?:${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}|\\d{1,2}\\s+${MONTH}\\s+\\d{4}|\\d{4}-\\d{2}-\\d{2})(?:[\\s,-]+(?:at\\s+)?\\d{1,2}[:.]\\d{2}(?:\\s*[ap]\\.?m\\.?)?(?:\\s+[A-Z]{2,4})?)?\\.?$`, 'i');
+const FURNITURE_LINE =
+  /^(?:subscribe|sign (?:up|in)|log ?in|register|advertisement|advertising|sponsored|read more|see more|show more|load(?:ing)? (?:more|content)|continue reading|click here|share(?: this)?|follow us|get (?:breaking news|the latest|our)|let our news|sign up (?:to|for)|don'?t miss|more great|related|popular|trending|highlights|via \S+|copyright|©|all rights reserved|photo(?:graph)?:|image:|\(image:|credit:|source:)/i;
+const STAMP =
+  /^(?:\|?\s*)?(?:posted|updated|published|last (?:updated|modified)|modified|first published|created)\b[\s:]/i;
+const MONTH =
+  '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
+const DATE_ONLY = new RegExp(
+  `^(?:on\\s+)?(?:(?:mon|tue|wed|thu|fri|sat|sun)\\w*,?\\s+)?(?:${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}|\\d{1,2}\\s+${MONTH}\\s+\\d{4}|\\d{4}-\\d{2}-\\d{2})(?:[\\s,-]+(?:at\\s+)?\\d{1,2}[:.]\\d{2}(?:\\s*[ap]\\.?m\\.?)?(?:\\s+[A-Z]{2,4})?)?\\.?$`,
+  'i',
+);
 /** A photo credit that ends a block: an agency's name, or a bracketed "(Photo: …)" (isCredit). */
-const CREDIT_NAME = /\b(?:getty images|shutterstock|ap photo|afp via getty|reuters\/[A-Z][a-z]+|\/ ap(?: file)?|\(ap\))\s*\.?$/i;
+const CREDIT_NAME =
+  /\b(?:getty images|shutterstock|ap photo|afp via getty|reuters\/[A-Z][a-z]+|\/ ap(?: file)?|\(ap\))\s*\.?$/i;
 /** The bracket that closes a block (blanks and a full stop may follow). */
 const CLOSING_BRACKET = /\)\s*\.?$/;
 const CREDIT_OPENING = /\((?:image|photo|picture|credit)s?:/i;

@@ -39,10 +39,14 @@ export function contains(outer: DomNode, inner: DomNode): boolean {
 /** linkedom wants a whole document: fragments and bare text are wrapped in one. */
 export function parse(html: string): DomDocument {
   const whole = /<html[\s>]/i.test(html);
-  const source = whole ? html : `<!DOCTYPE html><html>${/<(?:body|head)[\s>]/i.test(html) ? html : `<head></head><body>${html}</body>`}</html>`;
+  const source = whole
+    ? html
+    : `<!DOCTYPE html><html>${/<(?:body|head)[\s>]/i.test(html) ? html : `<head></head><body>${html}</body>`}</html>`;
   const { document } = parseHTML(source) as unknown as { document: DomDocument };
   if (!document.documentElement || !document.body) {
-    return (parseHTML(`<!DOCTYPE html><html><head></head><body>${html}</body></html>`) as unknown as { document: DomDocument }).document;
+    return (
+      parseHTML(`<!DOCTYPE html><html><head></head><body>${html}</body></html>`) as unknown as { document: DomDocument }
+    ).document;
   }
   return document;
 }

@@ -25,12 +25,20 @@ function mainArticle(document: DomDocument): DomElement | undefined {
 }
 
 export function semanticRoot(document: DomDocument): DomElement {
-  return (document.querySelector('main') ?? document.querySelector('[role="main"]') ?? mainArticle(document) ?? document.body ?? document.documentElement)!;
+  return (document.querySelector('main') ??
+    document.querySelector('[role="main"]') ??
+    mainArticle(document) ??
+    document.body ??
+    document.documentElement)!;
 }
 
 /** Readability's article element (it mutates `document`), or undefined when it finds none. */
 export function readabilityRoot(document: DomDocument): DomElement | undefined {
-  const reader = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { serializer: (el) => el as unknown as string, charThreshold: 300, keepClasses: true });
+  const reader = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+    serializer: (el) => el as unknown as string,
+    charThreshold: 300,
+    keepClasses: true,
+  });
   const article = reader.parse();
   return (article?.content as unknown as DomElement | null | undefined) ?? undefined;
 }

@@ -28,7 +28,8 @@ export interface WalkOptions {
 
 export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBlocks {
   const extraDrop = options.drop;
-  const isDroppedHere = (el: DomElement, r: DomElement) => isDropped(el, r) || (el !== r && extraDrop !== undefined && extraDrop(el));
+  const isDroppedHere = (el: DomElement, r: DomElement) =>
+    isDropped(el, r) || (el !== r && extraDrop !== undefined && extraDrop(el));
   const headings: string[] = [];
   const links: { text: string; href: string }[] = [];
   const seenLinks = new Set<string>();
@@ -129,11 +130,17 @@ export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBloc
       const marker = ordered ? `${n++}.` : '-';
       // Nested items start under the parent's text (CommonMark: marker width + 1).
       const childIndent = indent + ' '.repeat(marker.length + 1);
-      const own = Array.from(li.childNodes).filter((c) => !(c.nodeType === ELEMENT && /^(?:ul|ol)$/i.test((c as DomElement).tagName)));
+      const own = Array.from(li.childNodes).filter(
+        (c) => !(c.nodeType === ELEMENT && /^(?:ul|ol)$/i.test((c as DomElement).tagName)),
+      );
       const text = paragraph(own.map(inline).join('')).replace(/\n/g, ' ');
       if (text) lines.push(`${indent}${marker} ${text}`);
       for (const c of Array.from(li.childNodes)) {
-        if (c.nodeType === ELEMENT && /^(?:ul|ol)$/i.test((c as DomElement).tagName) && !isDroppedHere(c as DomElement, root)) {
+        if (
+          c.nodeType === ELEMENT &&
+          /^(?:ul|ol)$/i.test((c as DomElement).tagName) &&
+          !isDroppedHere(c as DomElement, root)
+        ) {
           const sub: string[] = [];
           list(c as DomElement, childIndent, sub);
           lines.push(...sub);
@@ -155,7 +162,11 @@ export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBloc
     if (rows.length === 0) return;
     const width = Math.max(...rows.map((r) => r.length));
     const pad = (r: string[]) => [...r, ...Array<string>(width - r.length).fill('')];
-    const md = [`| ${pad(rows[0]!).join(' | ')} |`, `|${' --- |'.repeat(width)}`, ...rows.slice(1).map((r) => `| ${pad(r).join(' | ')} |`)];
+    const md = [
+      `| ${pad(rows[0]!).join(' | ')} |`,
+      `|${' --- |'.repeat(width)}`,
+      ...rows.slice(1).map((r) => `| ${pad(r).join(' | ')} |`),
+    ];
     const caption = el.querySelector('caption');
     if (caption && !isDroppedHere(caption, root)) {
       const c = paragraph(inline(caption));
@@ -201,7 +212,17 @@ export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBloc
       }
       case 'blockquote': {
         const inner = blocks(el, []);
-        if (inner.length) out.push(inner.map((b) => b.split('\n').map((l) => `> ${l}`).join('\n')).join('\n>\n'));
+        if (inner.length)
+          out.push(
+            inner
+              .map((b) =>
+                b
+                  .split('\n')
+                  .map((l) => `> ${l}`)
+                  .join('\n'),
+              )
+              .join('\n>\n'),
+          );
         return;
       }
       case 'pre': {
@@ -223,7 +244,6 @@ export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBloc
         blocks(el, out);
     }
   };
-
 
   return { blocks: blocks(root, []), headings, links };
 }

@@ -22,7 +22,8 @@ function parseInput(data: unknown): RagShrinkRequest {
   const parsed = RagShrinkInput.safeParse(data);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys') throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
+  if (issue.code === 'unrecognized_keys')
+    throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
   const field = issue.path.map(String).join('.') || 'html';
   throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
 }

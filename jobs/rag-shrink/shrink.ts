@@ -37,7 +37,8 @@ function result(md: MarkdownBlocks, title: string | null): ShrinkResult {
   return { content, title, headings: md.headings, links: md.links };
 }
 
-const wordsOf = (blocks: readonly string[]): number => blocks.reduce((n, b) => n + (b.match(/[\p{L}\p{N}]+/gu) ?? []).length, 0);
+const wordsOf = (blocks: readonly string[]): number =>
+  blocks.reduce((n, b) => n + (b.match(/[\p{L}\p{N}]+/gu) ?? []).length, 0);
 
 function pageTitle(document: DomDocument): string | null {
   const candidates = [

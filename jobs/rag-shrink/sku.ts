@@ -10,20 +10,27 @@ import { defineJobSku } from '../job-sku.js';
 import { reductionFields, tokensSavedField } from '../reduction-stats.js';
 import { MAX_TEXT } from '../text-size-limits.js';
 
-export const RagShrinkOutput = z
-  .object({
-    success: z.boolean(),
-    content: z.string().describe('Markdown of the semantic content in document order: headings, paragraphs, list items, blockquotes, code blocks, tables (links when keepLinks)'),
-    title: z.string().nullable().describe('Page title: <title>, og:title or the first h1'),
-    headings: z.array(z.string()).describe('Text of the headings kept, in order'),
-    links: z.array(z.object({ text: z.string(), href: z.string() })).describe('Anchors kept (empty unless keepLinks)'),
-    ...reductionFields,
-    tokens_saved_estimate: tokensSavedField,
-    source: z.string(),
-  });
+export const RagShrinkOutput = z.object({
+  success: z.boolean(),
+  content: z
+    .string()
+    .describe(
+      'Markdown of the semantic content in document order: headings, paragraphs, list items, blockquotes, code blocks, tables (links when keepLinks)',
+    ),
+  title: z.string().nullable().describe('Page title: <title>, og:title or the first h1'),
+  headings: z.array(z.string()).describe('Text of the headings kept, in order'),
+  links: z.array(z.object({ text: z.string(), href: z.string() })).describe('Anchors kept (empty unless keepLinks)'),
+  ...reductionFields,
+  tokens_saved_estimate: tokensSavedField,
+  source: z.string(),
+});
 
 export const RagShrinkInput = z.strictObject({
-  html: z.string().min(1).max(MAX_TEXT * 5).describe('HTML to denoise'),
+  html: z
+    .string()
+    .min(1)
+    .max(MAX_TEXT * 5)
+    .describe('HTML to denoise'),
   keepLinks: z.boolean().optional().describe('Keep anchor tags in the output'),
 });
 export type RagShrinkRequest = z.infer<typeof RagShrinkInput>;
@@ -38,7 +45,9 @@ export const ragShrinkSku = defineJobSku({
   free: false,
   input: RagShrinkInput,
   output: RagShrinkOutput,
-  exampleInput: { html: '<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>' },
+  exampleInput: {
+    html: '<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>',
+  },
   example: {
     success: true,
     content: '## Intro\n\nHello',
@@ -51,7 +60,8 @@ export const ragShrinkSku = defineJobSku({
     tokens_saved_estimate: 22,
     source: 'rag-shrink',
   },
-  description: 'HTML semantic denoising for RAG: extracts title, headings, paragraphs, list items and blockquotes, optionally keeping links.',
+  description:
+    'HTML semantic denoising for RAG: extracts title, headings, paragraphs, list items and blockquotes, optionally keeping links.',
   avgLatencyMs: 450,
   latencyTargetMs: 900,
   deadlineMs: 10_000,

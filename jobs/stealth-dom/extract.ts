@@ -34,23 +34,30 @@ export function isReadableMediaType(mediaType: string | null): boolean {
     /^application\/[a-z0-9.+-]+\+(json|xml)$/.test(mediaType)
   );
 }
-export const READABLE_DESCRIPTION = 'text/html, application/xhtml+xml, text/*, application/json, application/xml and their +json/+xml variants';
+export const READABLE_DESCRIPTION =
+  'text/html, application/xhtml+xml, text/*, application/json, application/xml and their +json/+xml variants';
 
 /** What the fetched body is, from its media type or, when the server sent none, from its first bytes. */
-export function classify(mediaType: string | null, body: Buffer): { kind: DocumentKind; language: string } | { binary: true } {
+export function classify(
+  mediaType: string | null,
+  body: Buffer,
+): { kind: DocumentKind; language: string } | { binary: true } {
   if (mediaType === null) {
     const head = body.subarray(0, 1024);
     if (head.includes(0)) return { binary: true };
     const start = head.toString('latin1').trimStart().slice(0, 200).toLowerCase();
-    if (start.startsWith('<!doctype html') || start.startsWith('<html') || /<(head|body|title)[\s>]/.test(start)) return { kind: 'html', language: 'html' };
+    if (start.startsWith('<!doctype html') || start.startsWith('<html') || /<(head|body|title)[\s>]/.test(start))
+      return { kind: 'html', language: 'html' };
     return { kind: 'plain', language: '' };
   }
   if (HTML_TYPES.has(mediaType)) return { kind: 'html', language: 'html' };
-  if (mediaType === 'text/plain' || mediaType === 'text/markdown' || mediaType === 'text/x-markdown') return { kind: 'plain', language: '' };
+  if (mediaType === 'text/plain' || mediaType === 'text/markdown' || mediaType === 'text/x-markdown')
+    return { kind: 'plain', language: '' };
   if (mediaType.includes('json')) return { kind: 'code', language: 'json' };
   if (mediaType.includes('xml')) return { kind: 'code', language: 'xml' };
   if (mediaType === 'text/css') return { kind: 'code', language: 'css' };
-  if (mediaType.includes('javascript') || mediaType.includes('ecmascript')) return { kind: 'code', language: 'javascript' };
+  if (mediaType.includes('javascript') || mediaType.includes('ecmascript'))
+    return { kind: 'code', language: 'javascript' };
   if (mediaType === 'text/csv') return { kind: 'code', language: 'csv' };
   return { kind: 'plain', language: '' };
 }
@@ -90,30 +97,47 @@ function metaCharset(head: string): string | undefined {
   return undefined;
 }
 
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_', hr: '---' });
+const turndown = new TurndownService({
+  headingStyle: 'atx',
+  codeBlockStyle: 'fenced',
+  bulletListMarker: '-',
+  emDelimiter: '_',
+  hr: '---',
+});
 // Inline images as data: URIs would spend the 10,000 characters on base64: keep their alt text only.
 turndown.addRule('dataImages', {
   filter: (node) => node.nodeName === 'IMG' && (node.getAttribute('src') ?? '').startsWith('data:'),
-  replacement: (_content, node) => ((node as { getAttribute(n: string): string | null }).getAttribute('alt') ?? ''),
+  replacement: (_content, node) => (node as { getAttribute(n: string): string | null }).getAttribute('alt') ?? '',
 });
 
 // turndown pads bullets to four columns (`-   item`); plain `- item` / `1. item` reads the same and costs fewer characters.
 turndown.addRule('compactListItem', {
   filter: 'li',
   replacement: (content, node) => {
-    const li = node as unknown as { parentNode: { nodeName: string; getAttribute(n: string): string | null; children: ArrayLike<{ nodeName: string }> } | null; nextSibling: unknown };
+    const li = node as unknown as {
+      parentNode: {
+        nodeName: string;
+        getAttribute(n: string): string | null;
+        children: ArrayLike<{ nodeName: string }>;
+      } | null;
+      nextSibling: unknown;
+    };
     let prefix = '- ';
     if (li.parentNode?.nodeName === 'OL') {
       const items = Array.from(li.parentNode.children).filter((el) => el.nodeName === 'LI');
       const start = Number(li.parentNode.getAttribute('start') ?? 1) || 1;
       prefix = `${start + items.indexOf(li as never)}. `;
     }
-    const body = content.replace(/^\n+/, '').replace(/(?<!\n)\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(prefix.length)}`);
+    const body = content
+      .replace(/^\n+/, '')
+      .replace(/(?<!\n)\n+$/, '\n')
+      .replace(/\n/gm, `\n${' '.repeat(prefix.length)}`);
     return prefix + body + (li.nextSibling && !/\n$/.test(body) ? '\n' : '');
   },
 });
 
-const NOISE = 'script, style, noscript, template, nav, header, footer, aside, form, iframe, svg, canvas, button, [role=navigation], [aria-hidden=true]';
+const NOISE =
+  'script, style, noscript, template, nav, header, footer, aside, form, iframe, svg, canvas, button, [role=navigation], [aria-hidden=true]';
 
 // linkedom's DOM is typed loosely here: the lib has no DOM typings in this project (lib ES2023).
 interface El {
@@ -139,7 +163,10 @@ function absolutise(document: El, pageUrl: URL): void {
       /* keep the page URL */
     }
   }
-  for (const [selector, attr] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
+  for (const [selector, attr] of [
+    ['a[href]', 'href'],
+    ['img[src]', 'src'],
+  ] as const) {
     for (const el of Array.from(document.querySelectorAll(selector))) {
       const value = el.getAttribute(attr) ?? '';
       if (value.startsWith('#') || /^(data|mailto|tel|javascript):/i.test(value)) continue;
@@ -153,8 +180,41 @@ function absolutise(document: El, pageUrl: URL): void {
 }
 
 const BLOCKS = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'DD', 'DETAILS', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'H1', 'H2', 'H3',
-  'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'TR', 'UL',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'DD',
+  'DETAILS',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'SUMMARY',
+  'TABLE',
+  'TBODY',
+  'THEAD',
+  'TFOOT',
+  'TR',
+  'UL',
 ]);
 
 /** How many line breaks end `chunk`, counted back from its end (`/\n*$/` retries from every break of a run). */
@@ -242,7 +302,9 @@ export function extractHtml(html: string, pageUrl: URL, format: Format): Extract
   let title = pageTitle;
   let byline: string | null = null;
   if (article?.content) {
-    root = (parseHTML(`<!doctype html><html><body>${article.content}</body></html>`) as unknown as { document: { body: El } }).document.body;
+    root = (
+      parseHTML(`<!doctype html><html><body>${article.content}</body></html>`) as unknown as { document: { body: El } }
+    ).document.body;
     title = article.title?.trim() || pageTitle;
     byline = article.byline?.trim() || null;
     if (byline && (root.textContent ?? '').includes(byline)) byline = null;
@@ -259,7 +321,9 @@ export function extractHtml(html: string, pageUrl: URL, format: Format): Extract
   const markdown = turndown.turndown(root.innerHTML).trim();
   const firstLine = markdown.split('\n', 1)[0] ?? '';
   const hasTitle = firstLine.startsWith('#') && firstLine.replace(/^#+\s*/, '').trim() === title;
-  const head = [title && !hasTitle ? `# ${title}` : null, byline ? `_${turndown.escape(byline)}_` : null].filter(Boolean);
+  const head = [title && !hasTitle ? `# ${title}` : null, byline ? `_${turndown.escape(byline)}_` : null].filter(
+    Boolean,
+  );
   return { content: [...head, markdown].join('\n\n'), title };
 }
 

@@ -14,7 +14,16 @@ import type { StealthDomRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig, type FetcherSettings } from '../web-fetch/safe-fetch.js';
-import { classify, decode, extractHtml, extractText, isReadableMediaType, READABLE_DESCRIPTION, truncate, type Format } from './extract.js';
+import {
+  classify,
+  decode,
+  extractHtml,
+  extractText,
+  isReadableMediaType,
+  READABLE_DESCRIPTION,
+  truncate,
+  type Format,
+} from './extract.js';
 
 export const MAX_CONTENT_CHARS = 10_000;
 export const DEFAULT_TIMEOUT_MS = 5000;
@@ -35,7 +44,9 @@ const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain
 const TRANSIENT = (status: number) => status >= 500 || status === 408 || status === 429;
 
 /** `fetcher` overrides the settings built from the config (tests: a controlled resolver or connection). */
-export function stealthDomProcessor(overrides: Partial<FetcherSettings> = {}): ProcessorFactory<StealthDomRequest, StealthDomResult> {
+export function stealthDomProcessor(
+  overrides: Partial<FetcherSettings> = {},
+): ProcessorFactory<StealthDomRequest, StealthDomResult> {
   return async ({ config, logger }) => {
     const fetch = createSafeFetch({ ...fetcherSettingsFromConfig(config), ...overrides });
     return {
@@ -60,29 +71,57 @@ export function stealthDomProcessor(overrides: Partial<FetcherSettings> = {}): P
           signal: ctx.signal,
           rejectStatus: (status, statusText, url) =>
             TRANSIENT(status)
-              ? new JobError('upstream_error', `the site answered ${status} ${statusText}`.trim(), 502, { reason: 'upstream_status', upstream_status: status, url: url.href })
+              ? new JobError('upstream_error', `the site answered ${status} ${statusText}`.trim(), 502, {
+                  reason: 'upstream_status',
+                  upstream_status: status,
+                  url: url.href,
+                })
               : undefined,
         });
         const kind = classify(page.mediaType, page.body);
         if ('binary' in kind) {
-          throw new JobError('unsupported_content_type', 'the URL answered binary content without a Content-Type', 415, {
-            field: 'url',
-            content_type: null,
-            url: page.url.href,
-          });
+          throw new JobError(
+            'unsupported_content_type',
+            'the URL answered binary content without a Content-Type',
+            415,
+            {
+              field: 'url',
+              content_type: null,
+              url: page.url.href,
+            },
+          );
         }
         const text = decode(page.body, page.charset, kind.kind);
         const t0 = performance.now();
-        const full = kind.kind === 'html' ? extractHtml(text, page.url, format).content : extractText(text, kind.kind, kind.language, format);
+        const full =
+          kind.kind === 'html'
+            ? extractHtml(text, page.url, format).content
+            : extractText(text, kind.kind, kind.language, format);
         const { text: content, truncated } = truncate(full, MAX_CONTENT_CHARS);
         logger.debug(
-          { host: page.url.host, status: page.status, bytes: page.body.length, fetch_ms: Math.round(page.elapsedMs), extract_ms: Math.round(performance.now() - t0), redirects: page.redirects.length },
+          {
+            host: page.url.host,
+            status: page.status,
+            bytes: page.body.length,
+            fetch_ms: Math.round(page.elapsedMs),
+            extract_ms: Math.round(performance.now() - t0),
+            redirects: page.redirects.length,
+          },
           'stealth-dom: fetched',
         );
-        return { success: true, status: page.status, format, content, content_length: content.length, truncated, source: page.url.href };
+        return {
+          success: true,
+          status: page.status,
+          format,
+          content,
+          content_length: content.length,
+          truncated,
+          source: page.url.href,
+        };
       },
     };
   };
 }
 
-export const createStealthDomProcessor: ProcessorFactory<StealthDomRequest, StealthDomResult> = (deps) => stealthDomProcessor()(deps);
+export const createStealthDomProcessor: ProcessorFactory<StealthDomRequest, StealthDomResult> = (deps) =>
+  stealthDomProcessor()(deps);

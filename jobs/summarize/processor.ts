@@ -16,14 +16,17 @@ import { requireAi } from '../../core/ai/create-ai-provider.js';
 export const DEFAULT_SUMMARY_FORMAT = 'paragraph';
 export const DEFAULT_SUMMARY_WORDS = 150;
 
-export const createSummarizeProcessor: ProcessorFactory<SummarizeRequest, z.infer<typeof SummarizeOutput>> = async (deps) => {
+export const createSummarizeProcessor: ProcessorFactory<SummarizeRequest, z.infer<typeof SummarizeOutput>> = async (
+  deps,
+) => {
   const ai = requireAi(deps, 'summarize');
   return {
     handle: async (input, ctx) => {
       const format = input.format ?? DEFAULT_SUMMARY_FORMAT;
       const maxWords = input.maxLength ?? DEFAULT_SUMMARY_WORDS;
       const originalWords = countWords(input.text);
-      if (originalWords === 0) throw new JobError('empty_text', 'text has no words to summarize', 400, { field: 'text' });
+      if (originalWords === 0)
+        throw new JobError('empty_text', 'text has no words to summarize', 400, { field: 'text' });
       const r = await ai.summarize(input.text, { format, maxWords, signal: ctx.signal, deadline: ctx.deadline });
       return {
         success: true,

@@ -13,10 +13,17 @@ export const SummarizeOutput = z.object({
   success: z.boolean(),
   model: z.string().describe('Model that produced the summary'),
   format: z.enum(['bullets', 'paragraph', 'executive']),
-  summary: z.string().describe('The summary: Markdown list items (bullets); one paragraph; or a lead sentence, a blank line, `Key points:` and list items (executive)'),
+  summary: z
+    .string()
+    .describe(
+      'The summary: Markdown list items (bullets); one paragraph; or a lead sentence, a blank line, `Key points:` and list items (executive)',
+    ),
   bullets: z.array(z.string()).describe('The bullet points (bullets) or key points (executive); empty for paragraph'),
   headline: z.string().nullable().describe('The lead sentence (executive); null otherwise'),
-  word_count: z.number().int().describe('Words in `summary` (whitespace-separated tokens with a letter or digit); at most max_length'),
+  word_count: z
+    .number()
+    .int()
+    .describe('Words in `summary` (whitespace-separated tokens with a letter or digit); at most max_length'),
   max_length: z.number().int(),
   original_word_count: z.number().int(),
   source: z.string().describe('AI provider: `local` or `openai-compatible`'),
@@ -44,8 +51,12 @@ export const summarizeSku = defineJobSku({
     success: true,
     model: 'local-textrank-v1',
     format: 'bullets',
-    summary: '- Spreads between Coinbase and the Base pools widen sharply around the US market open.\n- Outside the US open, spreads were stable and mostly below the taker fee.',
-    bullets: ['Spreads between Coinbase and the Base pools widen sharply around the US market open.', 'Outside the US open, spreads were stable and mostly below the taker fee.'],
+    summary:
+      '- Spreads between Coinbase and the Base pools widen sharply around the US market open.\n- Outside the US open, spreads were stable and mostly below the taker fee.',
+    bullets: [
+      'Spreads between Coinbase and the Base pools widen sharply around the US market open.',
+      'Outside the US open, spreads were stable and mostly below the taker fee.',
+    ],
     headline: null,
     word_count: 27,
     max_length: 60,

@@ -77,10 +77,10 @@ export interface CheckedUrl {
  * Written out because no maintained package exports the list.
  */
 const BAD_PORTS = new Set([
-  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113,
-  115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563,
-  587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669,
-  6679, 6697, 10080,
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
+  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
+  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
+  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
 /** Names of cloud instance-metadata services (GCP, AWS, Alibaba, ...). */
@@ -105,7 +105,16 @@ const METADATA_ADDRESSES = new Set([
 ]);
 
 /** Suffixes reserved for private or local use: such names never reach the public Internet. */
-const INTERNAL_SUFFIXES = ['.internal', '.local', '.localdomain', '.home.arpa', '.lan', '.intranet', '.corp', '.private'];
+const INTERNAL_SUFFIXES = [
+  '.internal',
+  '.local',
+  '.localdomain',
+  '.home.arpa',
+  '.lan',
+  '.intranet',
+  '.corp',
+  '.private',
+];
 
 const IPV4_REASONS: Record<string, RefusalReason> = {
   unspecified: 'unspecified',
@@ -148,11 +157,16 @@ const V6_DOCUMENTATION = ['2001:db8::/32', '3fff::/20'].map((c) => ipaddr.IPv6.p
 const V6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
 const V6_NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-const refuse = (reason: RefusalReason, message: string, extra: Partial<Refusal> = {}): Refusal => ({ reason, message, ...extra });
+const refuse = (reason: RefusalReason, message: string, extra: Partial<Refusal> = {}): Refusal => ({
+  reason,
+  message,
+  ...extra,
+});
 
 function checkIPv4(ip: ipaddr.IPv4, options: PolicyOptions): Refusal | null {
   const address = ip.toString();
-  if (METADATA_ADDRESSES.has(address)) return refuse('cloud_metadata', `${address} is a cloud instance-metadata address`, { address });
+  if (METADATA_ADDRESSES.has(address))
+    return refuse('cloud_metadata', `${address} is a cloud instance-metadata address`, { address });
   const range = ip.range();
   if (range === 'unicast') return null;
   if (range === 'loopback' && options.allowLoopback) return null;
@@ -166,16 +180,24 @@ function checkIPv4(ip: ipaddr.IPv4, options: PolicyOptions): Refusal | null {
 
 function checkIPv6(ip: ipaddr.IPv6, options: PolicyOptions): Refusal | null {
   const address = ip.toString();
-  if (METADATA_ADDRESSES.has(address)) return refuse('cloud_metadata', `${address} is a cloud instance-metadata address`, { address });
+  if (METADATA_ADDRESSES.has(address))
+    return refuse('cloud_metadata', `${address} is a cloud instance-metadata address`, { address });
   const range = ip.range();
-  if (range === 'loopback') return options.allowLoopback ? null : refuse('loopback', `${address} is the loopback address`, { address });
+  if (range === 'loopback')
+    return options.allowLoopback ? null : refuse('loopback', `${address} is the loopback address`, { address });
   if (range === 'rfc6052' || range === '6to4') {
     // NAT64 (64:ff9b::/96 carries the IPv4 in its last 32 bits) and 6to4 (2002:AABB:CCDD::/48) reach an IPv4 host:
     // judge that host. The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is site-specific: refused.
     const parts = ip.parts;
     const embeddedParts = range === '6to4' ? [parts[1]!, parts[2]!] : [parts[6]!, parts[7]!];
-    if (range === 'rfc6052' && !ip.match(V6_NAT64_WELL_KNOWN)) return refuse('reserved', `${address} is in the local-use NAT64 prefix`, { address });
-    const embedded = new ipaddr.IPv4([embeddedParts[0]! >> 8, embeddedParts[0]! & 0xff, embeddedParts[1]! >> 8, embeddedParts[1]! & 0xff]);
+    if (range === 'rfc6052' && !ip.match(V6_NAT64_WELL_KNOWN))
+      return refuse('reserved', `${address} is in the local-use NAT64 prefix`, { address });
+    const embedded = new ipaddr.IPv4([
+      embeddedParts[0]! >> 8,
+      embeddedParts[0]! & 0xff,
+      embeddedParts[1]! >> 8,
+      embeddedParts[1]! & 0xff,
+    ]);
     const inner = checkIPv4(embedded, { allowLoopback: false });
     if (!inner) return null;
     const reason: RefusalReason = range === '6to4' ? '6to4_embedded' : 'nat64_embedded';
@@ -191,8 +213,10 @@ function checkIPv6(ip: ipaddr.IPv6, options: PolicyOptions): Refusal | null {
   }
   // ipaddr.js calls everything it does not list "unicast". Deprecated IPv4-compatible addresses (::a.b.c.d)
   // and anything outside the global unicast block 2000::/3 are not the public Internet.
-  if (ip.parts.slice(0, 6).every((p) => p === 0)) return refuse('ipv4_compatible', `${address} is an IPv4-compatible IPv6 address`, { address });
-  if (!ip.match(V6_GLOBAL_UNICAST)) return refuse('not_global_unicast', `${address} is outside the IPv6 global unicast block 2000::/3`, { address });
+  if (ip.parts.slice(0, 6).every((p) => p === 0))
+    return refuse('ipv4_compatible', `${address} is an IPv4-compatible IPv6 address`, { address });
+  if (!ip.match(V6_GLOBAL_UNICAST))
+    return refuse('not_global_unicast', `${address} is outside the IPv6 global unicast block 2000::/3`, { address });
   return null;
 }
 
@@ -214,9 +238,12 @@ export function checkAddress(address: string, options: PolicyOptions): Refusal |
 function checkHostname(name: string, options: PolicyOptions): Refusal | null {
   if (METADATA_NAMES.has(name)) return refuse('cloud_metadata', `${name} is a cloud instance-metadata name`);
   if (name === 'localhost' || name.endsWith('.localhost')) {
-    return options.allowLoopback && name === 'localhost' ? null : refuse('loopback', `${name} names the loopback interface`);
+    return options.allowLoopback && name === 'localhost'
+      ? null
+      : refuse('loopback', `${name} names the loopback interface`);
   }
-  if (!name.includes('.')) return refuse('internal_hostname', `${name} is a single-label name, resolved through local search domains`);
+  if (!name.includes('.'))
+    return refuse('internal_hostname', `${name} is a single-label name, resolved through local search domains`);
   const suffix = INTERNAL_SUFFIXES.find((s) => name.endsWith(s));
   if (suffix) return refuse('internal_hostname', `${name} is under ${suffix}, reserved for private networks`);
   return null;
@@ -233,18 +260,32 @@ export function checkUrl(input: string, options: PolicyOptions, base?: URL): Url
     return { ok: false, refusal: refuse('invalid_url', 'not a valid absolute URL') };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { ok: false, refusal: refuse('scheme_not_allowed', `scheme ${url.protocol.replace(/:$/, '')} is not allowed; only http and https`) };
+    return {
+      ok: false,
+      refusal: refuse(
+        'scheme_not_allowed',
+        `scheme ${url.protocol.replace(/:$/, '')} is not allowed; only http and https`,
+      ),
+    };
   }
-  if (url.username || url.password) return { ok: false, refusal: refuse('credentials_in_url', 'URLs with credentials (user:password@) are not fetched') };
+  if (url.username || url.password)
+    return {
+      ok: false,
+      refusal: refuse('credentials_in_url', 'URLs with credentials (user:password@) are not fetched'),
+    };
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  if (BAD_PORTS.has(port)) return { ok: false, refusal: refuse('port_not_allowed', `port ${port} is not allowed for HTTP fetches`) };
+  if (BAD_PORTS.has(port))
+    return { ok: false, refusal: refuse('port_not_allowed', `port ${port} is not allowed for HTTP fetches`) };
 
   let host = url.hostname.toLowerCase();
   if (host.startsWith('[') && host.endsWith(']')) {
     const address = host.slice(1, -1);
     const refusal = checkAddress(address, options);
     if (refusal) return { ok: false, refusal };
-    return { ok: true, checked: { url, host: address, literal: { address: ipaddr.IPv6.parse(address).toString(), family: 6 }, port } };
+    return {
+      ok: true,
+      checked: { url, host: address, literal: { address: ipaddr.IPv6.parse(address).toString(), family: 6 }, port },
+    };
   }
   host = host.replace(/\.$/, '');
   if (!host) return { ok: false, refusal: refuse('invalid_url', 'the URL has no host') };
@@ -282,7 +323,12 @@ export function staticUrlRefusal(input: string): Refusal | null {
   const check = checkUrl(input, { allowLoopback: false });
   if (check.ok) return null;
   const { refusal } = check;
-  if (refusal.reason === 'loopback' && refusal.address && ipaddr.IPv4.isValidFourPartDecimal(refusal.address) && writtenAsDottedQuad(input, refusal.address)) {
+  if (
+    refusal.reason === 'loopback' &&
+    refusal.address &&
+    ipaddr.IPv4.isValidFourPartDecimal(refusal.address) &&
+    writtenAsDottedQuad(input, refusal.address)
+  ) {
     return null;
   }
   return refusal;

@@ -23,7 +23,9 @@ export function parseContentType(header: string | undefined): { mediaType: strin
   return { mediaType, charset };
 }
 
-function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.BrotliDecompress | zlib.Inflate | null | 'unsupported' {
+function decoderFor(
+  encoding: string | undefined,
+): zlib.Gunzip | zlib.BrotliDecompress | zlib.Inflate | null | 'unsupported' {
   const e = (encoding ?? '').trim().toLowerCase();
   if (e === '' || e === 'identity') return null;
   if (e === 'gzip' || e === 'x-gzip') return zlib.createGunzip();
@@ -37,7 +39,11 @@ function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.BrotliDeco
  * encoded: gzip, br, deflate), else 413 `upstream_too_large`; an unknown
  * encoding or a corrupt compressed body is a 502 `upstream_error`.
  */
-export async function readBody(res: http.IncomingMessage, request: { field: string; maxBytes: number }, url: string): Promise<Buffer> {
+export async function readBody(
+  res: http.IncomingMessage,
+  request: { field: string; maxBytes: number },
+  url: string,
+): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   const tooLarge = (seen: string) =>
     new JobError('upstream_too_large', `the response is larger than ${request.maxBytes} bytes (${seen})`, 413, {
@@ -52,7 +58,11 @@ export async function readBody(res: http.IncomingMessage, request: { field: stri
   const decoder = decoderFor(res.headers['content-encoding']);
   if (decoder === 'unsupported') {
     res.destroy();
-    throw new UpstreamError('unsupported_content_encoding', `unsupported Content-Encoding ${String(res.headers['content-encoding'])}`, { url });
+    throw new UpstreamError(
+      'unsupported_content_encoding',
+      `unsupported Content-Encoding ${String(res.headers['content-encoding'])}`,
+      { url },
+    );
   }
   const stream = decoder ? pipeline(res, decoder, () => {}) : res;
   const chunks: Buffer[] = [];
@@ -69,7 +79,8 @@ export async function readBody(res: http.IncomingMessage, request: { field: stri
   } catch (err) {
     if (err instanceof JobError) throw err;
     const code = (err as { code?: string }).code;
-    if (decoder && code?.startsWith('Z_')) throw new UpstreamError('bad_content_encoding', 'the compressed body is corrupt', { url });
+    if (decoder && code?.startsWith('Z_'))
+      throw new UpstreamError('bad_content_encoding', 'the compressed body is corrupt', { url });
     throw err;
   }
   return Buffer.concat(chunks, total);

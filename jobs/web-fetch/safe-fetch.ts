@@ -35,7 +35,13 @@ import type { Config } from '../../core/config.js';
 import { checkAddress, checkUrl, type CheckedUrl } from './address-policy.js';
 import { parseContentType, readBody } from './fetch-body.js';
 import { notAllowed, UpstreamError } from './fetch-errors.js';
-import { dnsServerResolver, ResolveError, systemResolver, type HostResolver, type ResolvedAddress } from './resolver.js';
+import {
+  dnsServerResolver,
+  ResolveError,
+  systemResolver,
+  type HostResolver,
+  type ResolvedAddress,
+} from './resolver.js';
 
 export interface FetcherSettings {
   allowLoopback: boolean;
@@ -104,7 +110,14 @@ export function fetcherSettingsFromConfig(config: Config): FetcherSettings {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Connection failures after which the next vetted address of the same answer is tried. */
-const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ECONNRESET']);
+const TRY_NEXT_ADDRESS = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'EAFNOSUPPORT',
+  'ECONNRESET',
+]);
 const MAX_ADDRESSES_TRIED = 4;
 
 export function createSafeFetch(settings: FetcherSettings): SafeFetch {
@@ -121,18 +134,29 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
       if (err instanceof ResolveError) throw new UpstreamError(err.reason, err.message, { host: checked.host });
       throw new UpstreamError('dns_failure', `resolving ${checked.host} failed`, { host: checked.host });
     }
-    if (!answers.length) throw new UpstreamError('dns_not_found', `${checked.host} has no address`, { host: checked.host });
+    if (!answers.length)
+      throw new UpstreamError('dns_not_found', `${checked.host} has no address`, { host: checked.host });
     for (const answer of answers) {
       const refusal = checkAddress(answer.address, policy);
       if (refusal) {
-        throw notAllowed(field, hop, { ...refusal, message: `${checked.host} resolves to ${refusal.message}` }, checked.url.href);
+        throw notAllowed(
+          field,
+          hop,
+          { ...refusal, message: `${checked.host} resolves to ${refusal.message}` },
+          checked.url.href,
+        );
       }
     }
     return answers;
   }
 
   /** Step 3: the request, on a socket to the vetted address. */
-  function send(checked: CheckedUrl, target: ResolvedAddress, request: FetchRequest, signal: AbortSignal): Promise<http.IncomingMessage> {
+  function send(
+    checked: CheckedUrl,
+    target: ResolvedAddress,
+    request: FetchRequest,
+    signal: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     const isHttps = checked.url.protocol === 'https:';
     const options: https.RequestOptions = {
       host: target.address,
@@ -151,14 +175,17 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
       signal,
       // Tripwire: `host` is an IP, so net never looks it up; a lookup here would be a second resolution.
       lookup: ((hostname: string, _options: unknown, callback: (err: Error) => void) =>
-        callback(Object.assign(new Error(`refused a second DNS lookup of ${hostname}`), { code: 'ERR_SECOND_LOOKUP' }))) as never,
+        callback(
+          Object.assign(new Error(`refused a second DNS lookup of ${hostname}`), { code: 'ERR_SECOND_LOOKUP' }),
+        )) as never,
     };
     // TLS: SNI and the certificate check use the name, while the socket goes to the vetted address.
     if (isHttps && !checked.literal) options.servername = checked.host;
     if (isHttps && settings.ca) options.ca = settings.ca;
     if (settings.connect) {
       const connect = settings.connect;
-      options.createConnection = () => connect({ address: target.address, family: target.family, port: checked.port, host: checked.host }) as never;
+      options.createConnection = () =>
+        connect({ address: target.address, family: target.family, port: checked.port, host: checked.host }) as never;
     } else {
       options.agent = false; // a fresh connection per request: no pooled socket is ever shared between names
     }
@@ -217,7 +244,9 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
           res.destroy();
           redirects.push(checked.url.href);
           if (hop >= settings.maxRedirects) {
-            throw new UpstreamError('too_many_redirects', `more than ${settings.maxRedirects} redirects`, { redirects });
+            throw new UpstreamError('too_many_redirects', `more than ${settings.maxRedirects} redirects`, {
+              redirects,
+            });
           }
           const next = checkUrl(location, policy, checked.url);
           if (!next.ok) throw notAllowed(request.field, hop + 1, next.refusal, safeHref(location, checked.url));
@@ -231,20 +260,31 @@ export function createSafeFetch(settings: FetcherSettings): SafeFetch {
         }
         if (!request.acceptMediaType(mediaType)) {
           res.destroy();
-          throw new JobError('unsupported_content_type', `the URL answered ${mediaType ?? 'no Content-Type'}; accepted: ${request.acceptedDescription}`, 415, {
-            field: request.field,
-            content_type: mediaType,
-            url: checked.url.href,
-          });
+          throw new JobError(
+            'unsupported_content_type',
+            `the URL answered ${mediaType ?? 'no Content-Type'}; accepted: ${request.acceptedDescription}`,
+            415,
+            {
+              field: request.field,
+              content_type: mediaType,
+              url: checked.url.href,
+            },
+          );
         }
         return answer(res, used.address, await readBody(res, request, checked.url.href));
       }
     } catch (err) {
       if (timeout.aborted) {
-        throw new JobError('upstream_timeout', `the fetch did not complete within ${request.timeoutMs} ms`, 504, { field: request.field, timeout_ms: request.timeoutMs });
+        throw new JobError('upstream_timeout', `the fetch did not complete within ${request.timeoutMs} ms`, 504, {
+          field: request.field,
+          timeout_ms: request.timeoutMs,
+        });
       }
       if (request.signal?.aborted) {
-        throw new JobError('upstream_timeout', 'the fetch was abandoned: the caller stopped waiting', 504, { field: request.field, reason: 'aborted' });
+        throw new JobError('upstream_timeout', 'the fetch was abandoned: the caller stopped waiting', 504, {
+          field: request.field,
+          reason: 'aborted',
+        });
       }
       if (err instanceof JobError) throw err;
       const code = (err as { code?: string }).code ?? 'unknown';

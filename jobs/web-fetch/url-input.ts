@@ -27,7 +27,12 @@ export const httpUrl = (what: string) =>
     .superRefine((v, ctx) => {
       const refusal = staticUrlRefusal(v);
       // Unparsable URLs and other schemes: the refinement above already said so.
-      if (refusal && refusal.reason !== 'invalid_url' && refusal.reason !== 'scheme_not_allowed') ctx.addIssue({ code: 'custom', message: `must be a public http(s) URL: ${refusal.message} (${refusal.reason})`, params: { reason: refusal.reason } });
+      if (refusal && refusal.reason !== 'invalid_url' && refusal.reason !== 'scheme_not_allowed')
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a public http(s) URL: ${refusal.message} (${refusal.reason})`,
+          params: { reason: refusal.reason },
+        });
     })
     .describe(what);
 
@@ -41,7 +46,12 @@ export function loopbackOnlyInTests<I extends Record<string, unknown>>(field: ke
     if (config.FETCH_ALLOW_LOOPBACK) return;
     const check = checkUrl(String(input[field]), { allowLoopback: false });
     if (!check.ok && check.refusal.reason === 'loopback') {
-      throw new AppError('invalid_parameter', `${field}: must be a public http(s) URL: ${check.refusal.message} (loopback)`, 400, { field });
+      throw new AppError(
+        'invalid_parameter',
+        `${field}: must be a public http(s) URL: ${check.refusal.message} (loopback)`,
+        400,
+        { field },
+      );
     }
   };
 }

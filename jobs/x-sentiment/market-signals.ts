@@ -57,7 +57,13 @@ const mid = (q: QuoteTop) => (q.bid + q.ask) / 2;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const signed = (x: number, d = 2) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;
 
-async function priceChangePct(store: Store, pair: string, from: number, to: number, venues: string[]): Promise<number | null> {
+async function priceChangePct(
+  store: Store,
+  pair: string,
+  from: number,
+  to: number,
+  venues: string[],
+): Promise<number | null> {
   if (!venues.length) return null;
   const [first, last] = await Promise.all([
     quoteTopsInRange(store, pair, from, Math.min(to, from + EDGE_MS), venues),
@@ -69,13 +75,21 @@ async function priceChangePct(store: Store, pair: string, from: number, to: numb
   return ((b - a) / a) * 100;
 }
 
-export async function readMarketSignals(store: Store, config: Config, pair: PairSpec, nowMs: number): Promise<MarketReading> {
+export async function readMarketSignals(
+  store: Store,
+  config: Config,
+  pair: PairSpec,
+  nowMs: number,
+): Promise<MarketReading> {
   const maxAgeMs = config.AI_SENTIMENT_MARKET_MAX_AGE_MINUTES * MIN;
   const windowMs = config.AI_SENTIMENT_MARKET_WINDOW_MINUTES * MIN;
   const marks = await quoteWatermarks(store, [pair.pair], nowMs - maxAgeMs);
   const newest = Math.max(-Infinity, ...marks.values());
   if (!Number.isFinite(newest)) {
-    return { available: false, reason: `no ${pair.pair} quotes stored in the last ${config.AI_SENTIMENT_MARKET_MAX_AGE_MINUTES} minutes` };
+    return {
+      available: false,
+      reason: `no ${pair.pair} quotes stored in the last ${config.AI_SENTIMENT_MARKET_MAX_AGE_MINUTES} minutes`,
+    };
   }
   const to = Math.min(nowMs, newest) + 1;
   const from = to - windowMs;
@@ -114,15 +128,30 @@ export async function readMarketSignals(store: Store, config: Config, pair: Pair
   const sFlow = premiumShare !== null && opened >= 3 ? (2 * premiumShare - 1) * Math.min(1, opened / 10) : 0;
   const score = Math.max(-1, Math.min(1, 0.85 * sPrice + 0.15 * sFlow));
   const stressed = (spreadTrend !== null && spreadTrend > 5) || dislocationsTrend >= 3;
-  let confidence = 0.3 + (changes.length ? 0.35 * Math.min(1, Math.abs(change) / 1.5) : 0) + (opened >= 3 ? 0.1 : 0) + (changes.length === 2 ? 0.05 : 0);
+  let confidence =
+    0.3 +
+    (changes.length ? 0.35 * Math.min(1, Math.abs(change) / 1.5) : 0) +
+    (opened >= 3 ? 0.1 : 0) +
+    (changes.length === 2 ? 0.05 : 0);
   if (stressed) confidence -= 0.1;
   confidence = Math.max(0.1, Math.min(0.9, confidence));
 
   const minutes = config.AI_SENTIMENT_MARKET_WINDOW_MINUTES;
-  const dirOf = (x: number, eps: number) => (x > eps ? 'bullish' : x < -eps ? 'bearish' : 'neutral') as SentimentSignal['direction'];
+  const dirOf = (x: number, eps: number) =>
+    (x > eps ? 'bullish' : x < -eps ? 'bearish' : 'neutral') as SentimentSignal['direction'];
   const raw: { signal: string; direction: SentimentSignal['direction']; magnitude: number }[] = [];
-  if (dexChange !== null) raw.push({ signal: `DEX price ${signed(dexChange)}% over ${minutes} min (${dexVenues.join(', ')})`, direction: dirOf(dexChange, 0.1), magnitude: Math.abs(Math.tanh(dexChange / 2)) + 0.05 });
-  if (cexChange !== null) raw.push({ signal: `CEX price ${signed(cexChange)}% over ${minutes} min (${config.CEX_EXCHANGE})`, direction: dirOf(cexChange, 0.1), magnitude: 0.5 * Math.abs(Math.tanh(cexChange / 2)) + 0.05 });
+  if (dexChange !== null)
+    raw.push({
+      signal: `DEX price ${signed(dexChange)}% over ${minutes} min (${dexVenues.join(', ')})`,
+      direction: dirOf(dexChange, 0.1),
+      magnitude: Math.abs(Math.tanh(dexChange / 2)) + 0.05,
+    });
+  if (cexChange !== null)
+    raw.push({
+      signal: `CEX price ${signed(cexChange)}% over ${minutes} min (${config.CEX_EXCHANGE})`,
+      direction: dirOf(cexChange, 0.1),
+      magnitude: 0.5 * Math.abs(Math.tanh(cexChange / 2)) + 0.05,
+    });
   if (premiumShare !== null) {
     raw.push({
       signal: `${opened} dislocation${opened === 1 ? '' : 's'} opened, DEX the expensive side in ${Math.round(premiumShare * 100)}%`,
@@ -131,13 +160,25 @@ export async function readMarketSignals(store: Store, config: Config, pair: Pair
     });
   }
   if (spreadTrend !== null) {
-    raw.push({ signal: `net spread ${spreadTrend >= 0 ? 'widening' : 'narrowing'} ${signed(spreadTrend, 1)} bps (second vs first half of the window)`, direction: 'neutral', magnitude: 0.05 });
+    raw.push({
+      signal: `net spread ${spreadTrend >= 0 ? 'widening' : 'narrowing'} ${signed(spreadTrend, 1)} bps (second vs first half of the window)`,
+      direction: 'neutral',
+      magnitude: 0.05,
+    });
   }
   if (opened > 0 && dislocationsTrend !== 0) {
-    raw.push({ signal: `dislocations ${dislocationsTrend > 0 ? 'rising' : 'falling'} (${openedLate} vs ${opened - openedLate} per half window)`, direction: 'neutral', magnitude: 0.05 });
+    raw.push({
+      signal: `dislocations ${dislocationsTrend > 0 ? 'rising' : 'falling'} (${openedLate} vs ${opened - openedLate} per half window)`,
+      direction: 'neutral',
+      magnitude: 0.05,
+    });
   }
   const total = raw.reduce((a, r) => a + r.magnitude, 0) || 1;
-  const signals = raw.map((r) => ({ signal: r.signal, direction: r.direction, weight: Math.round((r.magnitude / total) * 1000) / 1000 }));
+  const signals = raw.map((r) => ({
+    signal: r.signal,
+    direction: r.direction,
+    weight: Math.round((r.magnitude / total) * 1000) / 1000,
+  }));
 
   return {
     available: true,

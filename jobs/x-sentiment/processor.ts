@@ -43,21 +43,32 @@ const BASE: Record<InputKind, number> = { text: 1, x_posts: 1, market: 0.8 };
 const INPUT_ORDER: InputKind[] = ['text', 'x_posts', 'market'];
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-export function combine(components: Component[]): { score: number; confidence: number; key_signals: Output['key_signals'] } {
+export function combine(components: Component[]): {
+  score: number;
+  confidence: number;
+  key_signals: Output['key_signals'];
+} {
   const weights = components.map((c) => c.base * Math.max(0.05, c.confidence));
   const total = weights.reduce((a, b) => a + b, 0) || 1;
   const score = components.reduce((a, c, i) => a + c.score * weights[i]!, 0) / total;
   let confidence = components.reduce((a, c, i) => a + c.confidence * weights[i]!, 0) / total;
   const signs = new Set(components.filter((c) => Math.abs(c.score) > 0.1).map((c) => Math.sign(c.score)));
   if (components.length > 1) confidence = signs.size > 1 ? confidence * 0.75 : Math.min(1, confidence + 0.1);
-  const merged = components.flatMap((c, i) => c.signals.map((s) => ({ ...s, weight: s.weight * (weights[i]! / total), from: c.from })));
+  const merged = components.flatMap((c, i) =>
+    c.signals.map((s) => ({ ...s, weight: s.weight * (weights[i]! / total), from: c.from })),
+  );
   merged.sort((a, b) => b.weight - a.weight);
   const top = merged.slice(0, 10);
   const sum = top.reduce((a, s) => a + s.weight, 0) || 1;
   return {
     score: round3(Math.max(-1, Math.min(1, score))),
     confidence: round3(Math.max(0, Math.min(1, confidence))),
-    key_signals: top.map((s) => ({ signal: s.signal, direction: s.direction, weight: round3(s.weight / sum), from: s.from })),
+    key_signals: top.map((s) => ({
+      signal: s.signal,
+      direction: s.direction,
+      weight: round3(s.weight / sum),
+      from: s.from,
+    })),
   };
 }
 
@@ -65,7 +76,12 @@ export const createXSentimentProcessor: ProcessorFactory<XSentimentRequest, Outp
   const ai: AiProvider = requireAi(deps, 'x-sentiment');
   const { config } = deps;
   const x = config.AI_X_BEARER_TOKEN
-    ? new XRecentSearch({ baseUrl: config.AI_X_API_BASE_URL, bearerToken: config.AI_X_BEARER_TOKEN, timeoutMs: config.AI_X_TIMEOUT_MS, maxResults: config.AI_X_MAX_RESULTS })
+    ? new XRecentSearch({
+        baseUrl: config.AI_X_API_BASE_URL,
+        bearerToken: config.AI_X_BEARER_TOKEN,
+        timeoutMs: config.AI_X_TIMEOUT_MS,
+        maxResults: config.AI_X_MAX_RESULTS,
+      })
     : undefined;
 
   return {
@@ -83,7 +99,11 @@ export const createXSentimentProcessor: ProcessorFactory<XSentimentRequest, Outp
 
       const marketTask = (async () => {
         if (!topic.pair) {
-          if (topic.kind === 'ticker') unavailable.push({ signal: 'market', reason: `${topic.symbol ?? input.topic} is not a pair this gateway ingests` });
+          if (topic.kind === 'ticker')
+            unavailable.push({
+              signal: 'market',
+              reason: `${topic.symbol ?? input.topic} is not a pair this gateway ingests`,
+            });
           return;
         }
         if (!deps.store) {
@@ -97,7 +117,13 @@ export const createXSentimentProcessor: ProcessorFactory<XSentimentRequest, Outp
             return;
           }
           market = reading.market;
-          components.push({ from: 'market', score: reading.score, confidence: reading.confidence, base: BASE.market, signals: reading.signals });
+          components.push({
+            from: 'market',
+            score: reading.score,
+            confidence: reading.confidence,
+            base: BASE.market,
+            signals: reading.signals,
+          });
         } catch (err) {
           deps.logger.warn({ err: errorMessage(err), pair: topic.pair.pair }, 'x-sentiment: market signals failed');
           unavailable.push({ signal: 'market', reason: 'the telemetry store did not answer' });
@@ -123,7 +149,13 @@ export const createXSentimentProcessor: ProcessorFactory<XSentimentRequest, Outp
             { ...call, subject: topic.symbol ?? input.topic },
           );
           model = r.model;
-          components.push({ from: 'x_posts', score: r.score, confidence: r.confidence, base: BASE.x_posts, signals: r.signals });
+          components.push({
+            from: 'x_posts',
+            score: r.score,
+            confidence: r.confidence,
+            base: BASE.x_posts,
+            signals: r.signals,
+          });
         } catch (err) {
           if (!(err instanceof XApiError)) throw err;
           xError = err.message;
@@ -135,11 +167,22 @@ export const createXSentimentProcessor: ProcessorFactory<XSentimentRequest, Outp
 
       if (topic.kind === 'text' || components.length === 0) {
         if (topic.kind !== 'text' && xError && !components.length) {
-          throw new JobError('x_upstream_error', `x-sentiment: the X API failed and no other signal is available for "${input.topic}": ${xError}`, 502, { field: 'topic' });
+          throw new JobError(
+            'x_upstream_error',
+            `x-sentiment: the X API failed and no other signal is available for "${input.topic}": ${xError}`,
+            502,
+            { field: 'topic' },
+          );
         }
         const r = await ai.sentiment([input.topic], { ...call, ...(topic.symbol ? { subject: topic.symbol } : {}) });
         model ??= r.model;
-        components.unshift({ from: 'text', score: r.score, confidence: r.confidence, base: BASE.text, signals: r.signals });
+        components.unshift({
+          from: 'text',
+          score: r.score,
+          confidence: r.confidence,
+          base: BASE.text,
+          signals: r.signals,
+        });
       }
 
       const combined = combine(components);

@@ -14,7 +14,9 @@ const SentimentInputKind = z.enum(['text', 'x_posts', 'market']);
 export const XSentimentOutput = z.object({
   success: z.boolean(),
   topic: z.string(),
-  kind: z.enum(['ticker', 'topic', 'text']).describe('How the topic was read: a ticker symbol, a short topic, or a text sample to score'),
+  kind: z
+    .enum(['ticker', 'topic', 'text'])
+    .describe('How the topic was read: a ticker symbol, a short topic, or a text sample to score'),
   pair: z.string().nullable().describe('The ingested `<BASE>/USD` pair the topic names, if any'),
   sentiment: z.enum(['Bullish', 'Bearish', 'Neutral']),
   score: z.number().min(-1).max(1).describe('-1 (most bearish) .. 1 (most bullish)'),
@@ -24,7 +26,7 @@ export const XSentimentOutput = z.object({
       z.object({
         signal: z.string(),
         direction: SignalDirection,
-        weight: z.number().min(0).max(1).describe('Share of the final score\'s evidence'),
+        weight: z.number().min(0).max(1).describe("Share of the final score's evidence"),
         from: SentimentInputKind.describe('Which input produced the signal'),
       }),
     )
@@ -33,7 +35,11 @@ export const XSentimentOutput = z.object({
   signals_unavailable: z
     .array(z.object({ signal: SentimentInputKind, reason: z.string() }))
     .describe('Inputs that were considered but could not be used, with the reason'),
-  posts_analyzed: z.number().int().min(0).describe('Recent X posts scored (0 when the X API is not configured or failed)'),
+  posts_analyzed: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Recent X posts scored (0 when the X API is not configured or failed)'),
   market: z
     .object({
       pair: z.string(),
@@ -42,19 +48,29 @@ export const XSentimentOutput = z.object({
       dex_price_change_pct: z.number().nullable(),
       cex_price_change_pct: z.number().nullable(),
       avg_net_spread_bps: z.number().nullable().describe('Mean net CEX/DEX spread over the window'),
-      spread_trend_bps: z.number().nullable().describe('Mean net spread of the second half of the window minus the first half'),
+      spread_trend_bps: z
+        .number()
+        .nullable()
+        .describe('Mean net spread of the second half of the window minus the first half'),
       dislocations: z.number().int().describe('Dislocations opened in the window'),
       dislocations_trend: z.number().int().describe('Opened in the second half minus the first half'),
-      dex_premium_share: z.number().min(0).max(1).nullable().describe('Share of dislocations where the DEX was the expensive side'),
+      dex_premium_share: z
+        .number()
+        .min(0)
+        .max(1)
+        .nullable()
+        .describe('Share of dislocations where the DEX was the expensive side'),
       data_source: z.string().describe('`live` or `simulated` market data'),
     })
     .nullable()
-    .describe('Market signals from the gateway\'s own telemetry (ingested tickers with recent data)'),
+    .describe("Market signals from the gateway's own telemetry (ingested tickers with recent data)"),
   model: z.string().describe('Model that scored the texts'),
   source: z.string().describe('The inputs used, e.g. `x_posts+market`'),
 });
 
-export const XSentimentInput = z.strictObject({ topic: z.string().min(1).max(2000).describe('Topic, ticker or text sample') });
+export const XSentimentInput = z.strictObject({
+  topic: z.string().min(1).max(2000).describe('Topic, ticker or text sample'),
+});
 export type XSentimentRequest = z.infer<typeof XSentimentInput>;
 
 export const xSentimentSku = defineJobSku({
@@ -80,7 +96,12 @@ export const xSentimentSku = defineJobSku({
       { signal: '"ETF inflows" ×6', direction: 'bullish', weight: 0.31, from: 'x_posts' },
       { signal: 'DEX price +2.35% over 60 min (uniswap_v3_base)', direction: 'bullish', weight: 0.22, from: 'market' },
       { signal: '"dump" ×2', direction: 'bearish', weight: 0.09, from: 'x_posts' },
-      { signal: 'net spread widening +3.1 bps (second vs first half of the window)', direction: 'neutral', weight: 0.05, from: 'market' },
+      {
+        signal: 'net spread widening +3.1 bps (second vs first half of the window)',
+        direction: 'neutral',
+        weight: 0.05,
+        from: 'market',
+      },
     ],
     signals_used: ['x_posts', 'market'],
     signals_unavailable: [],

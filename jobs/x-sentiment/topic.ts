@@ -39,7 +39,17 @@ const NAMES: Record<string, string> = {
 };
 
 /** Names that are not also ordinary words. */
-const UNAMBIGUOUS_NAMES = new Set(['ethereum', 'bitcoin', 'btc', 'chainlink', 'aerodrome', 'moonwell', 'synthetix', 'morpho', 'virtuals']);
+const UNAMBIGUOUS_NAMES = new Set([
+  'ethereum',
+  'bitcoin',
+  'btc',
+  'chainlink',
+  'aerodrome',
+  'moonwell',
+  'synthetix',
+  'morpho',
+  'virtuals',
+]);
 
 const TICKER = /^[$#]?([A-Za-z][A-Za-z0-9]{1,14})(?:\s*[/-]\s*USD[CT]?)?$/u;
 const CASHTAG = /(?:^|[\s(])\$([A-Za-z][A-Za-z0-9]{1,14})\b/gu;
@@ -72,11 +82,17 @@ export function parseTopic(topic: string, pairs: PairsCatalogue): ParsedTopic {
   const single = ticker?.[1];
   if (single) {
     const pair = findPair(pairs, single);
-    const isSymbol = pair !== null || /^[$#]/u.test(trimmed) || /^[A-Z0-9]{2,10}$/u.test(single) || /USD/iu.test(trimmed);
+    const isSymbol =
+      pair !== null || /^[$#]/u.test(trimmed) || /^[A-Z0-9]{2,10}$/u.test(single) || /USD/iu.test(trimmed);
     if (isSymbol) {
       const symbol = (pair?.base ?? single).toUpperCase();
       const name = Object.entries(NAMES).find(([, base]) => base.toUpperCase() === symbol)?.[0];
-      return { kind: 'ticker', pair, symbol, query: `($${symbol} OR #${symbol}${name ? ` OR ${name}` : ''}) -is:retweet` };
+      return {
+        kind: 'ticker',
+        pair,
+        symbol,
+        query: `($${symbol} OR #${symbol}${name ? ` OR ${name}` : ''}) -is:retweet`,
+      };
     }
   }
   let pair: PairSpec | null = null;

@@ -35,7 +35,13 @@ export interface XClientOptions {
 }
 
 interface XSearchResponse {
-  data?: { id?: unknown; text?: unknown; created_at?: unknown; lang?: unknown; public_metrics?: { like_count?: unknown; retweet_count?: unknown } }[];
+  data?: {
+    id?: unknown;
+    text?: unknown;
+    created_at?: unknown;
+    lang?: unknown;
+    public_metrics?: { like_count?: unknown; retweet_count?: unknown };
+  }[];
   meta?: { result_count?: unknown };
   errors?: { message?: unknown; detail?: unknown; title?: unknown }[];
   title?: unknown;
@@ -54,7 +60,11 @@ export class XRecentSearch {
     let res: Response;
     try {
       res = await fetch(url, {
-        headers: { authorization: `Bearer ${this.options.bearerToken}`, accept: 'application/json', 'user-agent': 'x402-gateway-x-sentiment' },
+        headers: {
+          authorization: `Bearer ${this.options.bearerToken}`,
+          accept: 'application/json',
+          'user-agent': 'x402-gateway-x-sentiment',
+        },
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
@@ -71,12 +81,19 @@ export class XRecentSearch {
     if (!res.ok) {
       const problem = body?.detail ?? body?.title ?? body?.errors?.[0]?.message ?? body?.errors?.[0]?.detail;
       const reset = res.headers.get('x-rate-limit-reset');
-      const resetNote = res.status === 429 && reset && Number.isFinite(Number(reset)) ? `, rate limit resets at ${new Date(Number(reset) * 1000).toISOString()}` : '';
-      throw new XApiError(`X API answered ${res.status}${typeof problem === 'string' ? ` (${problem})` : ''}${resetNote}`, res.status);
+      const resetNote =
+        res.status === 429 && reset && Number.isFinite(Number(reset))
+          ? `, rate limit resets at ${new Date(Number(reset) * 1000).toISOString()}`
+          : '';
+      throw new XApiError(
+        `X API answered ${res.status}${typeof problem === 'string' ? ` (${problem})` : ''}${resetNote}`,
+        res.status,
+      );
     }
     if (!body || typeof body !== 'object') throw new XApiError('X API: the answer is not JSON');
     if (!body.data) {
-      if (body.errors?.length && !body.meta) throw new XApiError(`X API error: ${String(body.errors[0]?.detail ?? body.errors[0]?.message ?? 'unknown')}`);
+      if (body.errors?.length && !body.meta)
+        throw new XApiError(`X API error: ${String(body.errors[0]?.detail ?? body.errors[0]?.message ?? 'unknown')}`);
       return [];
     }
     return body.data
@@ -87,7 +104,9 @@ export class XRecentSearch {
         ...(typeof p.created_at === 'string' ? { created_at: p.created_at } : {}),
         ...(typeof p.lang === 'string' ? { lang: p.lang } : {}),
         ...(typeof p.public_metrics?.like_count === 'number' ? { like_count: p.public_metrics.like_count } : {}),
-        ...(typeof p.public_metrics?.retweet_count === 'number' ? { retweet_count: p.public_metrics.retweet_count } : {}),
+        ...(typeof p.public_metrics?.retweet_count === 'number'
+          ? { retweet_count: p.public_metrics.retweet_count }
+          : {}),
       }));
   }
 }

@@ -37,7 +37,13 @@ export function plan(layout: Layout): ClusterProcess[] {
   for (const role of ['api', 'ingest', 'aggregate', 'worker'] as ClusterRole[]) {
     for (let i = 1; i <= layout.replicas[role]; i++) {
       const name = `${role}-${i}`;
-      out.push({ name, role, port: port++, log: join(layout.dir, 'logs', `${name}.log`), dataDir: join(layout.dir, 'data', name) });
+      out.push({
+        name,
+        role,
+        port: port++,
+        log: join(layout.dir, 'logs', `${name}.log`),
+        dataDir: join(layout.dir, 'data', name),
+      });
     }
   }
   return out;
@@ -96,7 +102,10 @@ export function start(p: ClusterProcess, root: string, env: NodeJS.ProcessEnv): 
 }
 
 /** SIGTERM, wait up to `graceMs`, then SIGKILL. Resolves with how it ended. */
-export async function stop(p: ClusterProcess, graceMs: number): Promise<{ how: 'stopped' | 'killed' | 'not running'; ms: number }> {
+export async function stop(
+  p: ClusterProcess,
+  graceMs: number,
+): Promise<{ how: 'stopped' | 'killed' | 'not running'; ms: number }> {
   const t0 = Date.now();
   if (!running(p)) return { how: 'not running', ms: 0 };
   process.kill(p.pid!, 'SIGTERM');
@@ -118,7 +127,10 @@ export interface Health {
 export async function health(p: ClusterProcess, host: string, timeoutMs = 3000): Promise<Health | undefined> {
   try {
     const res = await fetch(`http://${host}:${p.port}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await res.json()) as { status: string; components: Record<string, { status: string; reason?: string }> };
+    const body = (await res.json()) as {
+      status: string;
+      components: Record<string, { status: string; reason?: string }>;
+    };
     const notOk = Object.entries(body.components)
       .filter(([, c]) => c.status !== 'ok')
       .map(([name, c]) => `${name} ${c.status}${c.reason ? `: ${c.reason}` : ''}`);

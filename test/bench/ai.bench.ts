@@ -51,7 +51,8 @@ const RUNS = envNum('BENCH_AI_RUNS', 100);
 const HTTP_RUNS = envNum('BENCH_AI_HTTP_RUNS', 40);
 const HTTP = process.env.BENCH_AI_HTTP !== '0';
 
-const fixture = async <T>(name: string): Promise<T> => JSON.parse(await readFile(new URL(`../fixtures/ai/${name}`, import.meta.url), 'utf8')) as T;
+const fixture = async <T>(name: string): Promise<T> =>
+  JSON.parse(await readFile(new URL(`../fixtures/ai/${name}`, import.meta.url), 'utf8')) as T;
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
@@ -68,11 +69,15 @@ interface LatencyRow {
 const rows: LatencyRow[] = [];
 
 function printLatencies(title: string, list: LatencyRow[]) {
-  console.log(`\n${title}\n| route | case | n | p50 ms | p99 ms | spec avg ms | spec target ms | p99 < avg |\n|---|---|---|---|---|---|---|---|`);
+  console.log(
+    `\n${title}\n| route | case | n | p50 ms | p99 ms | spec avg ms | spec target ms | p99 < avg |\n|---|---|---|---|---|---|---|---|`,
+  );
   for (const r of list) {
     const spec = SPEC.get(r.sku)!;
     const p99 = quantile(r.samples, 0.99);
-    console.log(`| ${r.sku} | ${r.what} | ${r.samples.length} | ${ms(quantile(r.samples, 0.5))} | ${ms(p99)} | ${spec.avg} | ${spec.target} | ${p99 < spec.avg ? 'yes' : 'NO'} |`);
+    console.log(
+      `| ${r.sku} | ${r.what} | ${r.samples.length} | ${ms(quantile(r.samples, 0.5))} | ${ms(p99)} | ${spec.avg} | ${spec.target} | ${p99 < spec.avg ? 'yes' : 'NO'} |`,
+    );
   }
 }
 
@@ -87,12 +92,22 @@ async function main(): Promise<void> {
 
   const tLoad = performance.now();
   const ai = await LocalAiProvider.create({ vocabulary: 100_000 });
-  console.log(`local provider: ready in ${Math.round(performance.now() - tLoad)} ms (100,000 GloVe words, fastText lid.176); heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MB, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`);
+  console.log(
+    `local provider: ready in ${Math.round(performance.now() - tLoad)} ms (100,000 GloVe words, fastText lid.176); heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MB, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`,
+  );
 
   // ---- 1. embeddings per second
-  console.log(`\nEmbeddings per second (embedForRoute: chunking + local model + pooling + response; ${SECONDS} s per case, one core)\n| route | dims | batch | texts | texts/s | ms per call |\n|---|---|---|---|---|---|`);
-  for (const [route, dims] of [['text', 768], ['multilingual', 1024]] as const) {
-    for (const [kind, pool] of [['sentences ~12 words', sentences], ['paragraphs ~100 words', paragraphs]] as const) {
+  console.log(
+    `\nEmbeddings per second (embedForRoute: chunking + local model + pooling + response; ${SECONDS} s per case, one core)\n| route | dims | batch | texts | texts/s | ms per call |\n|---|---|---|---|---|---|`,
+  );
+  for (const [route, dims] of [
+    ['text', 768],
+    ['multilingual', 1024],
+  ] as const) {
+    for (const [kind, pool] of [
+      ['sentences ~12 words', sentences],
+      ['paragraphs ~100 words', paragraphs],
+    ] as const) {
       for (const batch of [1, 32]) {
         let texts = 0;
         let calls = 0;
@@ -106,14 +121,22 @@ async function main(): Promise<void> {
           calls += 1;
         }
         const s = (performance.now() - start) / 1000;
-        console.log(`| embed-${route} | ${dims} | ${batch} | ${kind} | ${Math.round(texts / s).toLocaleString('en-US')} | ${ms((s * 1000) / calls)} |`);
+        console.log(
+          `| embed-${route} | ${dims} | ${batch} | ${kind} | ${Math.round(texts / s).toLocaleString('en-US')} | ${ms((s * 1000) / calls)} |`,
+        );
       }
     }
   }
 
   // ---- 2. through the queue port and the processors
   const dir = await mkdtemp(join(tmpdir(), 'bench-ai-'));
-  const config = testConfig({ STORE: 'duckdb', DUCKDB_PATH: join(dir, 'bench.duckdb'), QUEUE: 'inprocess', CEX_EXCHANGE: 'coinbase', AI_X_BEARER_TOKEN: '' });
+  const config = testConfig({
+    STORE: 'duckdb',
+    DUCKDB_PATH: join(dir, 'bench.duckdb'),
+    QUEUE: 'inprocess',
+    CEX_EXCHANGE: 'coinbase',
+    AI_X_BEARER_TOKEN: '',
+  });
   const store = await createStore(config, logger);
   await store.migrate();
   const now = Date.now();
@@ -121,8 +144,12 @@ async function main(): Promise<void> {
   for (let k = 0; k < 60; k++) {
     const t = now - (60 - k) * 60_000;
     const mid = 2000 * (1 + k / 2000);
-    quotes.push(dexQuote({ event_id: `b-dex-${k}`, event_time_ms: t, ingest_time_ms: t + 5, bid: mid - 0.5, ask: mid + 0.5 }));
-    quotes.push(cexQuote({ event_id: `b-cex-${k}`, event_time_ms: t, ingest_time_ms: t + 5, bid: mid + 0.5, ask: mid + 1.5 }));
+    quotes.push(
+      dexQuote({ event_id: `b-dex-${k}`, event_time_ms: t, ingest_time_ms: t + 5, bid: mid - 0.5, ask: mid + 0.5 }),
+    );
+    quotes.push(
+      cexQuote({ event_id: `b-cex-${k}`, event_time_ms: t, ingest_time_ms: t + 5, bid: mid + 0.5, ask: mid + 1.5 }),
+    );
   }
   await insertQuotes(store, quotes);
   const queue = await createQueue(config, logger);
@@ -135,10 +162,26 @@ async function main(): Promise<void> {
   const cases: { sku: string; what: string; input: () => unknown }[] = [
     { sku: 'embed-text', what: '1 sentence', input: () => ({ text: en[Math.floor(Math.random() * en.length)]! }) },
     { sku: 'embed-text', what: '32 sentences', input: () => ({ text: en.slice(0, 32) }) },
-    { sku: 'embed-multilingual', what: '1 sentence', input: () => ({ text: ml[Math.floor(Math.random() * ml.length)]! }) },
+    {
+      sku: 'embed-multilingual',
+      what: '1 sentence',
+      input: () => ({ text: ml[Math.floor(Math.random() * ml.length)]! }),
+    },
     { sku: 'embed-multilingual', what: '32 sentences', input: () => ({ text: [...ml, ...en].slice(0, 32) }) },
-    { sku: 'summarize', what: `${report.split(/\s+/u).length}-word report, paragraph`, input: () => ({ text: report }) },
-    { sku: 'summarize', what: '100-word text, bullets 40', input: () => ({ text: paragraphs[Math.floor(Math.random() * paragraphs.length)]!, format: 'bullets', maxLength: 40 }) },
+    {
+      sku: 'summarize',
+      what: `${report.split(/\s+/u).length}-word report, paragraph`,
+      input: () => ({ text: report }),
+    },
+    {
+      sku: 'summarize',
+      what: '100-word text, bullets 40',
+      input: () => ({
+        text: paragraphs[Math.floor(Math.random() * paragraphs.length)]!,
+        format: 'bullets',
+        maxLength: 40,
+      }),
+    },
     { sku: 'x-sentiment', what: 'text sample', input: () => ({ topic: en[Math.floor(Math.random() * en.length)]! }) },
     { sku: 'x-sentiment', what: '$ETH + market telemetry', input: () => ({ topic: '$ETH' }) },
   ];
@@ -153,7 +196,10 @@ async function main(): Promise<void> {
     }
     rows.push({ where: 'queue', sku: c.sku, what: c.what, samples });
   }
-  printLatencies(`Through the queue port and the processors (in-process queue, one job at a time, ${RUNS} runs after 5 warm-up)`, rows.filter((r) => r.where === 'queue'));
+  printLatencies(
+    `Through the queue port and the processors (in-process queue, one job at a time, ${RUNS} runs after 5 warm-up)`,
+    rows.filter((r) => r.where === 'queue'),
+  );
   await queue.close();
   await store.close();
   await ai.close();
@@ -185,18 +231,40 @@ async function httpBench(parent: string): Promise<void> {
   const { proc, url, settlement, payment } = await startPaidApi(config, logger); // x402 verified on the dev chain, settlement excluded
   try {
     const verifyMs = payment.verifyMs;
-    console.log(`\nFull HTTP API with x402: whole service started in ${Math.round(performance.now() - tStart)} ms (dev chain, simulated market, local AI)`);
+    console.log(
+      `\nFull HTTP API with x402: whole service started in ${Math.round(performance.now() - tStart)} ms (dev chain, simulated market, local AI)`,
+    );
     const client = payerClient(settlement.devChain!.payerKey);
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
 
     const en = (await fixture<{ pairs: [string, string][] }>('paraphrases-en.json')).pairs.flat();
     const paragraphs = (await fixture<{ texts: { text: string }[] }>('summaries.json')).texts.map((t) => t.text);
     const cases: { sku: string; what: string; body: () => unknown }[] = [
-      { sku: 'embed-text', what: '1 sentence, paid', body: () => ({ text: en[Math.floor(Math.random() * en.length)]! }) },
-      { sku: 'embed-multilingual', what: '1 sentence, paid', body: () => ({ text: en[Math.floor(Math.random() * en.length)]! }) },
-      { sku: 'summarize', what: '100-word text, paid', body: () => ({ text: paragraphs[Math.floor(Math.random() * paragraphs.length)]! }) },
-      { sku: 'x-sentiment', what: 'text sample, paid', body: () => ({ topic: en[Math.floor(Math.random() * en.length)]! }) },
+      {
+        sku: 'embed-text',
+        what: '1 sentence, paid',
+        body: () => ({ text: en[Math.floor(Math.random() * en.length)]! }),
+      },
+      {
+        sku: 'embed-multilingual',
+        what: '1 sentence, paid',
+        body: () => ({ text: en[Math.floor(Math.random() * en.length)]! }),
+      },
+      {
+        sku: 'summarize',
+        what: '100-word text, paid',
+        body: () => ({ text: paragraphs[Math.floor(Math.random() * paragraphs.length)]! }),
+      },
+      {
+        sku: 'x-sentiment',
+        what: 'text sample, paid',
+        body: () => ({ topic: en[Math.floor(Math.random() * en.length)]! }),
+      },
       { sku: 'x-sentiment', what: '$ETH + simulated market, paid', body: () => ({ topic: '$ETH' }) },
     ];
     const http: LatencyRow[] = [];
@@ -215,8 +283,14 @@ async function httpBench(parent: string): Promise<void> {
         if (res.status !== 200) throw new Error(`${path}: ${res.status} ${text.slice(0, 300)}`);
         if (r >= 3) samples.push(elapsed);
         if (r === HTTP_RUNS + 2 && c.sku === 'x-sentiment') {
-          const out = JSON.parse(text) as { sentiment: string; signals_used: string[]; signals_unavailable: { signal: string; reason: string }[] };
-          notes.push(`x-sentiment ${c.what}: last answer ${out.sentiment}, signals used [${out.signals_used.join(', ')}]${out.signals_unavailable.length ? `, unavailable: ${out.signals_unavailable.map((u) => `${u.signal} (${u.reason})`).join('; ')}` : ''}`);
+          const out = JSON.parse(text) as {
+            sentiment: string;
+            signals_used: string[];
+            signals_unavailable: { signal: string; reason: string }[];
+          };
+          notes.push(
+            `x-sentiment ${c.what}: last answer ${out.sentiment}, signals used [${out.signals_used.join(', ')}]${out.signals_unavailable.length ? `, unavailable: ${out.signals_unavailable.map((u) => `${u.signal} (${u.reason})`).join('; ')}` : ''}`,
+          );
         }
       }
       http.push({ where: 'http', sku: c.sku, what: c.what, samples });
@@ -226,7 +300,9 @@ async function httpBench(parent: string): Promise<void> {
       http,
     );
     for (const n of notes) console.log(n);
-    console.log(`facilitator verify: p50 ${ms(quantile(verifyMs, 0.5))} ms, p99 ${ms(quantile(verifyMs, 0.99))} ms over ${verifyMs.length} payments (included in the figures above)`);
+    console.log(
+      `facilitator verify: p50 ${ms(quantile(verifyMs, 0.5))} ms, p99 ${ms(quantile(verifyMs, 0.99))} ms over ${verifyMs.length} payments (included in the figures above)`,
+    );
   } finally {
     await proc.shutdown('bench done');
   }

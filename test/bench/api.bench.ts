@@ -115,7 +115,14 @@ interface SeedPlan {
   endMs: number;
 }
 
-const TABLES = ['quotes', 'book_snapshots', 'latency_samples', 'spread_samples', 'dislocations', 'paper_executions'] as const;
+const TABLES = [
+  'quotes',
+  'book_snapshots',
+  'latency_samples',
+  'spread_samples',
+  'dislocations',
+  'paper_executions',
+] as const;
 type TableName = (typeof TABLES)[number];
 type Counts = Record<TableName, number>;
 
@@ -145,7 +152,14 @@ async function countRows(store: Store, plan: Pick<SeedPlan, 'endMs'>): Promise<C
     count(sql`SELECT count() AS n FROM dislocations`),
     count(sql`SELECT count() AS n FROM paper_executions`),
   ]);
-  return { quotes, book_snapshots: books, latency_samples: latency, spread_samples: samples, dislocations, paper_executions: executions };
+  return {
+    quotes,
+    book_snapshots: books,
+    latency_samples: latency,
+    spread_samples: samples,
+    dislocations,
+    paper_executions: executions,
+  };
 }
 
 const META_DDL = sql`
@@ -161,24 +175,43 @@ async function readSeedMeta(store: Store): Promise<{ plan: SeedPlan; counts: Cou
   if (!row) return undefined;
   const counts = Object.fromEntries(TABLES.map((t) => [t, num(row[t])])) as Counts;
   return {
-    plan: { seed: num(row.seed), days: num(row.days), tickMs: num(row.tick_ms), startMs: num(row.start_ms), endMs: num(row.end_ms) },
+    plan: {
+      seed: num(row.seed),
+      days: num(row.days),
+      tickMs: num(row.tick_ms),
+      startMs: num(row.start_ms),
+      endMs: num(row.end_ms),
+    },
     counts,
     seconds: num(row.seed_seconds),
   };
 }
 
 /** Reuses the seeded database when its parameters and counts match; otherwise drops it and seeds again. */
-async function ensureSeeded(config: Config, logger: Logger, pairs: PairsCatalogue, wanted: Omit<SeedPlan, 'startMs' | 'endMs'>, reseed: boolean): Promise<SeedReport> {
+async function ensureSeeded(
+  config: Config,
+  logger: Logger,
+  pairs: PairsCatalogue,
+  wanted: Omit<SeedPlan, 'startMs' | 'endMs'>,
+  reseed: boolean,
+): Promise<SeedReport> {
   let store = await createStore(config, logger);
   try {
     await store.migrate();
     if (!reseed) {
       const meta = await readSeedMeta(store);
-      if (meta && meta.plan.seed === wanted.seed && meta.plan.days === wanted.days && meta.plan.tickMs === wanted.tickMs) {
+      if (
+        meta &&
+        meta.plan.seed === wanted.seed &&
+        meta.plan.days === wanted.days &&
+        meta.plan.tickMs === wanted.tickMs
+      ) {
         const counts = await countRows(store, meta.plan);
         const same = TABLES.every((t) => counts[t] === meta.counts[t] && counts[t] > 0);
         if (same) return { plan: meta.plan, counts, reused: true, seconds: meta.seconds };
-        console.log(`bench: seeded counts changed (${JSON.stringify(meta.counts)} -> ${JSON.stringify(counts)}); reseeding`);
+        console.log(
+          `bench: seeded counts changed (${JSON.stringify(meta.counts)} -> ${JSON.stringify(counts)}); reseeding`,
+        );
       } else if (meta) {
         console.log('bench: seeded with other parameters; reseeding');
       }
@@ -298,7 +331,13 @@ interface RouteBench {
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** Random requests of each telemetry route, inside the seeded window. */
-function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config: Config, plan: SeedPlan, count: number): RouteBench[] {
+function requestMixes(
+  skus: readonly PricedSku[],
+  pairs: PairsCatalogue,
+  config: Config,
+  plan: SeedPlan,
+  count: number,
+): RouteBench[] {
   const rand = prng(plan.seed * 7919 + 17);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const pairNames = pairs.pairs.map((p) => p.pair);
@@ -307,7 +346,10 @@ function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config:
   const slice = () => {
     const i = 96 + Math.floor(rand() * (slices - 2 * 96));
     const d = new Date(plan.startMs + i * BASE_SLICE_MS);
-    return { date: `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`, time: `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}` };
+    return {
+      date: `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`,
+      time: `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}`,
+    };
   };
   const q = (params: Record<string, string | undefined>) => {
     const s = new URLSearchParams();
@@ -321,7 +363,10 @@ function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config:
     return choices[choices.length - 1]![0];
   };
   const builders: Record<string, () => RequestVariant> = {
-    coverage: () => ({ method: 'GET', path: `/api/v1/crypto/coverage${q({ pair: rand() < 0.5 ? pick(pairNames) : undefined })}` }),
+    coverage: () => ({
+      method: 'GET',
+      path: `/api/v1/crypto/coverage${q({ pair: rand() < 0.5 ? pick(pairNames) : undefined })}`,
+    }),
     'spread-candles': () => {
       const interval = weighted<string>([
         ['15m', 0.7],
@@ -329,14 +374,30 @@ function requestMixes(skus: readonly PricedSku[], pairs: PairsCatalogue, config:
         ['4h', 0.1],
         ['1d', 0.05],
       ]);
-      return { method: 'GET', path: `/api/v1/crypto/spread-candles${q({ pair: pick(pairNames), ...slice(), interval: interval === '15m' ? undefined : interval })}` };
+      return {
+        method: 'GET',
+        path: `/api/v1/crypto/spread-candles${q({ pair: pick(pairNames), ...slice(), interval: interval === '15m' ? undefined : interval })}`,
+      };
     },
-    dislocations: () => ({ method: 'GET', path: `/api/v1/crypto/dislocations${q({ pair: pick(pairNames), ...slice() })}` }),
+    dislocations: () => ({
+      method: 'GET',
+      path: `/api/v1/crypto/dislocations${q({ pair: pick(pairNames), ...slice() })}`,
+    }),
     'execution-latency': () => ({
       method: 'GET',
-      path: `/api/v1/crypto/execution-latency${q({ ...slice(), venue: weighted<string | undefined>([[undefined, 0.5], [config.CEX_EXCHANGE, 0.25], ['base_dex', 0.25]]) })}`,
+      path: `/api/v1/crypto/execution-latency${q({
+        ...slice(),
+        venue: weighted<string | undefined>([
+          [undefined, 0.5],
+          [config.CEX_EXCHANGE, 0.25],
+          ['base_dex', 0.25],
+        ]),
+      })}`,
     }),
-    'shadow-capacity': () => ({ method: 'GET', path: `/api/v1/crypto/shadow-capacity${q({ ...slice(), pair: rand() < 0.5 ? pick(pairNames) : undefined })}` }),
+    'shadow-capacity': () => ({
+      method: 'GET',
+      path: `/api/v1/crypto/shadow-capacity${q({ ...slice(), pair: rand() < 0.5 ? pick(pairNames) : undefined })}`,
+    }),
     'impact-simulation': () => {
       const side = rand() < 0.5 ? 'buy' : 'sell';
       const body =
@@ -379,7 +440,11 @@ interface OpenRow {
 /** The closed-slice cache's hit counter of a route, from the app's metrics registry. */
 async function cacheHitsOf(route: string): Promise<number> {
   const metric = await registry.getSingleMetric('telemetry_closed_slice_cache_total')?.get();
-  return metric?.values.filter((v) => v.labels.route === route && v.labels.result === 'hit').reduce((n, v) => n + v.value, 0) ?? 0;
+  return (
+    metric?.values
+      .filter((v) => v.labels.route === route && v.labels.result === 'hit')
+      .reduce((n, v) => n + v.value, 0) ?? 0
+  );
 }
 
 /** What the closed-slice cache holds now (JSON characters), from the app's metrics registry. */
@@ -388,7 +453,10 @@ async function cacheBytes(): Promise<number> {
   return metric?.values[0]?.value ?? 0;
 }
 
-const uptimeText = () => `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} on ${cpus().length} cores`;
+const uptimeText = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} on ${cpus().length} cores`;
 
 async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
   const tStart = performance.now();
@@ -418,8 +486,16 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
   const pairs = loadPairs(config.PAIRS_FILE);
 
   // ---- 1. data
-  console.log(`bench:api: ClickHouse ${config.CLICKHOUSE_URL} database ${database}; app log ${logFile}; at start: ${uptimeText()}`);
-  const seeded = await ensureSeeded(config, logger, pairs, { seed: HISTORICAL_SEED, days: envNum('BENCH_DAYS', 30), tickMs: envNum('BENCH_TICK_MS', 20_000) }, reseed);
+  console.log(
+    `bench:api: ClickHouse ${config.CLICKHOUSE_URL} database ${database}; app log ${logFile}; at start: ${uptimeText()}`,
+  );
+  const seeded = await ensureSeeded(
+    config,
+    logger,
+    pairs,
+    { seed: HISTORICAL_SEED, days: envNum('BENCH_DAYS', 30), tickMs: envNum('BENCH_TICK_MS', 20_000) },
+    reseed,
+  );
   const { plan, counts } = seeded;
   console.log(
     `\nData set: ${plan.days} days x ${pairs.pairs.length} pairs, ${new Date(plan.startMs).toISOString()} .. ${new Date(plan.endMs).toISOString()}, simulator tick ${plan.tickMs / 1000} s ` +
@@ -477,7 +553,10 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     const payerKeys = Array.from({ length: envNum('BENCH_PAYERS', 16) }, () => generatePrivateKey());
     for (const key of payerKeys) await settlement.devChain!.mint(privateKeyToAccount(key).address, 10n ** 15n);
     await load.setPayers(payerKeys);
-    const telemetry = api.catalogue.skus.filter((s) => s.path.startsWith('/api/v1/crypto/') && s.available && !s.free && (!onlyRoutes || onlyRoutes.includes(s.id)));
+    const telemetry = api.catalogue.skus.filter(
+      (s) =>
+        s.path.startsWith('/api/v1/crypto/') && s.available && !s.free && (!onlyRoutes || onlyRoutes.includes(s.id)),
+    );
     const routes = requestMixes(telemetry, pairs, config, plan, variantCount);
     const challenges = new Map<string, PaymentRequired>();
     for (const r of routes) {
@@ -485,7 +564,12 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
       // Every variant must pass validation and pre-flight (a 402 challenge, never 400/404/503).
       for (const v of r.variants.slice(0, 20)) await challengeOf(url, v);
     }
-    const meter = cpuMeter({ app: [process.pid], clickhouse: pidsMatching(/clickhouse(-server| server)/), chain: descendantsMatching(/hardhat/), loader: [load.pid] });
+    const meter = cpuMeter({
+      app: [process.pid],
+      clickhouse: pidsMatching(/clickhouse(-server| server)/),
+      chain: descendantsMatching(/hardhat/),
+      loader: [load.pid],
+    });
     let signS = 0;
     const sign = async (pool: string, needed: number) => {
       signS += await load.sign(pool, challenges.get(pool)!, Math.ceil(needed), { native: true });
@@ -494,7 +578,9 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     const idleOf = meter();
     await new Promise((r) => setTimeout(r, 3000));
     const idle = idleOf();
-    console.log(`\nIdle (3 s, no requests): app ${(idle.app / 3000).toFixed(2)}, ClickHouse ${(idle.clickhouse / 3000).toFixed(2)}, dev chain ${(idle.chain / 3000).toFixed(2)}, other work ${(idle.other / 3000).toFixed(2)} cores busy; ${uptimeText()}`);
+    console.log(
+      `\nIdle (3 s, no requests): app ${(idle.app / 3000).toFixed(2)}, ClickHouse ${(idle.clickhouse / 3000).toFixed(2)}, dev chain ${(idle.chain / 3000).toFixed(2)}, other work ${(idle.other / 3000).toFixed(2)} cores busy; ${uptimeText()}`,
+    );
 
     // ---- 3. open loop: each paid route at fixed offered rates
     const profiler = process.env.BENCH_CPU_PROFILE ? await startProfile('cpu') : undefined;
@@ -523,12 +609,19 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         );
         if (result.firstFailure) console.log(`    first failure: ${result.firstFailure}`);
         // A rate the server cannot keep up with makes the next ones only a queue: stop there.
-        if (result.achievedRps < rate * 0.9 || result.p99 > 20 * r.sku.latencyTargetMs) saturated = `not run: the server could not keep up at ${rate}/s`;
+        if (result.achievedRps < rate * 0.9 || result.p99 > 20 * r.sku.latencyTargetMs)
+          saturated = `not run: the server could not keep up at ${rate}/s`;
       }
     }
 
-    if (profiler) console.log(`CPU profile of the app process over the open loop: ${await profiler.stop(process.env.BENCH_CPU_PROFILE!)}`);
-    if (heapProfiler) console.log(`Heap profile (promoted, then collected) of the app process over the open loop: ${await heapProfiler.stop(process.env.BENCH_HEAP_PROFILE!)}`);
+    if (profiler)
+      console.log(
+        `CPU profile of the app process over the open loop: ${await profiler.stop(process.env.BENCH_CPU_PROFILE!)}`,
+      );
+    if (heapProfiler)
+      console.log(
+        `Heap profile (promoted, then collected) of the app process over the open loop: ${await heapProfiler.stop(process.env.BENCH_HEAP_PROFILE!)}`,
+      );
 
     // ---- 4. the gate alone at saturation: same route and requests, gated and pass-through, closed loop
     const gateRoute = routes.find((r) => r.sku.id === (process.env.BENCH_GATE_ROUTE ?? 'spread-candles')) ?? routes[0];
@@ -543,14 +636,34 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         ['gated (paid)', url, gateRoute.sku.id],
       ] as const) {
         if (pool) await sign(pool, gateVariants.length + 100);
-        await load.run({ url: target, connections, amount: gateVariants.length, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
+        await load.run({
+          url: target,
+          connections,
+          amount: gateVariants.length,
+          variants: gateVariants,
+          clock: 'autocannon',
+          ...(pool ? { pool } : {}),
+        });
         if (pool) await sign(pool, 4000 * saturationS);
         const rowProfiler = process.env.BENCH_CPU_PROFILE ? await startProfile('cpu') : undefined;
         const cpuOf = meter();
-        const result = await load.run({ url: target, connections, durationS: saturationS, reserve: 4 * connections, variants: gateVariants, clock: 'autocannon', ...(pool ? { pool } : {}) });
+        const result = await load.run({
+          url: target,
+          connections,
+          durationS: saturationS,
+          reserve: 4 * connections,
+          variants: gateVariants,
+          clock: 'autocannon',
+          ...(pool ? { pool } : {}),
+        });
         gateRows.push({ label, result, cpu: cpuOf() });
-        if (rowProfiler) console.log(`  CPU profile of the app over this row (${result.requests} requests): ${await rowProfiler.stop(process.env.BENCH_CPU_PROFILE!.replace(/(\.cpuprofile)?$/, `.${pool ? 'gated' : 'ungated'}.cpuprofile`))}`);
-        console.log(`  ${gateRoute.sku.id} ${label} @${connections} connections: ${result.requests} in ${result.durationS.toFixed(0)} s, ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}${result.exhausted ? ' (signatures ran dry: stopped early)' : ''}; ${uptimeText()}`);
+        if (rowProfiler)
+          console.log(
+            `  CPU profile of the app over this row (${result.requests} requests): ${await rowProfiler.stop(process.env.BENCH_CPU_PROFILE!.replace(/(\.cpuprofile)?$/, `.${pool ? 'gated' : 'ungated'}.cpuprofile`))}`,
+          );
+        console.log(
+          `  ${gateRoute.sku.id} ${label} @${connections} connections: ${result.requests} in ${result.durationS.toFixed(0)} s, ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}${result.exhausted ? ' (signatures ran dry: stopped early)' : ''}; ${uptimeText()}`,
+        );
       }
     }
 
@@ -591,17 +704,25 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     ] as const) {
       const run = await settlementThroughput({ blocks, batchMax, count, logger });
       settleRuns.push(run);
-      console.log(`  settlement ${blocks}, batch ${batchMax}: ${run.settlements} settled (${run.failed} failed) in ${run.seconds.toFixed(1)} s = ${run.perSecond.toFixed(1)}/s in ${run.transactions} transactions; ${uptimeText()}`);
+      console.log(
+        `  settlement ${blocks}, batch ${batchMax}: ${run.settlements} settled (${run.failed} failed) in ${run.seconds.toFixed(1)} s = ${run.perSecond.toFixed(1)}/s in ${run.transactions} transactions; ${uptimeText()}`,
+      );
     }
 
     // ---- 6. report
-    console.log(`\n## bench:api (${new Date().toISOString()}; app, dev chain, ClickHouse 18.16 and the load generator on ${cpus().length} shared cores; at the end: ${uptimeText()})`);
+    console.log(
+      `\n## bench:api (${new Date().toISOString()}; app, dev chain, ClickHouse 18.16 and the load generator on ${cpus().length} shared cores; at the end: ${uptimeText()})`,
+    );
     console.log(
       `\nOpen loop: each paid telemetry route at fixed offered rates, ${openS} s each after ${warmS} s of warm-up, every request with its own signature (${payerKeys.length} payers), ` +
-        'x402 verification included, settlement excluded; latency from each request\'s scheduled send time. Target: p99 <= 1/4 of the spec\'s latency target.',
+        "x402 verification included, settlement excluded; latency from each request's scheduled send time. Target: p99 <= 1/4 of the spec's latency target.",
     );
-    console.log(`Closed-slice cache: TELEMETRY_CACHE_MAX_MB=${config.TELEMETRY_CACHE_MAX_MB}; "cache hits" = answered from memory / answered, "cache MB" = its size after the row.`);
-    console.log('| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | cache MB | send lag p99 ms | CPU ms/req app / ClickHouse |');
+    console.log(
+      `Closed-slice cache: TELEMETRY_CACHE_MAX_MB=${config.TELEMETRY_CACHE_MAX_MB}; "cache hits" = answered from memory / answered, "cache MB" = its size after the row.`,
+    );
+    console.log(
+      '| route | offered /s | answered /s | p50 ms | p99 ms | target / 4 | p99 ok | non-2xx | cache hits | cache MB | send lag p99 ms | CPU ms/req app / ClickHouse |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const quarter = row.targetMs * TARGET_RATIO;
@@ -618,22 +739,37 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
     console.log('\n| route | highest offered rate with p99 <= target / 4 | target: >= 500/s |');
     console.log('|---|---|---|');
     for (const r of routes) {
-      const passing = rows.filter((x) => x.route === r.sku.id && x.result && x.result.p99 <= x.targetMs * TARGET_RATIO && x.result.non2xx + x.result.errors + x.result.timeouts === 0 && x.result.achievedRps >= x.rate * 0.95);
+      const passing = rows.filter(
+        (x) =>
+          x.route === r.sku.id &&
+          x.result &&
+          x.result.p99 <= x.targetMs * TARGET_RATIO &&
+          x.result.non2xx + x.result.errors + x.result.timeouts === 0 &&
+          x.result.achievedRps >= x.rate * 0.95,
+      );
       const best = passing.length ? Math.max(...passing.map((x) => x.rate)) : 0;
-      console.log(`| ${r.sku.method} ${r.sku.id} | ${best ? `${best}/s` : 'none'} | ${best >= 500 ? 'met' : 'NOT met'} |`);
+      console.log(
+        `| ${r.sku.method} ${r.sku.id} | ${best ? `${best}/s` : 'none'} | ${best >= 500 ? 'met' : 'NOT met'} |`,
+      );
     }
 
     if (gateRows.length === 2 && gateRoute) {
       const [bare, gated] = gateRows as [(typeof gateRows)[0], (typeof gateRows)[0]];
       const cpuPer = (g: (typeof gateRows)[0]) => g.cpu.app / Math.max(1, g.result.requests);
-      console.log(`\nGate overhead at saturation: ${gateRoute.sku.method} ${gateRoute.sku.id}, closed loop at ${envNum('BENCH_GATE_CONNECTIONS', 50)} connections for ${saturationS} s over 2,000 closed slices both apps had answered once (the handler a memory lookup on both sides), gated (each request paid with its own signature, verified, "settled" by the no-op) vs the same app without the gate`);
+      console.log(
+        `\nGate overhead at saturation: ${gateRoute.sku.method} ${gateRoute.sku.id}, closed loop at ${envNum('BENCH_GATE_CONNECTIONS', 50)} connections for ${saturationS} s over 2,000 closed slices both apps had answered once (the handler a memory lookup on both sides), gated (each request paid with its own signature, verified, "settled" by the no-op) vs the same app without the gate`,
+      );
       console.log('| | req/s | p50 ms | p99 ms | app CPU ms/req | ClickHouse CPU ms/req |');
       console.log('|---|---|---|---|---|---|');
       for (const g of gateRows) {
-        console.log(`| ${g.label} | ${fmtInt(g.result.rps)} | ${g.result.p50} | ${g.result.p99} | ${cpuPer(g).toFixed(3)} | ${(g.cpu.clickhouse / Math.max(1, g.result.requests)).toFixed(3)} |`);
+        console.log(
+          `| ${g.label} | ${fmtInt(g.result.rps)} | ${g.result.p50} | ${g.result.p99} | ${cpuPer(g).toFixed(3)} | ${(g.cpu.clickhouse / Math.max(1, g.result.requests)).toFixed(3)} |`,
+        );
       }
       const gateCpu = cpuPer(gated) - cpuPer(bare);
-      console.log(`Paid / unpaid throughput: ${(gated.result.rps / bare.result.rps).toFixed(2)}. Gate CPU per paid request (app CPU per request gated minus ungated): ${gateCpu.toFixed(3)} ms (target <= 0.3 ms: ${gateCpu <= 0.3 ? 'met' : 'NOT met'}).`);
+      console.log(
+        `Paid / unpaid throughput: ${(gated.result.rps / bare.result.rps).toFixed(2)}. Gate CPU per paid request (app CPU per request gated minus ungated): ${gateCpu.toFixed(3)} ms (target <= 0.3 ms: ${gateCpu <= 0.3 ? 'met' : 'NOT met'}).`,
+      );
     }
 
     if (challenge) {
@@ -641,18 +777,25 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         `\nThe 402 challenge: ${challenge.n} sequential unpaid requests of ${challenge.route} (each answered 402 with ` +
           'its PAYMENT-REQUIRED header), next to as many of the free coverage route on the same app',
       );
-      const row = (label: string, sorted: number[]) => `| ${label} | ${ms1(rank(sorted, 0.5))} | ${ms1(rank(sorted, 0.99))} |`;
+      const row = (label: string, sorted: number[]) =>
+        `| ${label} | ${ms1(rank(sorted, 0.5))} | ${ms1(rank(sorted, 0.99))} |`;
       console.log('| request | p50 ms | p99 ms |');
       console.log('|---|---|---|');
       console.log(row(`unpaid ${challenge.route} (402)`, challenge.unpaid));
       console.log(row('free coverage (200)', challenge.free));
     }
 
-    console.log('\nSettlement throughput on the dev chain: authorizations handed to the in-process facilitator at once, settled on chain by one settler key (8 transactions in flight).');
-    console.log('| chain clock | batch (Multicall3) | settled | failed | seconds | settlements/s | transactions | gas per settlement | latency p50 / p99 ms |');
+    console.log(
+      '\nSettlement throughput on the dev chain: authorizations handed to the in-process facilitator at once, settled on chain by one settler key (8 transactions in flight).',
+    );
+    console.log(
+      '| chain clock | batch (Multicall3) | settled | failed | seconds | settlements/s | transactions | gas per settlement | latency p50 / p99 ms |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const s of settleRuns) {
-      console.log(`| ${s.blocks} | ${s.batchMax === 1 ? 'off' : `up to ${s.batchMax}`} | ${fmtInt(s.settlements)} | ${s.failed} | ${s.seconds.toFixed(1)} | ${s.perSecond.toFixed(1)} | ${fmtInt(s.transactions)} | ${fmtInt(s.gasPerSettlement)} | ${fmtInt(s.p50Ms)} / ${fmtInt(s.p99Ms)} |`);
+      console.log(
+        `| ${s.blocks} | ${s.batchMax === 1 ? 'off' : `up to ${s.batchMax}`} | ${fmtInt(s.settlements)} | ${s.failed} | ${s.seconds.toFixed(1)} | ${s.perSecond.toFixed(1)} | ${fmtInt(s.transactions)} | ${fmtInt(s.gasPerSettlement)} | ${fmtInt(s.p50Ms)} / ${fmtInt(s.p99Ms)} |`,
+      );
     }
 
     const paid = rows.reduce((n, r) => n + (r.result?.ok2xx ?? 0), 0);
@@ -664,7 +807,9 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
         `${fmtInt(paid)} paid 200s in the open-loop table; signing ${signS.toFixed(1)} s (native) in the load generator. Live feed: ${fmtInt(feed.rows)} rows, ${feed.failures} failed inserts.`,
     );
     console.log(`Total ${seconds(tStart).toFixed(0)} s; ${uptimeText()}.`);
-    const failures = rows.reduce((n, r) => n + (r.result ? r.result.non2xx + r.result.errors + r.result.timeouts : 0), 0) + gateRows.reduce((n, g) => n + g.result.non2xx + g.result.errors, 0);
+    const failures =
+      rows.reduce((n, r) => n + (r.result ? r.result.non2xx + r.result.errors + r.result.timeouts : 0), 0) +
+      gateRows.reduce((n, g) => n + g.result.non2xx + g.result.errors, 0);
     if (failures) {
       console.log(`\nINVALID: ${failures} non-2xx responses or errors: the tables measure failures.`);
       process.exitCode = 1;

@@ -42,7 +42,10 @@ export function benchLogger(file: string): Logger {
       level: process.env.BENCH_LOG_LEVEL ?? 'info',
       base: { service: 'x402-gateway' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'], censor: '[redacted]' },
+      redact: {
+        paths: ['*.text', '*.body', '*.data', 'req.headers["payment-signature"]', 'req.headers["x-payment"]'],
+        censor: '[redacted]',
+      },
     },
     pino.destination({ dest: file, sync: false, mkdir: true }),
   );
@@ -70,7 +73,13 @@ export async function startPaidApi(config: Config, logger: Logger): Promise<Paid
     await api.payments.gate.ready();
     const settlement = api.payments.settlement;
     const local = settlement.local;
-    return { proc, api, url: proc.http.url, settlement, payment: excludeSettlement(settlement.facilitator, local ? (p) => local.release(p) : undefined) };
+    return {
+      proc,
+      api,
+      url: proc.http.url,
+      settlement,
+      payment: excludeSettlement(settlement.facilitator, local ? (p) => local.release(p) : undefined),
+    };
   } catch (err) {
     await proc.shutdown('bench start failed');
     throw err;

@@ -23,19 +23,33 @@ import { envNum } from './bench-app.js';
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 const parts = (process.env.CAPACITY_PARTS ?? 'worker,settlement').split(',');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 log(`capacity bench, ${cpus().length} cores, load average ${load()}`);
 
 if (parts.includes('worker')) {
   const seconds = envNum('CAPACITY_SECONDS', 5);
   const skus = process.env.CAPACITY_SKUS ? process.env.CAPACITY_SKUS.split(',') : undefined;
   const callers = process.env.CAPACITY_CALLERS ? envNum('CAPACITY_CALLERS', 4) : undefined;
-  const { rows, concurrency } = await measureWorker({ seconds, ...(skus ? { skus } : {}), ...(callers ? { callers } : {}), log });
-  console.log(`\nWorker capacity: one worker process (ROLE=worker, BullMQ on Redis), ${concurrency} jobs in flight, ${seconds} s per SKU, load average ${load()}`);
-  console.log('| SKU | jobs/s per worker process | worker CPU ms per job | jobs/s per core (1000 / CPU ms) | Redis CPU ms per job | p50 ms |');
+  const { rows, concurrency } = await measureWorker({
+    seconds,
+    ...(skus ? { skus } : {}),
+    ...(callers ? { callers } : {}),
+    log,
+  });
+  console.log(
+    `\nWorker capacity: one worker process (ROLE=worker, BullMQ on Redis), ${concurrency} jobs in flight, ${seconds} s per SKU, load average ${load()}`,
+  );
+  console.log(
+    '| SKU | jobs/s per worker process | worker CPU ms per job | jobs/s per core (1000 / CPU ms) | Redis CPU ms per job | p50 ms |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| \`${r.sku}\` | ${f1(r.jobsPerS)} | ${f1(r.workerCpuMsPerJob)} | ${f1(1000 / r.workerCpuMsPerJob)} | ${f1(r.redisCpuMsPerJob)} | ${f1(r.p50Ms)}${r.errors ? ` (${r.errors} errors)` : ''} |`);
+    console.log(
+      `| \`${r.sku}\` | ${f1(r.jobsPerS)} | ${f1(r.workerCpuMsPerJob)} | ${f1(1000 / r.workerCpuMsPerJob)} | ${f1(r.redisCpuMsPerJob)} | ${f1(r.p50Ms)}${r.errors ? ` (${r.errors} errors)` : ''} |`,
+    );
   }
 }
 
@@ -43,9 +57,14 @@ if (parts.includes('settlement')) {
   const count = envNum('CAPACITY_SETTLEMENTS', 60);
   const inFlight = envNum('CAPACITY_SETTLE_IN_FLIGHT', 8);
   const rows = await measureSettlement({ count, inFlight: [1, inFlight], log });
-  console.log(`\nSettlement capacity: one settler key, dev chain (hardhat, automine), ${count} settlements per run, load average ${load()}`);
+  console.log(
+    `\nSettlement capacity: one settler key, dev chain (hardhat, automine), ${count} settlements per run, load average ${load()}`,
+  );
   console.log('| in flight | settlements/s | p50 ms | gateway CPU ms each | chain CPU ms each | failed |');
   console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.inFlight} | ${f1(r.perS)} | ${f1(r.p50Ms)} | ${f1(r.appCpuMsEach)} | ${f1(r.chainCpuMsEach)} | ${r.failures}${r.failure ? ` (${r.failure})` : ''} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.inFlight} | ${f1(r.perS)} | ${f1(r.p50Ms)} | ${f1(r.appCpuMsEach)} | ${f1(r.chainCpuMsEach)} | ${r.failures}${r.failure ? ` (${r.failure})` : ''} |`,
+    );
 }
 process.exit(0);

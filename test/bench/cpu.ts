@@ -63,7 +63,7 @@ export function pidsMatching(re: RegExp): number[] {
 export function descendantsMatching(re: RegExp): number[] {
   const all = processes();
   const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of all) {
       if (!mine.has(p.pid) && mine.has(p.ppid)) {
@@ -83,7 +83,9 @@ export type CpuSplit<K extends string> = Record<K, number> & { other: number; wa
  * returns the function that ends it with the CPU split. The pids are taken as
  * given (a process started later is not counted).
  */
-export function cpuMeter<K extends string>(groups: Record<K, readonly (number | undefined)[]>): () => () => CpuSplit<K> {
+export function cpuMeter<K extends string>(
+  groups: Record<K, readonly (number | undefined)[]>,
+): () => () => CpuSplit<K> {
   const keys = Object.keys(groups) as K[];
   const sample = () => ({
     groups: keys.map((k) => groups[k].reduce<number>((a, pid) => a + (cpuMsOf(pid) ?? 0), 0)),

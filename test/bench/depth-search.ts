@@ -26,10 +26,16 @@ export interface DepthSearchFigures {
   processMsPerBlock: number;
 }
 
-export async function measureDepthSearch(blocks = Number(process.env.BENCH_DEPTH_BLOCKS ?? 20)): Promise<DepthSearchFigures> {
+export async function measureDepthSearch(
+  blocks = Number(process.env.BENCH_DEPTH_BLOCKS ?? 20),
+): Promise<DepthSearchFigures> {
   const logger = testLogger();
   const pairs = loadPairs().pairs;
-  const devchain = await startDevchain({ chainId: 100_000 + Math.floor(Math.random() * 800_000), allowUnlimitedContractSize: true, blockIntervalMs: 2000 });
+  const devchain = await startDevchain({
+    chainId: 100_000 + Math.floor(Math.random() * 800_000),
+    allowUnlimitedContractSize: true,
+    blockIntervalMs: 2000,
+  });
   try {
     const pools: FixturePoolOptions[] = pairs.map((p, i) => ({
       pair: p.pair,
@@ -73,7 +79,12 @@ export async function measureDepthSearch(blocks = Number(process.env.BENCH_DEPTH
       },
     });
     await ingestor.start();
-    await eventually(async () => ingestor.depthSearchStats().blocks, (n) => n >= blocks, blocks * 6000, 500);
+    await eventually(
+      async () => ingestor.depthSearchStats().blocks,
+      (n) => n >= blocks,
+      blocks * 6000,
+      500,
+    );
     await ingestor.stop();
     await bus.close();
     const s = ingestor.depthSearchStats();

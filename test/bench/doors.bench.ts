@@ -64,7 +64,14 @@ interface Percentiles {
 function percentiles(values: number[]): Percentiles {
   const s = [...values].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
-  return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / (s.length || 1), max: s[s.length - 1] ?? Number.NaN };
+  return {
+    n: s.length,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    mean: s.reduce((a, b) => a + b, 0) / (s.length || 1),
+    max: s[s.length - 1] ?? Number.NaN,
+  };
 }
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
@@ -81,13 +88,24 @@ async function browserLoads(job: ClientJob) {
     try {
       const page = await browser.context.newPage();
       let transferred = 0;
-      page.on('response', (res) => void res.body().then((b) => (transferred += b.length)).catch(() => undefined));
+      page.on(
+        'response',
+        (res) =>
+          void res
+            .body()
+            .then((b) => (transferred += b.length))
+            .catch(() => undefined),
+      );
       await page.goto(`${job.url}/`);
-      await page.waitForFunction(() => performance.getEntriesByName('dashboard:first-chart').length > 0, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => performance.getEntriesByName('dashboard:first-chart').length > 0, undefined, {
+        timeout: 30_000,
+      });
       cold.push(await page.evaluate(() => performance.getEntriesByName('dashboard:first-chart')[0]!.startTime));
       bytes = Math.max(bytes, transferred);
       await page.reload();
-      await page.waitForFunction(() => performance.getEntriesByName('dashboard:first-chart').length > 0, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => performance.getEntriesByName('dashboard:first-chart').length > 0, undefined, {
+        timeout: 30_000,
+      });
       warm.push(await page.evaluate(() => performance.getEntriesByName('dashboard:first-chart')[0]!.startTime));
     } finally {
       await browser.close();
@@ -108,10 +126,17 @@ async function doorCalls(job: ClientJob) {
   await mcp.listTools(); // as an agent does: the client then validates results against the output schemas
   const args = { pair: 'ETH/USD' };
 
-  const httpChallenge = decodePaymentRequiredHeader((await fetch(`${job.url}${CANDLES_PATH}`)).headers.get('payment-required')!);
+  const httpChallenge = decodePaymentRequiredHeader(
+    (await fetch(`${job.url}${CANDLES_PATH}`)).headers.get('payment-required')!,
+  );
   const mcpChallenge = paymentRequiredOf(await callTool(mcp, 'spread_candles', args))!;
   const signer = payerClient(job.payerKey);
-  const allow = (c: PaymentRequired) => signer.setSpendControls({ allowedAssets: [{ network: c.accepts[0]!.network, asset: c.accepts[0]!.asset, maxAmountPerPayment: c.accepts[0]!.amount }] });
+  const allow = (c: PaymentRequired) =>
+    signer.setSpendControls({
+      allowedAssets: [
+        { network: c.accepts[0]!.network, asset: c.accepts[0]!.asset, maxAmountPerPayment: c.accepts[0]!.amount },
+      ],
+    });
   allow(httpChallenge);
   const httpPayments: string[] = [];
   const mcpPayments: PaymentPayload[] = [];
@@ -166,7 +191,11 @@ async function clientMain(): Promise<void> {
 
 function runClient<T>(job: ClientJob): Promise<T> {
   return new Promise((resolvePromise, reject) => {
-    const child = fork(SELF, ['--client'], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_DOORS_JOB: JSON.stringify(job) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(SELF, ['--client'], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, BENCH_DOORS_JOB: JSON.stringify(job) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let answered = false;
     child.once('message', (m) => {
       answered = true;
@@ -189,9 +218,14 @@ interface CannonResult {
 }
 
 function autocannon(url: string, connections: number, seconds: number): Promise<CannonResult> {
-  const bin = resolve(fileURLToPath(new URL('../..', import.meta.url)), createRequire(import.meta.url).resolve('autocannon/autocannon.js'));
+  const bin = resolve(
+    fileURLToPath(new URL('../..', import.meta.url)),
+    createRequire(import.meta.url).resolve('autocannon/autocannon.js'),
+  );
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, '-c', String(connections), '-d', String(seconds), '-j', url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [bin, '-c', String(connections), '-d', String(seconds), '-j', url], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => {
@@ -212,7 +246,10 @@ async function main(): Promise<void> {
   const settledCalls = envNum('BENCH_SETTLED_CALLS', 200);
   const doorCallsN = envNum('BENCH_DOOR_CALLS', 600);
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-doors-'));
-  const store = process.env.BENCH_STORE === 'clickhouse' ? { STORE: 'clickhouse', CLICKHOUSE_DATABASE: `bench_doors_${Date.now().toString(36)}` } : { STORE: 'duckdb' };
+  const store =
+    process.env.BENCH_STORE === 'clickhouse'
+      ? { STORE: 'clickhouse', CLICKHOUSE_DATABASE: `bench_doors_${Date.now().toString(36)}` }
+      : { STORE: 'duckdb' };
   const config = loadConfig({
     ...process.env,
     ...store,
@@ -231,7 +268,14 @@ async function main(): Promise<void> {
     DISLOCATION_MIN_NET_BPS: '-20',
   });
   const { startProcess } = await import('../../roles/process.js');
-  const proc = await startProcess(config, benchLogger(process.env.BENCH_CPU_PROFILE ? join(resolve(process.env.BENCH_CPU_PROFILE), 'app.log') : join(dataDir, 'app.log')));
+  const proc = await startProcess(
+    config,
+    benchLogger(
+      process.env.BENCH_CPU_PROFILE
+        ? join(resolve(process.env.BENCH_CPU_PROFILE), 'app.log')
+        : join(dataDir, 'app.log'),
+    ),
+  );
   const cleanup = cleanupOnSignal(async () => {
     await proc.shutdown('bench done');
     await rm(dataDir, { recursive: true, force: true });
@@ -243,20 +287,38 @@ async function main(): Promise<void> {
     const payerKey = api.payments.settlement.devChain!.payerKey;
     // Wait for the simulated market to have stored a candle and a dislocation.
     for (let i = 0; ; i++) {
-      const m = (await (await fetch(`${url}/dashboard/api/market?pair=ETH/USD`)).json()) as { candles: { points: unknown[] }; tape: unknown[] };
+      const m = (await (await fetch(`${url}/dashboard/api/market?pair=ETH/USD`)).json()) as {
+        candles: { points: unknown[] };
+        tape: unknown[];
+      };
       if (m.candles.points.length && m.tape.length) break;
       if (i > 240) throw new Error('the simulated market stored no candle within 120 s');
       await new Promise((r) => setTimeout(r, 500));
     }
-    console.log(`server ${url} (store ${config.STORE}, simulated market); load: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `server ${url} (store ${config.STORE}, simulated market); load: ${(await import('node:os'))
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
 
     // 1. cold loads
-    const browser = await runClient<{ cold: Percentiles; warm: Percentiles; bytes: number }>({ url, payerKey, phase: 'browser', calls: 0, coldLoads });
+    const browser = await runClient<{ cold: Percentiles; warm: Percentiles; bytes: number }>({
+      url,
+      payerKey,
+      phase: 'browser',
+      calls: 0,
+      coldLoads,
+    });
     console.log('\n1. Dashboard: time to first chart (navigation start -> first data drawn), ms');
     console.log('| load | n | p50 | p90 | max | bytes |');
     console.log('|---|---|---|---|---|---|');
-    console.log(`| cold (empty cache) | ${browser.cold.n} | ${r1(browser.cold.p50)} | ${r1(browser.cold.p90)} | ${r1(browser.cold.max)} | ${browser.bytes.toLocaleString('en-US')} |`);
-    console.log(`| warm reload (baseline) | ${browser.warm.n} | ${r1(browser.warm.p50)} | ${r1(browser.warm.p90)} | ${r1(browser.warm.max)} | cached |`);
+    console.log(
+      `| cold (empty cache) | ${browser.cold.n} | ${r1(browser.cold.p50)} | ${r1(browser.cold.p90)} | ${r1(browser.cold.max)} | ${browser.bytes.toLocaleString('en-US')} |`,
+    );
+    console.log(
+      `| warm reload (baseline) | ${browser.warm.n} | ${r1(browser.warm.p50)} | ${r1(browser.warm.p90)} | ${r1(browser.warm.max)} | cached |`,
+    );
     console.log(`cold / warm p50: ${(browser.cold.p50 / browser.warm.p50).toFixed(2)}`);
 
     // 2. 50 concurrent viewers
@@ -270,27 +332,55 @@ async function main(): Promise<void> {
       ['GET / (landing page)', '/'],
     ] as const) {
       const r = await autocannon(`${url}${path}`, 50, viewerSeconds);
-      console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} | ${(r.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} |`);
+      console.log(
+        `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} | ${(r.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} |`,
+      );
     }
-    console.log(`| GET /api/v1/crypto/coverage (baseline) | ${Math.round(baseline.requests.average)} | ${baseline.latency.p50} | ${baseline.latency.p99} | ${baseline.non2xx + baseline.errors} | 1.00 |`);
+    console.log(
+      `| GET /api/v1/crypto/coverage (baseline) | ${Math.round(baseline.requests.average)} | ${baseline.latency.p50} | ${baseline.latency.p99} | ${baseline.non2xx + baseline.errors} | 1.00 |`,
+    );
 
     // 3. MCP vs HTTP, paid
     const doors = (label: string, r: { http: Percentiles; mcp: Percentiles; failures: number }) => {
       console.log(`\n3${label}`);
       console.log('| door | calls | p50 ms | p90 ms | p99 ms | mean ms |');
       console.log('|---|---|---|---|---|---|');
-      console.log(`| HTTP GET ${CANDLES_PATH} (baseline) | ${r.http.n} | ${r1(r.http.p50)} | ${r1(r.http.p90)} | ${r1(r.http.p99)} | ${r1(r.http.mean)} |`);
-      console.log(`| MCP tools/call spread_candles | ${r.mcp.n} | ${r1(r.mcp.p50)} | ${r1(r.mcp.p90)} | ${r1(r.mcp.p99)} | ${r1(r.mcp.mean)} |`);
-      console.log(`MCP adds: p50 ${((r.mcp.p50 / r.http.p50 - 1) * 100).toFixed(1)} %, p99 ${((r.mcp.p99 / r.http.p99 - 1) * 100).toFixed(1)} % (target <= 10 %); failed calls: ${r.failures}`);
+      console.log(
+        `| HTTP GET ${CANDLES_PATH} (baseline) | ${r.http.n} | ${r1(r.http.p50)} | ${r1(r.http.p90)} | ${r1(r.http.p99)} | ${r1(r.http.mean)} |`,
+      );
+      console.log(
+        `| MCP tools/call spread_candles | ${r.mcp.n} | ${r1(r.mcp.p50)} | ${r1(r.mcp.p90)} | ${r1(r.mcp.p99)} | ${r1(r.mcp.mean)} |`,
+      );
+      console.log(
+        `MCP adds: p50 ${((r.mcp.p50 / r.http.p50 - 1) * 100).toFixed(1)} %, p99 ${((r.mcp.p99 / r.http.p99 - 1) * 100).toFixed(1)} % (target <= 10 %); failed calls: ${r.failures}`,
+      );
     };
-    doors('a. Paid call, real settlement on the dev chain (one at a time, alternating doors)', await runClient({ url, payerKey, phase: 'doors', calls: settledCalls, coldLoads: 0 }));
+    doors(
+      'a. Paid call, real settlement on the dev chain (one at a time, alternating doors)',
+      await runClient({ url, payerKey, phase: 'doors', calls: settledCalls, coldLoads: 0 }),
+    );
     const payment = excludeSettlement(api.payments.settlement.facilitator);
     const profileDir = process.env.BENCH_CPU_PROFILE;
     const serverProfiler = profileDir ? await startProfile('cpu') : undefined;
     const clientProfile = profileDir ? join(resolve(profileDir), 'doors-client.cpuprofile') : undefined;
-    doors('b. Paid call, settlement excluded (verify real): the doors\' own cost', await runClient({ url, payerKey, phase: 'doors', calls: doorCallsN, coldLoads: 0, ...(clientProfile ? { profile: clientProfile } : {}) }));
-    if (serverProfiler) console.log(`CPU profiles over 3b: ${await serverProfiler.stop(join(resolve(profileDir!), 'doors-server.cpuprofile'))} (server, with the warm-up and signing), ${clientProfile} (client, the measured calls)`);
-    console.log(`(settle calls answered by the no-op: ${payment.settleCalls()}; verify p50 ${r1(percentiles(payment.verifyMs).p50)} ms)`);
+    doors(
+      "b. Paid call, settlement excluded (verify real): the doors' own cost",
+      await runClient({
+        url,
+        payerKey,
+        phase: 'doors',
+        calls: doorCallsN,
+        coldLoads: 0,
+        ...(clientProfile ? { profile: clientProfile } : {}),
+      }),
+    );
+    if (serverProfiler)
+      console.log(
+        `CPU profiles over 3b: ${await serverProfiler.stop(join(resolve(profileDir!), 'doors-server.cpuprofile'))} (server, with the warm-up and signing), ${clientProfile} (client, the measured calls)`,
+      );
+    console.log(
+      `(settle calls answered by the no-op: ${payment.settleCalls()}; verify p50 ${r1(percentiles(payment.verifyMs).p50)} ms)`,
+    );
   } finally {
     await cleanup();
   }

@@ -19,11 +19,16 @@ export async function startProfile(kind: 'cpu' | 'promoted'): Promise<{ stop(fil
     await session.post('Profiler.start');
   } else {
     await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 16_384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: false,
+    });
   }
   return {
     stop: async (file: string) => {
-      const { profile } = kind === 'cpu' ? await session.post('Profiler.stop') : await session.post('HeapProfiler.stopSampling');
+      const { profile } =
+        kind === 'cpu' ? await session.post('Profiler.stop') : await session.post('HeapProfiler.stopSampling');
       await writeFile(file, JSON.stringify(profile));
       session.disconnect();
       return file;

@@ -26,7 +26,11 @@ export function nativePayer(privateKey: Hex): NativePayer {
 }
 
 /** A payment payload answering `required.accepts[0]`, signed by `payer`. */
-export function nativePayment(payer: NativePayer, required: PaymentRequired, nowS = Math.floor(Date.now() / 1000)): PaymentPayload {
+export function nativePayment(
+  payer: NativePayer,
+  required: PaymentRequired,
+  nowS = Math.floor(Date.now() / 1000),
+): PaymentPayload {
   const req = required.accepts[0]!;
   const authorization = {
     from: payer.address,
@@ -36,7 +40,12 @@ export function nativePayment(payer: NativePayer, required: PaymentRequired, now
     validBefore: String(nowS + req.maxTimeoutSeconds),
     nonce: `0x${randomBytes(32).toString('hex')}`,
   };
-  const domain = { name: String(req.extra.name), version: String(req.extra.version), chainId: Number(req.network.split(':')[1]), verifyingContract: req.asset };
+  const domain = {
+    name: String(req.extra.name),
+    version: String(req.extra.version),
+    chainId: Number(req.network.split(':')[1]),
+    verifyingContract: req.asset,
+  };
   const digest = transferAuthorizationDigest(domain, authorization);
   const { signature, recid } = secp256k1.ecdsaSign(digest, payer.key);
   const sig = `0x${Buffer.from(signature).toString('hex')}${(recid + 27).toString(16)}`;

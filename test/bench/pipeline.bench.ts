@@ -143,7 +143,14 @@ function cpuMeter(appPids: number[] = [process.pid]): () => CpuSplit {
   return () => {
     const b = sample();
     const d = (k: 'app' | 'clickhouse' | 'kafka' | 'machine') => (b[k] - a[k]) / 1000;
-    return { wallS: (b.t - a.t) / 1000, app: d('app'), clickhouse: d('clickhouse'), kafka: d('kafka'), other: Math.max(0, d('machine') - d('app') - d('clickhouse') - d('kafka')), load1: loadavg()[0]! };
+    return {
+      wallS: (b.t - a.t) / 1000,
+      app: d('app'),
+      clickhouse: d('clickhouse'),
+      kafka: d('kafka'),
+      other: Math.max(0, d('machine') - d('app') - d('clickhouse') - d('kafka')),
+      load1: loadavg()[0]!,
+    };
   };
 }
 const fmtCpu = (c: CpuSplit) =>
@@ -173,11 +180,22 @@ const topic = `${namespace}${TOPICS.quotes}`;
 async function newStore(prefix: string): Promise<Store> {
   const database = uniqueName(prefix);
   databases.push(database);
-  const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger });
+  const store = await createClickHouseStore({
+    url: config.CLICKHOUSE_URL,
+    database,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    connectTimeoutMs: 10000,
+    logger,
+  });
   await store.migrate();
   return store;
 }
-const raw = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD });
+const raw = createClient({
+  url: config.CLICKHOUSE_URL,
+  username: config.CLICKHOUSE_USER,
+  password: config.CLICKHOUSE_PASSWORD,
+});
 
 // ---------------------------------------------------------------- aggregate processes
 
@@ -203,36 +221,49 @@ async function startAggregate(database: string, count: number, ns = namespace): 
   const ready: Promise<number>[] = [];
   for (let i = 0; i < count; i++) {
     // --max-semi-space-size as docker-compose.yml runs the aggregate role.
-    const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), `--max-semi-space-size=${int('BENCH_SEMI_SPACE_MB', 64)}`, '--import', 'tsx', MAIN], {
-      env: {
-        ...process.env,
-        ROLE: 'aggregate',
-        BUS: 'kafka',
-        STORE: 'clickhouse',
-        KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
-        CLICKHOUSE_URL: config.CLICKHOUSE_URL,
-        CLICKHOUSE_DATABASE: database,
-        BUS_NAMESPACE: ns,
-        BUS_PARTITIONS: String(PARTITIONS),
-        // As a scaled deployment runs it: one paper executor, in the first process.
-        AGGREGATE_PAPER_EXECUTOR: i === 0 ? 'true' : 'false',
-        HTTP_PORT: '0',
-        LOG_LEVEL: 'info', // start-up lines only: nothing is logged per batch at info
+    const child = spawn(
+      process.execPath,
+      [
+        ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+        `--max-semi-space-size=${int('BENCH_SEMI_SPACE_MB', 64)}`,
+        '--import',
+        'tsx',
+        MAIN,
+      ],
+      {
+        env: {
+          ...process.env,
+          ROLE: 'aggregate',
+          BUS: 'kafka',
+          STORE: 'clickhouse',
+          KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
+          CLICKHOUSE_URL: config.CLICKHOUSE_URL,
+          CLICKHOUSE_DATABASE: database,
+          BUS_NAMESPACE: ns,
+          BUS_PARTITIONS: String(PARTITIONS),
+          // As a scaled deployment runs it: one paper executor, in the first process.
+          AGGREGATE_PAPER_EXECUTOR: i === 0 ? 'true' : 'false',
+          HTTP_PORT: '0',
+          LOG_LEVEL: 'info', // start-up lines only: nothing is logged per batch at info
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     children.push(child);
     let output = '';
     ready.push(
       new Promise<number>((resolve, reject) => {
         const onData = (d: Buffer) => {
-          if (CHILD_LOG) for (const line of d.toString().split('\n')) if (line) log(`  [aggregate ${i}] ${line.slice(0, 300)}`);
+          if (CHILD_LOG)
+            for (const line of d.toString().split('\n')) if (line) log(`  [aggregate ${i}] ${line.slice(0, 300)}`);
           output = (output + d.toString()).slice(-8000);
           if (/"msg":"ready: /.test(output)) resolve(performance.now());
         };
         child.stdout!.on('data', onData);
         child.stderr!.on('data', onData);
-        child.once('exit', (code) => reject(new Error(`aggregate process exited (${code}) before it was ready:\n${output.slice(-2000)}`)));
+        child.once('exit', (code) =>
+          reject(new Error(`aggregate process exited (${code}) before it was ready:\n${output.slice(-2000)}`)),
+        );
       }),
     );
   }
@@ -255,7 +286,11 @@ async function startAggregate(database: string, count: number, ns = namespace): 
   };
 }
 
-const benchAdmin = new Kafka({ clientId: uniqueName('bench-admin'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING }).admin();
+const benchAdmin = new Kafka({
+  clientId: uniqueName('bench-admin'),
+  brokers: config.KAFKA_BROKERS,
+  logLevel: logLevel.NOTHING,
+}).admin();
 await benchAdmin.connect();
 
 /** Members of the namespace's quote consumer group once it is stable with `count` of them. */
@@ -266,7 +301,10 @@ async function groupOf(count: number, timeoutMs = 120_000) {
     const { groups } = await benchAdmin.describeGroups([group]);
     const g = groups[0];
     if (g?.state === 'Stable' && g.members.length === count) return g.members;
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${group} did not reach ${count} members within ${timeoutMs / 1000} s (state ${g?.state}, ${g?.members.length ?? 0} members)`);
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(
+        `${group} did not reach ${count} members within ${timeoutMs / 1000} s (state ${g?.state}, ${g?.members.length ?? 0} members)`,
+      );
     await sleep(100);
   }
 }
@@ -280,17 +318,40 @@ const gateAssigner: PartitionAssigner = ({ cluster }) => ({
   name: 'OrderedRoundRobinAssigner',
   version: 0,
   async assign({ members, topics }) {
-    const isGate = (m: { memberMetadata: Buffer }) => AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.userData.equals(GATE_MARK) ?? false;
-    const all = Object.fromEntries(topics.map((t) => [t, cluster.findTopicPartitionMetadata(t).map((p) => p.partitionId)]));
-    return members.map((m) => ({ memberId: m.memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: isGate(m) ? all : {}, userData: Buffer.alloc(0) }) }));
+    const isGate = (m: { memberMetadata: Buffer }) =>
+      AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.userData.equals(GATE_MARK) ?? false;
+    const all = Object.fromEntries(
+      topics.map((t) => [t, cluster.findTopicPartitionMetadata(t).map((p) => p.partitionId)]),
+    );
+    return members.map((m) => ({
+      memberId: m.memberId,
+      memberAssignment: AssignerProtocol.MemberAssignment.encode({
+        version: 0,
+        assignment: isGate(m) ? all : {},
+        userData: Buffer.alloc(0),
+      }),
+    }));
   },
-  protocol: ({ topics }) => ({ name: 'OrderedRoundRobinAssigner', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: GATE_MARK }) }),
+  protocol: ({ topics }) => ({
+    name: 'OrderedRoundRobinAssigner',
+    metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: GATE_MARK }),
+  }),
 });
 
 /** Joins the quote consumer group first and holds every partition without consuming; `open()` leaves. */
 async function closeGate(): Promise<{ open(): Promise<void> }> {
-  const kafka = new Kafka({ clientId: uniqueName('bench-gate'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING });
-  const gate = kafka.consumer({ groupId: `${namespace}${QUOTES_GROUP}`, partitionAssigners: [gateAssigner], heartbeatInterval: 500, sessionTimeout: 10_000, maxWaitTimeInMs: 500 });
+  const kafka = new Kafka({
+    clientId: uniqueName('bench-gate'),
+    brokers: config.KAFKA_BROKERS,
+    logLevel: logLevel.NOTHING,
+  });
+  const gate = kafka.consumer({
+    groupId: `${namespace}${QUOTES_GROUP}`,
+    partitionAssigners: [gateAssigner],
+    heartbeatInterval: 500,
+    sessionTimeout: 10_000,
+    maxWaitTimeInMs: 500,
+  });
   await gate.connect();
   await gate.subscribe({ topics: [topic], fromBeginning: true });
   await gate.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => undefined });
@@ -318,7 +379,16 @@ log(`generating ${N.toLocaleString('en-US')} simulator quotes`);
 let t = performance.now();
 const catalogue = loadPairs();
 const startMs = Math.floor(Date.now() / 900_000) * 900_000 - 86_400_000;
-const sim = new MarketSimulator(catalogue, { seed: 2026, startMs, cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000, 100000], cexTickMs: 1000, blockMs: 2000, bookEveryTicks: 1_000_000, probeMs: 3_600_000 });
+const sim = new MarketSimulator(catalogue, {
+  seed: 2026,
+  startMs,
+  cexVenue: 'coinbase',
+  ladderUsd: [1000, 10000, 50000, 100000],
+  cexTickMs: 1000,
+  blockMs: 2000,
+  bookEveryTicks: 1_000_000,
+  probeMs: 3_600_000,
+});
 const keys: string[] = new Array(N);
 const values: string[] = new Array(N);
 const templates: QuoteEvent[] = [];
@@ -332,7 +402,9 @@ for (const e of sim.generate(Number.MAX_SAFE_INTEGER)) {
 }
 const pairsUsed = new Set(templates.map((q) => q.pair)).size;
 const meanBytes = values.reduce((a, v) => a + v.length, 0) / N;
-log(`generated in ${seconds(t).toFixed(1)} s (${pairsUsed} pairs, CEX ticks + DEX blocks; the simulator with a pulse, measured depth on every quote: ${Math.round(meanBytes)} bytes a quote)`);
+log(
+  `generated in ${seconds(t).toFixed(1)} s (${pairsUsed} pairs, CEX ticks + DEX blocks; the simulator with a pulse, measured depth on every quote: ${Math.round(meanBytes)} bytes a quote)`,
+);
 
 t = performance.now();
 await publishAll(bus);
@@ -341,24 +413,38 @@ log(`published to ${topic} at ${fmt(publishRate)} msg/s`);
 
 // ---------------------------------------------------------------- 2-4. pipeline and baselines, in rounds
 
-const total = (offsets: Record<number, string>) => Object.values(offsets).reduce((a, o) => a + Math.max(0, Number(o)), 0);
+const total = (offsets: Record<number, string>) =>
+  Object.values(offsets).reduce((a, o) => a + Math.max(0, Number(o)), 0);
 
 async function committedAll(group: string): Promise<boolean> {
-  const [committed, end] = await Promise.all([bus.committedOffsets(group, TOPICS.quotes), bus.endOffsets(TOPICS.quotes)]);
+  const [committed, end] = await Promise.all([
+    bus.committedOffsets(group, TOPICS.quotes),
+    bus.endOffsets(TOPICS.quotes),
+  ]);
   return Object.entries(end).every(([p, high]) => high === '0' || committed[Number(p)] === high);
 }
 
-const dropper = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, request_timeout: 300_000, log: { level: ClickHouseLogLevel.OFF } });
+const dropper = createClient({
+  url: config.CLICKHOUSE_URL,
+  username: config.CLICKHOUSE_USER,
+  password: config.CLICKHOUSE_PASSWORD,
+  request_timeout: 300_000,
+  log: { level: ClickHouseLogLevel.OFF },
+});
 async function dropDatabase(db: string): Promise<void> {
   // Dropping a database of a million freshly inserted rows can take longer than the client's default 30 s.
-  await dropper.command({ query: `DROP DATABASE IF EXISTS ${ident(db).render('clickhouse')}` }).catch((err: unknown) => log(`could not drop ${db}: ${String(err)}`));
+  await dropper
+    .command({ query: `DROP DATABASE IF EXISTS ${ident(db).render('clickhouse')}` })
+    .catch((err: unknown) => log(`could not drop ${db}: ${String(err)}`));
   databases.splice(databases.indexOf(db), 1);
 }
 
 /** The benchmark's topics (a million quotes is about 1 GB on the broker's disk). */
 async function deleteBenchTopics(): Promise<void> {
   const topics = (await benchAdmin.listTopics()).filter((t) => t.startsWith(namespace));
-  await benchAdmin.deleteTopics({ topics, timeout: 30_000 }).catch((err: unknown) => log(`could not delete the bench topics: ${String(err)}`));
+  await benchAdmin
+    .deleteTopics({ topics, timeout: 30_000 })
+    .catch((err: unknown) => log(`could not delete the bench topics: ${String(err)}`));
 }
 
 /**
@@ -368,7 +454,9 @@ async function deleteBenchTopics(): Promise<void> {
 async function settle(): Promise<void> {
   const until = Date.now() + 30_000;
   while (Date.now() < until) {
-    const [m] = await (await raw.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' })).json<{ n: string }>();
+    const [m] = await (
+      await raw.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' })
+    ).json<{ n: string }>();
     if (Number(m?.n) === 0) break;
     await sleep(250);
   }
@@ -387,11 +475,14 @@ async function runPipeline(round: number): Promise<Measure> {
   pipeStore = await newStore('bench_pipeline');
   if (round > 1) await bus.resetOffsets(QUOTES_GROUP, TOPICS.quotes, { kind: 'earliest' });
   await settle();
-  log(`round ${round} pipeline: ${AGGREGATE_PROCESSES} aggregate process(es) (the real role), ${PARTITIONS} partitions -> ClickHouse`);
+  log(
+    `round ${round} pipeline: ${AGGREGATE_PROCESSES} aggregate process(es) (the real role), ${PARTITIONS} partitions -> ClickHouse`,
+  );
   const gate = await closeGate();
   const aggregate = await startAggregate(databases[databases.length - 1]!, AGGREGATE_PROCESSES);
   await groupOf(AGGREGATE_PROCESSES + 1);
-  if (total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)) > 0) throw new Error('the gate let quotes through');
+  if (total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)) > 0)
+    throw new Error('the gate let quotes through');
   // Timed from the moment every process is in the group: the gate leaves and the group rebalances onto them.
   const t0 = performance.now();
   const cpu = cpuMeter(aggregate.pids);
@@ -404,7 +495,9 @@ async function runPipeline(round: number): Promise<Measure> {
     if (await committedAll(QUOTES_GROUP)) break;
     if (performance.now() - lastReport > 10_000) {
       lastReport = performance.now();
-      log(`  ${total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)).toLocaleString('en-US')} quotes committed after ${seconds(t0).toFixed(0)} s`);
+      log(
+        `  ${total(await bus.committedOffsets(QUOTES_GROUP, TOPICS.quotes)).toLocaleString('en-US')} quotes committed after ${seconds(t0).toFixed(0)} s`,
+      );
     }
     await sleep(100);
   }
@@ -415,8 +508,12 @@ async function runPipeline(round: number): Promise<Measure> {
   if (stored < N) throw new Error(`the group committed the whole topic but only ${stored} of ${N} quotes are stored`);
   const rate = N / pipelineS;
   const wholeRunRate = N / wholeRunS;
-  const [derived] = await pipeStore.query(sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`);
-  log(`round ${round} pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(rate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`);
+  const [derived] = await pipeStore.query(
+    sql`SELECT (SELECT count() FROM spread_samples) AS samples, (SELECT count() FROM dislocations) AS revisions`,
+  );
+  log(
+    `round ${round} pipeline: ${N} quotes stored + derived in ${pipelineS.toFixed(1)} s = ${fmt(rate)} quotes/s (${num(derived?.samples)} spread samples, ${num(derived?.revisions)} dislocation revisions)`,
+  );
   log(`  ${fmtCpu(split)}`);
   await aggregate.stop();
   await pipeStore.close();
@@ -427,7 +524,11 @@ async function runPipeline(round: number): Promise<Measure> {
 async function runKafkaBaseline(round: number): Promise<Measure> {
   await settle();
   log(`round ${round} baseline A: bare kafkajs consumer (eachBatch, no work)`);
-  const kafka = new Kafka({ clientId: uniqueName('bench-raw'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: uniqueName('bench-raw'),
+    brokers: config.KAFKA_BROKERS,
+    logLevel: logLevel.NOTHING,
+  });
   const rawConsumer = kafka.consumer({ groupId: uniqueName('bench-raw-group'), maxWaitTimeInMs: 1000 });
   await rawConsumer.connect();
   await rawConsumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -470,7 +571,9 @@ async function runInsertBaseline(round: number): Promise<Measure> {
     insertS += seconds(t0);
   }
   const split = cpu(); // includes the row conversion, which is outside the timing
-  const [check] = await (await raw.query({ query: `SELECT count() AS n FROM ${scratchDb}.quotes`, format: 'JSONEachRow' })).json<{ n: string }>();
+  const [check] = await (
+    await raw.query({ query: `SELECT count() AS n FROM ${scratchDb}.quotes`, format: 'JSONEachRow' })
+  ).json<{ n: string }>();
   if (Number(check?.n) !== N) throw new Error(`baseline B stored ${check?.n} rows, expected ${N}`);
   const rate = N / insertS;
   log(`round ${round} baseline B: ${fmt(rate)} rows/s`);
@@ -483,7 +586,11 @@ async function runInsertBaseline(round: number): Promise<Measure> {
 const ROUNDS = int('BENCH_ROUNDS', 3);
 const results = { pipeline: [] as Measure[], kafka: [] as Measure[], insert: [] as Measure[] };
 for (let round = 1; round <= ROUNDS; round++) {
-  log(`round ${round}/${ROUNDS}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(
+    `round ${round}/${ROUNDS}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (process.env.BENCH_PIPELINE_ONLY) results.pipeline.push(await runPipeline(round));
   else if (round % 2 === 1) {
     results.pipeline.push(await runPipeline(round));
@@ -540,7 +647,10 @@ const publisher = (async () => {
       for (; sent < due; sent++) {
         const tpl = templates[sent % templates.length]!;
         const id = `${runId}:${sent}`;
-        batch.push({ key: tpl.pair, value: JSON.stringify({ ...tpl, event_id: id, event_time_ms: now, ingest_time_ms: now, sequence: sent }) });
+        batch.push({
+          key: tpl.pair,
+          value: JSON.stringify({ ...tpl, event_id: id, event_time_ms: now, ingest_time_ms: now, sequence: sent }),
+        });
         if (sent % MARKER_EVERY === 0) sentAt.set(id, now);
       }
       await bus.publish(TOPICS.quotes, batch);
@@ -561,7 +671,10 @@ while (publishing || sentAt.size) {
     let oldest = Infinity;
     for (const at of sentAt.values()) oldest = Math.min(oldest, at);
     const since = Math.floor(oldest / 1000) - 1;
-    const rs = await raw.query({ query: `SELECT event_id FROM ${latDb}.quotes WHERE ts >= toDateTime(${since}) AND event_id IN (${list})`, format: 'JSONEachRow' });
+    const rs = await raw.query({
+      query: `SELECT event_id FROM ${latDb}.quotes WHERE ts >= toDateTime(${since}) AND event_id IN (${list})`,
+      format: 'JSONEachRow',
+    });
     const seen = Date.now();
     for (const { event_id } of await rs.json<{ event_id: string }>()) {
       const at = sentAt.get(event_id);
@@ -581,7 +694,9 @@ latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
 const p50 = pct(0.5);
 const p99 = pct(0.99);
-log(`latency: ${latencies.length} markers, p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms${lost ? `, ${lost} never seen` : ''}`);
+log(
+  `latency: ${latencies.length} markers, p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms${lost ? `, ${lost} never seen` : ''}`,
+);
 
 // ---------------------------------------------------------------- 6. the DEX depth search's quoter calls
 
@@ -592,31 +707,57 @@ const depth = await measureDepthSearch();
 
 const slower = Math.min(kafkaRate, insertRate);
 const ratio = pipelineRate / slower;
-console.log(`\nPipeline benchmark (${new Date().toISOString()}, ${N.toLocaleString('en-US')} quotes, ${pairsUsed} pairs, ${PARTITIONS} partitions, 2-core machine, load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
-console.log(`Rates are medians of ${ROUNDS} round(s); rounds alternate the order of pipeline and baselines. The pipeline rate counts from the moment all ${AGGREGATE_PROCESSES} aggregate processes are in the consumer group (nothing is consumed before); the rate from the first process's start is in the rounds table.`);
+console.log(
+  `\nPipeline benchmark (${new Date().toISOString()}, ${N.toLocaleString('en-US')} quotes, ${pairsUsed} pairs, ${PARTITIONS} partitions, 2-core machine, load average now ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})`,
+);
+console.log(
+  `Rates are medians of ${ROUNDS} round(s); rounds alternate the order of pipeline and baselines. The pipeline rate counts from the moment all ${AGGREGATE_PROCESSES} aggregate processes are in the consumer group (nothing is consumed before); the rate from the first process's start is in the rounds table.`,
+);
 console.log('| measure | rate | ratio pipeline / this |');
 console.log('|---|---|---|');
-console.log(`| publish (bus producer, ${PUBLISH_BATCH}-message requests x ${PUBLISH_IN_FLIGHT} in flight) | ${fmt(publishRate)} msg/s | |`);
-console.log(`| pipeline end to end (Kafka -> ${AGGREGATE_PROCESSES} aggregate role processes -> ClickHouse) | ${fmt(pipelineRate)} quotes/s | 1.00 |`);
-console.log(`| baseline A: bare kafkajs consume (eachBatch, no work) | ${fmt(kafkaRate)} msg/s | ${(pipelineRate / kafkaRate).toFixed(2)} |`);
-console.log(`| baseline B: bare @clickhouse/client insert (quotes schema, ${INSERT_BATCH / 1000}k batches) | ${fmt(insertRate)} rows/s | ${(pipelineRate / insertRate).toFixed(2)} |`);
-console.log(`| **pipeline / slower baseline** | | **${ratio.toFixed(2)}** (target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}) |`);
-console.log(`\n| round | pipeline quotes/s (all processes up) | from the first process's start | baseline A msg/s | baseline B rows/s | ratio | pipeline CPU s: node / clickhouse / kafka / other (load1) |`);
+console.log(
+  `| publish (bus producer, ${PUBLISH_BATCH}-message requests x ${PUBLISH_IN_FLIGHT} in flight) | ${fmt(publishRate)} msg/s | |`,
+);
+console.log(
+  `| pipeline end to end (Kafka -> ${AGGREGATE_PROCESSES} aggregate role processes -> ClickHouse) | ${fmt(pipelineRate)} quotes/s | 1.00 |`,
+);
+console.log(
+  `| baseline A: bare kafkajs consume (eachBatch, no work) | ${fmt(kafkaRate)} msg/s | ${(pipelineRate / kafkaRate).toFixed(2)} |`,
+);
+console.log(
+  `| baseline B: bare @clickhouse/client insert (quotes schema, ${INSERT_BATCH / 1000}k batches) | ${fmt(insertRate)} rows/s | ${(pipelineRate / insertRate).toFixed(2)} |`,
+);
+console.log(
+  `| **pipeline / slower baseline** | | **${ratio.toFixed(2)}** (target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}) |`,
+);
+console.log(
+  `\n| round | pipeline quotes/s (all processes up) | from the first process's start | baseline A msg/s | baseline B rows/s | ratio | pipeline CPU s: node / clickhouse / kafka / other (load1) |`,
+);
 console.log('|---|---|---|---|---|---|---|');
 results.pipeline.forEach((p, i) => {
   const c = p.cpu;
-  console.log(`| ${i + 1} | ${fmt(p.rate)} | ${fmt(p.wholeRunRate ?? NaN)} (ratio ${((p.wholeRunRate ?? NaN) / Math.min(results.kafka[i]!.rate, results.insert[i]!.rate)).toFixed(2)}) | ${fmt(results.kafka[i]!.rate)} | ${fmt(results.insert[i]!.rate)} | ${roundRatios[i]!.toFixed(2)} | ${c.app.toFixed(1)} / ${c.clickhouse.toFixed(1)} / ${c.kafka.toFixed(1)} / ${c.other.toFixed(1)} over ${c.wallS.toFixed(1)} s (${c.load1.toFixed(2)}) |`);
+  console.log(
+    `| ${i + 1} | ${fmt(p.rate)} | ${fmt(p.wholeRunRate ?? NaN)} (ratio ${((p.wholeRunRate ?? NaN) / Math.min(results.kafka[i]!.rate, results.insert[i]!.rate)).toFixed(2)}) | ${fmt(results.kafka[i]!.rate)} | ${fmt(results.insert[i]!.rate)} | ${roundRatios[i]!.toFixed(2)} | ${c.app.toFixed(1)} / ${c.clickhouse.toFixed(1)} / ${c.kafka.toFixed(1)} / ${c.other.toFixed(1)} over ${c.wallS.toFixed(1)} s (${c.load1.toFixed(2)}) |`,
+  );
 });
 console.log(`\n| latency at a steady rate | value |`);
 console.log('|---|---|');
 console.log(`| offered / achieved rate | ${LATENCY_RATE} / ${fmt(achieved)} quotes/s for ${LATENCY_S} s |`);
-console.log(`| markers (every ${MARKER_EVERY}th quote, polled every ${POLL_MS} ms) | ${latencies.length}${lost ? ` (${lost} not seen)` : ''} |`);
+console.log(
+  `| markers (every ${MARKER_EVERY}th quote, polled every ${POLL_MS} ms) | ${latencies.length}${lost ? ` (${lost} not seen)` : ''} |`,
+);
 console.log(`| event-to-queryable p50 | ${p50} ms |`);
 console.log(`| event-to-queryable p99 | ${p99} ms (target <= 2000: ${p99 <= 2000 ? 'met' : 'NOT met'}) |`);
 console.log(`| ${fmtCpu(latSplit)} | |`);
-console.log(`\n| DEX depth search (${depth.pools} Uniswap v3 pools on hardhat, ${depth.blocks} blocks, Multicall3 batches; half the pools with a CEX reference) | per block |`);
+console.log(
+  `\n| DEX depth search (${depth.pools} Uniswap v3 pools on hardhat, ${depth.blocks} blocks, Multicall3 batches; half the pools with a CEX reference) | per block |`,
+);
 console.log('|---|---|');
-console.log(`| quoter calls per pool: ladder (4 sizes x 2 sides) + search | ${depth.ladderCallsPerBlockPerPool.toFixed(1)} + ${depth.searchCallsPerBlockPerPool.toFixed(1)} = ${(depth.ladderCallsPerBlockPerPool + depth.searchCallsPerBlockPerPool).toFixed(1)} |`);
+console.log(
+  `| quoter calls per pool: ladder (4 sizes x 2 sides) + search | ${depth.ladderCallsPerBlockPerPool.toFixed(1)} + ${depth.searchCallsPerBlockPerPool.toFixed(1)} = ${(depth.ladderCallsPerBlockPerPool + depth.searchCallsPerBlockPerPool).toFixed(1)} |`,
+);
 console.log(`| search rounds (sequential round trips, all pools batched) | ${depth.roundsPerBlock.toFixed(2)} |`);
 console.log(`| search time, all pools | ${depth.searchMsPerBlock.toFixed(0)} ms |`);
 console.log(`| whole block (state, ladder, search, publish) | ${depth.processMsPerBlock.toFixed(0)} ms |`);

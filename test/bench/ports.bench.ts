@@ -19,8 +19,12 @@ const t0 = Date.now();
 rows.push(...(await benchBus(config, n('BENCH_BUS_MESSAGES', 200_000))));
 rows.push(...(await benchStore(config, n('BENCH_STORE_ROWS', 500_000))));
 rows.push(...(await benchQueue(config, n('BENCH_QUEUE_JOBS', 10_000))));
-printTable(`Port adapters vs raw clients (${new Date().toISOString()}, ${Math.round((Date.now() - t0) / 1000)} s)`, rows);
+printTable(
+  `Port adapters vs raw clients (${new Date().toISOString()}, ${Math.round((Date.now() - t0) / 1000)} s)`,
+  rows,
+);
 
 const over = rows.filter((r) => r.baseline && r.throughput / r.baseline < 1 / 1.2);
-if (over.length) console.log(`\nabove the 20% overhead target: ${over.map((r) => `${r.port}/${r.adapter}`).join(', ')}`);
+if (over.length)
+  console.log(`\nabove the 20% overhead target: ${over.map((r) => `${r.port}/${r.adapter}`).join(', ')}`);
 process.exit(0);

@@ -33,7 +33,14 @@ export interface SettlementRun {
   p99Ms: number;
 }
 
-export async function settlementThroughput(options: { blocks: SettlementRun['blocks']; batchMax: number; inFlight?: number; count: number; payers?: number; logger: Logger }): Promise<SettlementRun> {
+export async function settlementThroughput(options: {
+  blocks: SettlementRun['blocks'];
+  batchMax: number;
+  inFlight?: number;
+  count: number;
+  payers?: number;
+  logger: Logger;
+}): Promise<SettlementRun> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-settle-'));
   const inFlight = options.inFlight ?? 8;
   const settlement = await startSettlement(
@@ -60,8 +67,14 @@ export async function settlementThroughput(options: { blocks: SettlementRun['blo
       maxTimeoutSeconds: 300,
       extra: { name: settlement.assetName, version: settlement.assetVersion },
     };
-    const required: PaymentRequired = { x402Version: 2, resource: { url: 'http://127.0.0.1/bench/settle', description: '', mimeType: 'application/json' }, accepts: [requirements] };
-    const payloads = Array.from({ length: options.count }, (_, i) => nativePayment(payers[i % payers.length]!, required));
+    const required: PaymentRequired = {
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/bench/settle', description: '', mimeType: 'application/json' },
+      accepts: [requirements],
+    };
+    const payloads = Array.from({ length: options.count }, (_, i) =>
+      nativePayment(payers[i % payers.length]!, required),
+    );
     if (options.blocks === '2 s blocks') await dc.node.testClient.setAutomine(false);
 
     const latencies: number[] = [];

@@ -105,7 +105,10 @@ export class SignedHeaderPool {
 
   add(header: string): void {
     let last = this.chunks.at(-1);
-    if (!last || last.full || this.now() - last.signedAt > CHUNK_SPAN_MS) this.chunks.push((last = new Chunk(this.now(), Buffer.allocUnsafe(Math.max(CHUNK_HEADERS * 3584, header.length * 2)))));
+    if (!last || last.full || this.now() - last.signedAt > CHUNK_SPAN_MS)
+      this.chunks.push(
+        (last = new Chunk(this.now(), Buffer.allocUnsafe(Math.max(CHUNK_HEADERS * 3584, header.length * 2)))),
+      );
     last.add(header);
   }
 

@@ -8,21 +8,40 @@
  */
 import { redact } from '../../jobs/airgap-scrub/processor.js';
 import { shrinkHtml } from '../../jobs/rag-shrink/shrink.js';
-import { loadArticleCorpus, pythonBaselines, readabilityTurndown, wordOverlap, type Score } from '../helpers/extraction-quality.js';
+import {
+  loadArticleCorpus,
+  pythonBaselines,
+  readabilityTurndown,
+  wordOverlap,
+  type Score,
+} from '../helpers/extraction-quality.js';
 import { loadPiiCorpus, scorePii } from '../helpers/pii-quality.js';
 
 const f3 = (x: number) => x.toFixed(3);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
-const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(0.99 * xs.length) - 1)] ?? Number.NaN;
+const p99 = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(0.99 * xs.length) - 1)] ?? Number.NaN;
 
 export function printQualityTables(): void {
   const corpus = loadPiiCorpus();
-  const pii = scorePii(corpus, (t) => redact(t, 'US').redactions, ['EMAIL', 'CREDIT_CARD', 'SSN', 'PHONE', 'ADDRESS', 'ZIP']);
-  console.log(`\n### airgap-scrub on the public PII corpus (test/corpus/pii: ${corpus.length} texts)\n\nTarget: recall >= 0.97 for every kind, precision >= 0.98.\n`);
+  const pii = scorePii(corpus, (t) => redact(t, 'US').redactions, [
+    'EMAIL',
+    'CREDIT_CARD',
+    'SSN',
+    'PHONE',
+    'ADDRESS',
+    'ZIP',
+  ]);
+  console.log(
+    `\n### airgap-scrub on the public PII corpus (test/corpus/pii: ${corpus.length} texts)\n\nTarget: recall >= 0.97 for every kind, precision >= 0.98.\n`,
+  );
   console.log('| kind | labelled | found | recall | redactions | correct | precision | F1 |');
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const k of pii.kinds) console.log(`| ${k.kind} | ${k.labelled} | ${k.found} | ${f3(k.recall)} | ${k.predicted} | ${k.correct} | ${f3(k.precision)} | ${f3(k.f1)} |`);
+  for (const k of pii.kinds)
+    console.log(
+      `| ${k.kind} | ${k.labelled} | ${k.found} | ${f3(k.recall)} | ${k.predicted} | ${k.correct} | ${f3(k.precision)} | ${f3(k.f1)} |`,
+    );
   if (pii.misses.length) console.log(`\nmisses:\n  ${pii.misses.join('\n  ')}`);
   if (pii.falsePositives.length) console.log(`false positives:\n  ${pii.falsePositives.join('\n  ')}`);
 
@@ -42,10 +61,17 @@ export function printQualityTables(): void {
   timed('@mozilla/readability + turndown', (html) => readabilityTurndown(html));
   const notes: string[] = [];
   for (const b of pythonBaselines(pages)) {
-    if (b.outputs) rows.push({ name: `${b.name} (Python)`, scores: pages.map((p) => wordOverlap(b.outputs!.get(p.id) ?? '', p.expected)), ms: [] });
+    if (b.outputs)
+      rows.push({
+        name: `${b.name} (Python)`,
+        scores: pages.map((p) => wordOverlap(b.outputs!.get(p.id) ?? '', p.expected)),
+        ms: [],
+      });
     else notes.push(`${b.name}: ${b.note}`);
   }
-  console.log(`\n### rag-shrink vs open extractors on the public article corpus (test/corpus/article-extraction: ${pages.length} pages)\n\nBag-of-words F1 against each page's expected article text; ms per page in this process (Python baselines: not timed).\n`);
+  console.log(
+    `\n### rag-shrink vs open extractors on the public article corpus (test/corpus/article-extraction: ${pages.length} pages)\n\nBag-of-words F1 against each page's expected article text; ms per page in this process (Python baselines: not timed).\n`,
+  );
   console.log('| extractor | mean F1 | median F1 | mean precision | mean recall | pages < 0.5 | p50 / p99 ms |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {
@@ -60,5 +86,7 @@ export function printQualityTables(): void {
   const best = Math.max(...baselines.map((b) => mean(b.scores.map((s) => s.f1))));
   const lost = pages.filter((_, i) => ours[i]! < 0.5 && baselines.some((b) => b.scores[i]!.f1 > 0.8)).length;
   const beaten = pages.filter((_, i) => baselines.some((b) => b.scores[i]!.f1 > ours[i]! + 0.02)).length;
-  console.log(`\nrag-shrink mean F1 ${f3(mean(ours))} vs best baseline ${f3(best)} (${mean(ours) >= best ? 'met' : 'NOT met'}); pages below 0.5 where a baseline is above 0.8: ${lost}; pages where a baseline is ahead by more than 0.02: ${beaten} of ${pages.length}.`);
+  console.log(
+    `\nrag-shrink mean F1 ${f3(mean(ours))} vs best baseline ${f3(best)} (${mean(ours) >= best ? 'met' : 'NOT met'}); pages below 0.5 where a baseline is above 0.8: ${lost}; pages where a baseline is ahead by more than 0.02: ${beaten} of ${pages.length}.`,
+  );
 }

@@ -101,16 +101,33 @@ import { printQualityTables } from './utility-quality.js';
 import { printWorstCaseGrowth } from './worst-case-growth.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
-const UTILITY_SKUS = ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink'] as const;
+const UTILITY_SKUS = [
+  'stealth-dom',
+  'airgap-scrub',
+  'rag-shrink',
+  'code-denoise',
+  'domain-check',
+  'dex-price-summary',
+  'image-ocr-shrink',
+] as const;
 type UtilitySku = (typeof UTILITY_SKUS)[number];
-const HAS_UPSTREAM: ReadonlySet<UtilitySku> = new Set(['stealth-dom', 'domain-check', 'dex-price-summary', 'image-ocr-shrink']);
+const HAS_UPSTREAM: ReadonlySet<UtilitySku> = new Set([
+  'stealth-dom',
+  'domain-check',
+  'dex-price-summary',
+  'image-ocr-shrink',
+]);
 
 const CORPUS = fileURLToPath(new URL('./utility-corpus/', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
 const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
-const fmt = (n: number) => (!Number.isFinite(n) ? 'n/a' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const fmt = (n: number) =>
+  !Number.isFinite(n) ? 'n/a' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
 
 // ==================================================================== corpus
@@ -148,7 +165,10 @@ const LANGUAGES: Record<string, string[]> = {
 };
 
 async function readDir(dir: string): Promise<{ name: string; text: string }[]> {
-  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && !e.name.startsWith('.') && e.name !== 'README.md').map((e) => e.name).sort();
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isFile() && !e.name.startsWith('.') && e.name !== 'README.md')
+    .map((e) => e.name)
+    .sort();
   return Promise.all(names.map(async (name) => ({ name, text: await readFile(join(dir, name), 'utf8') })));
 }
 
@@ -170,7 +190,10 @@ async function loadCorpus(): Promise<Corpus> {
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => (JSON.parse(l) as { text: string }).text);
-  const texts = [...(await readDir(join(CORPUS, 'pii'))), { name: 'fixtures/pii/corpus.jsonl (all texts)', text: fixtureTexts.join('\n') }];
+  const texts = [
+    ...(await readDir(join(CORPUS, 'pii'))),
+    { name: 'fixtures/pii/corpus.jsonl (all texts)', text: fixtureTexts.join('\n') },
+  ];
   const code = (await readDir(join(CORPUS, 'code'))).map((f) => {
     const languages = LANGUAGES[extname(f.name)];
     if (!languages) throw new Error(`no language for ${f.name}`);
@@ -181,8 +204,20 @@ async function loadCorpus(): Promise<Corpus> {
   const timetable = await renderTableDocument(TIMETABLE, 'png');
   const images = [
     { name: 'invoice.png', type: 'image/png', body: invoice.image, width: invoice.width, height: invoice.height },
-    { name: 'timetable.png', type: 'image/png', body: timetable.image, width: timetable.width, height: timetable.height },
-    { name: 'invoice.jpg', type: 'image/jpeg', body: invoiceJpeg.image, width: invoiceJpeg.width, height: invoiceJpeg.height },
+    {
+      name: 'timetable.png',
+      type: 'image/png',
+      body: timetable.image,
+      width: timetable.width,
+      height: timetable.height,
+    },
+    {
+      name: 'invoice.jpg',
+      type: 'image/jpeg',
+      body: invoiceJpeg.image,
+      width: invoiceJpeg.width,
+      height: invoiceJpeg.height,
+    },
   ];
   return { pages, texts, code, images };
 }
@@ -222,7 +257,11 @@ async function startUpstreams(corpus: Corpus, dir: string): Promise<Upstreams> {
   registry.domain('/com/v1/', 'google.com', rdapFixture('verisign-com-google.json'));
   registry.domain('/rdap/', 'wikipedia.org', rdapFixture('pir-org-wikipedia.json'));
   // A registry that points at the registrar's RDAP server (RFC 7480 §5.2): two upstream exchanges per call.
-  registry.route('/net/v1/domain/moved-example.net', { kind: 'redirect', status: 301, location: `${registrar.url}/rdap/domain/moved-example.net` });
+  registry.route('/net/v1/domain/moved-example.net', {
+    kind: 'redirect',
+    status: 301,
+    location: `${registrar.url}/rdap/domain/moved-example.net`,
+  });
   registrar.domain('/rdap/', 'moved-example.net', rdapFixture('registrar-example-net.json'));
   const bootstrapFile = writeBootstrapFile(
     dir,
@@ -265,7 +304,11 @@ function corpusItems(id: UtilitySku, corpus: Corpus, up: Upstreams): CorpusItem[
     case 'airgap-scrub':
       return corpus.texts.map((t) => ({ label: t.name, input: { text: t.text }, bytes: Buffer.byteLength(t.text) }));
     case 'rag-shrink':
-      return corpus.pages.map((p, i) => ({ label: p.name, input: { html: p.html, ...(i % 2 ? { keepLinks: true } : {}) }, bytes: Buffer.byteLength(p.html) }));
+      return corpus.pages.map((p, i) => ({
+        label: p.name,
+        input: { html: p.html, ...(i % 2 ? { keepLinks: true } : {}) },
+        bytes: Buffer.byteLength(p.html),
+      }));
     case 'code-denoise':
       return corpus.code.map((c) => ({
         label: c.name,
@@ -274,15 +317,29 @@ function corpusItems(id: UtilitySku, corpus: Corpus, up: Upstreams): CorpusItem[
         bytes: Buffer.byteLength(c.code),
       }));
     case 'domain-check':
-      return ['google.com', 'wikipedia.org', 'moved-example.net', 'harbour-bench-unregistered.com', 'tidal-bench-unregistered.org'].map((domain) => ({
+      return [
+        'google.com',
+        'wikipedia.org',
+        'moved-example.net',
+        'harbour-bench-unregistered.com',
+        'tidal-bench-unregistered.org',
+      ].map((domain) => ({
         label: domain,
         input: { domain },
         bytes: 0,
       }));
     case 'dex-price-summary':
-      return ['AERO', 'ETH', AERO, BONK, 'NOSUCHTOKENXYZ'].map((query) => ({ label: query, input: { query }, bytes: 0 }));
+      return ['AERO', 'ETH', AERO, BONK, 'NOSUCHTOKENXYZ'].map((query) => ({
+        label: query,
+        input: { query },
+        bytes: 0,
+      }));
     case 'image-ocr-shrink':
-      return corpus.images.map((im) => ({ label: `${im.name} ${im.width}x${im.height}`, input: { imageUrl: up.site.url(`/corpus/images/${im.name}`) }, bytes: im.body.length }));
+      return corpus.images.map((im) => ({
+        label: `${im.name} ${im.width}x${im.height}`,
+        input: { imageUrl: up.site.url(`/corpus/images/${im.name}`) },
+        bytes: im.body.length,
+      }));
   }
 }
 
@@ -378,7 +435,12 @@ interface ProcessorResult {
   slowest?: { label: string; p50: number; max: number };
 }
 
-const jobContext = (deadlineMs = 30_000): JobContext => ({ jobId: 'bench', attempt: 1, deadline: Date.now() + deadlineMs, signal: new AbortController().signal });
+const jobContext = (deadlineMs = 30_000): JobContext => ({
+  jobId: 'bench',
+  attempt: 1,
+  deadline: Date.now() + deadlineMs,
+  signal: new AbortController().signal,
+});
 
 async function runProcessorAlone(
   id: UtilitySku,
@@ -441,7 +503,18 @@ async function runProcessorAlone(
       const p50 = quantile(times, 0.5);
       if (!slowest || p50 > slowest.p50) slowest = { label, p50, max: Math.max(...times) };
     }
-    return { id, buildMs, items: kept, dropped, schemaProblems, total: stats(totals), upstream: stats(upstreams), own: stats(owns), callsPerS, ...(slowest ? { slowest } : {}) };
+    return {
+      id,
+      buildMs,
+      items: kept,
+      dropped,
+      schemaProblems,
+      total: stats(totals),
+      upstream: stats(upstreams),
+      own: stats(owns),
+      callsPerS,
+      ...(slowest ? { slowest } : {}),
+    };
   }
   const none = stats([]);
   return { id, buildMs, items: kept, dropped, schemaProblems, total: none, upstream: none, own: none, callsPerS: 0 };
@@ -485,13 +558,24 @@ async function compareRagShrink(processor: SkuProcessor, pages: Page[], iteratio
       readabilityTurndown(td, page.html);
       theirs.push(performance.now() - s);
     }
-    rows.push({ page: page.name, bytes: Buffer.byteLength(page.html), ours: stats(ours), theirs: stats(theirs), oursChars, theirsChars });
+    rows.push({
+      page: page.name,
+      bytes: Buffer.byteLength(page.html),
+      ours: stats(ours),
+      theirs: stats(theirs),
+      oursChars,
+      theirsChars,
+    });
   }
   return rows;
 }
 
 /** airgap-scrub's processor alone on the ~10 KB texts, sequentially, for `budgetMs`. */
-async function airgapThroughput(processor: SkuProcessor, items: CorpusItem[], budgetMs: number): Promise<{ texts: number; bytes: number; seconds: number }> {
+async function airgapThroughput(
+  processor: SkuProcessor,
+  items: CorpusItem[],
+  budgetMs: number,
+): Promise<{ texts: number; bytes: number; seconds: number }> {
   let texts = 0;
   let bytes = 0;
   const t0 = performance.now();
@@ -638,7 +722,15 @@ async function main(): Promise<void> {
         const processor = await factory({ config: workerConfig, logger: logger.child({ sku: id }), pairs, store });
         const buildMs = performance.now() - t0;
         try {
-          const r = await runProcessorAlone(id, processor, buildMs, corpusItems(id, corpus, up), sku.output, log, id === 'image-ocr-shrink' ? Math.max(processorMs, 8000) : processorMs);
+          const r = await runProcessorAlone(
+            id,
+            processor,
+            buildMs,
+            corpusItems(id, corpus, up),
+            sku.output,
+            log,
+            id === 'image-ocr-shrink' ? Math.max(processorMs, 8000) : processorMs,
+          );
           alone.set(id, r);
           console.log(
             `  ${id}: built in ${ms1(buildMs)} ms; ${r.total.n} calls on ${r.items.length} items, p50 ${ms1(r.total.p50)} ms p99 ${ms1(r.total.p99)} ms ` +
@@ -646,7 +738,8 @@ async function main(): Promise<void> {
               `${r.schemaProblems.length ? `; OUTPUT SCHEMA MISMATCH: ${r.schemaProblems.join(' | ')}` : ''}`,
           );
           if (id === 'rag-shrink') compare = await compareRagShrink(processor, corpus.pages, 40);
-          if (id === 'airgap-scrub' && r.items.length) airgapAlone = await airgapThroughput(processor, r.items, processorMs);
+          if (id === 'airgap-scrub' && r.items.length)
+            airgapAlone = await airgapThroughput(processor, r.items, processorMs);
         } finally {
           await processor.close?.();
         }
@@ -680,7 +773,11 @@ async function main(): Promise<void> {
         console.log(`  ${id}: no corpus item served by the processor; not run through the API`);
         continue;
       }
-      const variants: RequestVariant[] = items.map((it) => ({ method: 'POST', path: sku.path, body: JSON.stringify(it.input) }));
+      const variants: RequestVariant[] = items.map((it) => ({
+        method: 'POST',
+        path: sku.path,
+        body: JSON.stringify(it.input),
+      }));
       const avgBytes = items.reduce((a, it) => a + it.bytes, 0) / items.length;
       const challenge = await challengeOf(url, variants[0]!);
       for (const v of variants.slice(1)) await challengeOf(url, v); // every request passes validation and pre-flight
@@ -691,7 +788,10 @@ async function main(): Promise<void> {
       await sign(2 * variants.length);
       const warmFrom = log.mark();
       const warm = await loader.run({ url, connections: 1, amount: 2 * variants.length, variants, pool: id });
-      if (warm.non2xx + warm.errors) console.log(`  ${id} warm-up: ${warm.non2xx} non-2xx, ${warm.errors} errors${warm.firstFailure ? `; first: ${warm.firstFailure}` : ''}`);
+      if (warm.non2xx + warm.errors)
+        console.log(
+          `  ${id} warm-up: ${warm.non2xx} non-2xx, ${warm.errors} errors${warm.firstFailure ? `; first: ${warm.firstFailure}` : ''}`,
+        );
       const second = log.since(warmFrom, apiPort).slice(variants.length);
       const meanMs = second.reduce((a, e) => a + e.end - e.start, 0) / Math.max(1, second.length);
       // The client and the loopback add about a millisecond per request.
@@ -699,14 +799,17 @@ async function main(): Promise<void> {
       for (const connections of connectionLevels) {
         // A fixed number of requests, sized to last about durationS: nothing is left in flight at the end.
         const expectedRps = connections === 1 ? rate1 : rate1 * 1.5;
-        const amount = Math.round(clamp(expectedRps * durationS, Math.max(connections * 2, connections === 1 ? 10 : 16), 1500));
+        const amount = Math.round(
+          clamp(expectedRps * durationS, Math.max(connections * 2, connections === 1 ? 10 : 16), 1500),
+        );
         await sign(amount);
         const from = log.mark();
         const verifyFrom = payment.verifyMs.length;
         const cpuOf = meter();
         const result = await loader.run({ url, connections, amount, variants, pool: id });
         const cpu = cpuOf();
-        for (let waited = 0; log.inFlightOn(apiPort) > 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+        for (let waited = 0; log.inFlightOn(apiPort) > 0 && waited < 30_000; waited += 50)
+          await new Promise((r) => setTimeout(r, 50));
         if (connections === 1) rate1 = Math.max(result.rps, 0.5);
         const apiExchanges = log.since(from, apiPort);
         const upstreamExchanges = log.upstreamSince(from);
@@ -738,7 +841,9 @@ async function main(): Promise<void> {
         `load generator (autocannon) in a child process; loopback upstreams in this process; ${cpus().length} cores. ` +
         `Latency as the client sees it; "server" and "upstream" are server-side exchange times.\n`,
     );
-    console.log('| SKU | conns | requests | p50 ms | p99 ms | req/s | non-2xx | server p50 / p99 ms | upstream p50 / p99 ms | verify p50 / p99 ms | CPU ms/req app / chain / loadgen | other work (cores) |');
+    console.log(
+      '| SKU | conns | requests | p50 ms | p99 ms | req/s | non-2xx | server p50 / p99 ms | upstream p50 / p99 ms | verify p50 / p99 ms | CPU ms/req app / chain / loadgen | other work (cores) |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of apiRows) {
       const x = r.result;
@@ -752,11 +857,13 @@ async function main(): Promise<void> {
 
     console.log(
       `\n### p99 excluding the upstream vs the spec's average latency\n\n` +
-        'API @1: server-side time of each API exchange at 1 connection minus the loopback upstream\'s own answer time inside it ' +
+        "API @1: server-side time of each API exchange at 1 connection minus the loopback upstream's own answer time inside it " +
         '(HTTP, validation, x402 verification, BullMQ round trip, fetcher and processing stay counted). ' +
         'Processor alone: the processor called directly, minus the same upstream time. Target: p99 / spec average < 1.\n',
     );
-    console.log('| SKU | spec avg ms | API @1 p50 / p99 ms | API @1 excl. upstream p50 / p99 ms | p99 / spec avg | processor alone p50 / p99 ms | processor excl. upstream p50 / p99 ms | p99 / spec avg | n (API / alone) | target met (API / alone) |');
+    console.log(
+      '| SKU | spec avg ms | API @1 p50 / p99 ms | API @1 excl. upstream p50 / p99 ms | p99 / spec avg | processor alone p50 / p99 ms | processor excl. upstream p50 / p99 ms | p99 / spec avg | n (API / alone) | target met (API / alone) |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     const missed: string[] = [];
     for (const id of registered) {
@@ -766,14 +873,16 @@ async function main(): Promise<void> {
       const apiRatio = a?.own ? a.own.p99 / spec : Number.NaN;
       const aloneRatio = p ? p.own.p99 / spec : Number.NaN;
       const verdict = (ratio: number) => (Number.isFinite(ratio) ? (ratio < 1 ? 'yes' : 'NO') : '-');
-      if (!(apiRatio < 1) || !(aloneRatio < 1)) missed.push(`${id} (API ${verdict(apiRatio)}, alone ${verdict(aloneRatio)})`);
+      if (!(apiRatio < 1) || !(aloneRatio < 1))
+        missed.push(`${id} (API ${verdict(apiRatio)}, alone ${verdict(aloneRatio)})`);
       console.log(
         `| ${id}${note(id)} | ${spec} | ${a ? `${ms1(a.server.p50)} / ${ms1(a.server.p99)}` : '-'} | ${a?.own ? `${ms1(a.own.p50)} / ${ms1(a.own.p99)}` : '-'} | ${Number.isFinite(apiRatio) ? apiRatio.toFixed(2) : 'n/a'} | ` +
           `${p ? `${ms1(p.total.p50)} / ${ms1(p.total.p99)}` : '-'} | ${p ? `${ms1(p.own.p50)} / ${ms1(p.own.p99)}` : '-'} | ${Number.isFinite(aloneRatio) ? aloneRatio.toFixed(2) : 'n/a'} | ` +
           `${a?.own?.n ?? 0} / ${p?.total.n ?? 0} | ${verdict(apiRatio)} / ${verdict(aloneRatio)} |`,
       );
     }
-    for (const id of skipped) console.log(`| ${id} | ${catalogue.get(id)!.avgLatencyMs} | skipped: not registered | | | | | | | |`);
+    for (const id of skipped)
+      console.log(`| ${id} | ${catalogue.get(id)!.avgLatencyMs} | skipped: not registered | | | | | | | |`);
 
     if (compare) {
       console.log(
@@ -781,7 +890,9 @@ async function main(): Promise<void> {
           'Each page 3 warm-up runs, then 40 interleaved runs of each: the rag-shrink processor (input check, linkedom parse, semantic walk, statistics) ' +
           'and readability on a linkedom document + turndown of its article. Ratio < 1: rag-shrink is faster.\n',
       );
-      console.log('| page | KB | rag-shrink p50 / p99 ms | readability+turndown p50 / p99 ms | ratio p50 | ratio p99 | output chars rag-shrink / readability |');
+      console.log(
+        '| page | KB | rag-shrink p50 / p99 ms | readability+turndown p50 / p99 ms | ratio p50 | ratio p99 | output chars rag-shrink / readability |',
+      );
       console.log('|---|---|---|---|---|---|---|');
       for (const c of compare) {
         console.log(
@@ -789,7 +900,9 @@ async function main(): Promise<void> {
         );
       }
       const sum = (f: (c: CompareRow) => number) => compare!.reduce((a, c) => a + f(c), 0);
-      console.log(`| all pages (sum of p50) | ${(sum((c) => c.bytes) / 1024).toFixed(1)} | ${ms1(sum((c) => c.ours.p50))} | ${ms1(sum((c) => c.theirs.p50))} | ${(sum((c) => c.ours.p50) / sum((c) => c.theirs.p50)).toFixed(2)} | | |`);
+      console.log(
+        `| all pages (sum of p50) | ${(sum((c) => c.bytes) / 1024).toFixed(1)} | ${ms1(sum((c) => c.ours.p50))} | ${ms1(sum((c) => c.theirs.p50))} | ${(sum((c) => c.ours.p50) / sum((c) => c.theirs.p50)).toFixed(2)} | | |`,
+      );
     } else {
       console.log('\nrag-shrink vs readability + turndown: skipped (rag-shrink is not registered).');
     }
@@ -822,7 +935,11 @@ async function main(): Promise<void> {
       `\nPayments: ${payment.verifyMs.length} verifications (real facilitator on the dev chain), ${payment.settleCalls()} settle calls answered by the no-op; signing ${signS.toFixed(1)} s in the load generator.`,
     );
     if (skipped.length) console.log(`Skipped SKUs (no processor in the catalogue list): ${skipped.join(', ')}.`);
-    console.log(missed.length ? `p99 excluding the upstream NOT below the spec average: ${missed.join(', ')}.` : 'Every SKU run: p99 excluding the upstream below its spec average latency.');
+    console.log(
+      missed.length
+        ? `p99 excluding the upstream NOT below the spec average: ${missed.join(', ')}.`
+        : 'Every SKU run: p99 excluding the upstream below its spec average latency.',
+    );
     if (schema.length) console.log(`Output schema mismatches in phase A: ${schema.join(', ')}.`);
     console.log(`Total ${((performance.now() - tStart) / 1000).toFixed(0)} s; load average at the end ${load()}.`);
     if (failures) {

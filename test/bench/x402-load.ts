@@ -32,7 +32,13 @@ import { x402Client } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  SettleResponse,
+  VerifyResponse,
+} from '@x402/core/types';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { nativePayer, nativePaymentHeader, type NativePayer } from './native-signer.js';
@@ -202,7 +208,12 @@ async function loadGenerator(): Promise<void> {
     if (!p) pools.set(pool, (p = new SignedHeaderPool(Math.max(30, accepted.maxTimeoutSeconds - 90) * 1000)));
     p.prune();
     const t0 = performance.now();
-    for (let i = p.available; i < atLeast; i++) p.add(native ? nativePaymentHeader(natives[nextNative++ % natives.length]!, challenge) : await signPayment(client!, challenge));
+    for (let i = p.available; i < atLeast; i++)
+      p.add(
+        native
+          ? nativePaymentHeader(natives[nextNative++ % natives.length]!, challenge)
+          : await signPayment(client!, challenge),
+      );
     return { available: p.available, ms: performance.now() - t0 };
   };
 
@@ -213,7 +224,8 @@ async function loadGenerator(): Promise<void> {
     if (spec.pool !== undefined && !pool) throw new Error(`no signatures for ${spec.pool}`);
     // This run's own authorizations: whatever is left of them afterwards is dropped, never handed to another run.
     const mine: HeaderList | undefined = pool?.take();
-    if (mine && !timed && mine.length < spec.amount!) throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
+    if (mine && !timed && mine.length < spec.amount!)
+      throw new Error(`pool ${spec.pool}: ${mine.length} signatures for ${spec.amount} requests`);
     const reserve = spec.reserve ?? spec.connections * 2;
     let cursor = 0;
     let used = 0;
@@ -238,7 +250,8 @@ async function loadGenerator(): Promise<void> {
       },
       onResponse: (status, body) => {
         lastResponseAt = performance.now();
-        if ((status < 200 || status > 299) && firstFailure === undefined) firstFailure = `${status} ${body.slice(0, 600)}`;
+        if ((status < 200 || status > 299) && firstFailure === undefined)
+          firstFailure = `${status} ${body.slice(0, 600)}`;
       },
     };
     // autocannon resolves on its next sampling tick after the last response, and its `duration` includes
@@ -323,15 +336,24 @@ async function loadGenerator(): Promise<void> {
         if (v.body !== undefined) headers['content-type'] = 'application/json';
         if (mine) headers['payment-signature'] = mine.get(i);
         lags[i] = performance.now() - (t0 + i * interval);
-        const req = httpRequest({ agent, host: target.hostname, port: target.port, method: v.method, path: v.path, headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => finish(i, res.statusCode ?? 0, res.statusCode !== undefined && res.statusCode < 300 ? '' : Buffer.concat(chunks).toString('utf8')));
-          res.on('error', () => {
-            errors += 1;
-            finish(i, undefined, '');
-          });
-        });
+        const req = httpRequest(
+          { agent, host: target.hostname, port: target.port, method: v.method, path: v.path, headers },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              finish(
+                i,
+                res.statusCode ?? 0,
+                res.statusCode !== undefined && res.statusCode < 300 ? '' : Buffer.concat(chunks).toString('utf8'),
+              ),
+            );
+            res.on('error', () => {
+              errors += 1;
+              finish(i, undefined, '');
+            });
+          },
+        );
         req.setTimeout((spec.timeoutS ?? 30) * 1000, () => {
           timeouts += 1;
           req.destroy(new Error('timeout'));
@@ -354,7 +376,8 @@ async function loadGenerator(): Promise<void> {
     });
     agent.destroy();
     const sorted = Array.from(latencies).sort((a, b) => a - b);
-    const q = (x: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(x * sorted.length) - 1))] ?? Number.NaN;
+    const q = (x: number) =>
+      sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(x * sorted.length) - 1))] ?? Number.NaN;
     const lagSorted = Array.from(lags).sort((a, b) => a - b);
     const durationS = (lastAt - t0) / 1000;
     return {
@@ -390,7 +413,11 @@ async function loadGenerator(): Promise<void> {
             natives = msg.payerKeys.map(nativePayer);
             return reply({ id: msg.id, ok: true });
           case 'sign':
-            return reply({ id: msg.id, ok: true, result: await sign(msg.pool, msg.challenge, msg.atLeast, msg.native) });
+            return reply({
+              id: msg.id,
+              ok: true,
+              result: await sign(msg.pool, msg.challenge, msg.atLeast, msg.native),
+            });
           case 'run':
             return reply({ id: msg.id, ok: true, result: await run(msg.run) });
           case 'open':
@@ -439,7 +466,9 @@ export class LoadGenerator {
 
   /** Forks this file; process.execArgv carries tsx's loader, so the child runs TypeScript as the parent does. */
   static start(): LoadGenerator {
-    return new LoadGenerator(fork(fileURLToPath(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    return new LoadGenerator(
+      fork(fileURLToPath(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
   }
 
   private async call<T>(msg: LoadMessage): Promise<T> {
@@ -466,8 +495,19 @@ export class LoadGenerator {
   }
 
   /** Makes at least `atLeast` fresh authorizations available in a pool (stale ones are dropped); returns the seconds spent signing. */
-  async sign(pool: string, challenge: PaymentRequired, atLeast: number, options: { native?: boolean } = {}): Promise<number> {
-    const r = await this.call<{ available: number; ms: number }>({ type: 'sign', pool, challenge, atLeast, ...(options.native ? { native: true } : {}) });
+  async sign(
+    pool: string,
+    challenge: PaymentRequired,
+    atLeast: number,
+    options: { native?: boolean } = {},
+  ): Promise<number> {
+    const r = await this.call<{ available: number; ms: number }>({
+      type: 'sign',
+      pool,
+      challenge,
+      atLeast,
+      ...(options.native ? { native: true } : {}),
+    });
     return r.ms / 1000;
   }
 
@@ -496,7 +536,9 @@ export function payerClient(payerKey: Hex): x402Client {
 export async function signPayment(client: x402Client, challenge: PaymentRequired): Promise<string> {
   const accepted = challenge.accepts[0]!;
   // The dev chain's test USDC is not a default asset of the client: allow it (as the integration tests do).
-  client.setSpendControls({ allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }] });
+  client.setSpendControls({
+    allowedAssets: [{ network: accepted.network, asset: accepted.asset, maxAmountPerPayment: accepted.amount }],
+  });
   return encodePaymentSignatureHeader(await client.createPaymentPayload(challenge));
 }
 
@@ -504,7 +546,10 @@ export async function signPayment(client: x402Client, challenge: PaymentRequired
  * Timing wrapper on the running gate's facilitator: verify stays real, settle becomes a no-op success.
  * `released` hears of each payment the no-op "settled" (the in-process facilitator gives its reservation back).
  */
-export function excludeSettlement(facilitator: FacilitatorClient, released?: (payload: PaymentPayload) => void): { verifyMs: number[]; settleCalls: () => number } {
+export function excludeSettlement(
+  facilitator: FacilitatorClient,
+  released?: (payload: PaymentPayload) => void,
+): { verifyMs: number[]; settleCalls: () => number } {
   const verifyMs: number[] = [];
   let settleCalls = 0;
   const verify = facilitator.verify.bind(facilitator);
@@ -521,7 +566,12 @@ export function excludeSettlement(facilitator: FacilitatorClient, released?: (pa
     released?.(payload);
     const auth = (payload.payload as { authorization?: { from?: string } }).authorization;
     // A well-formed success without a transaction on chain: the bench excludes settlement.
-    return { success: true, transaction: `0x${'0'.repeat(64)}`, network: requirements.network, ...(auth?.from ? { payer: auth.from } : {}) };
+    return {
+      success: true,
+      transaction: `0x${'0'.repeat(64)}`,
+      network: requirements.network,
+      ...(auth?.from ? { payer: auth.from } : {}),
+    };
   };
   return { verifyMs, settleCalls: () => settleCalls };
 }
@@ -533,10 +583,17 @@ export async function challengeOf(url: string, v: RequestVariant): Promise<Payme
     ...(v.body !== undefined ? { body: v.body, headers: { 'content-type': 'application/json' } } : {}),
   });
   const header = res.headers.get('payment-required');
-  if (res.status !== 402 || !header) throw new Error(`expected a 402 challenge from ${v.method} ${v.path}, got ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (res.status !== 402 || !header)
+    throw new Error(
+      `expected a 402 challenge from ${v.method} ${v.path}, got ${res.status}: ${(await res.text()).slice(0, 300)}`,
+    );
   return decodePaymentRequiredHeader(header);
 }
 
-if (process.argv.includes('--load-generator') && process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv.includes('--load-generator') &&
+  process.argv[1] &&
+  resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   await loadGenerator(); // answers the parent until told to exit
 }

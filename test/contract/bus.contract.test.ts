@@ -17,7 +17,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
-import { DLQ_HEADERS, dlqTopic, type Bus, type BusMessage, type Consumer, type ConsumerOptions, type OutgoingMessage, type PartitionOffsets } from '../../core/bus/bus.js';
+import {
+  DLQ_HEADERS,
+  dlqTopic,
+  type Bus,
+  type BusMessage,
+  type Consumer,
+  type ConsumerOptions,
+  type OutgoingMessage,
+  type PartitionOffsets,
+} from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { createMemoryBus } from '../../core/bus/memory-bus.js';
 import { DependencyError } from '../../core/errors.js';
@@ -33,14 +42,27 @@ const adapters: { name: 'memory' | 'kafka'; create: () => Promise<Bus> }[] = [
   { name: 'memory', create: () => createMemoryBus(common) },
   {
     name: 'kafka',
-    create: () => createKafkaBus({ ...common, brokers: config.KAFKA_BROKERS, clientId: uniqueName('bus-contract'), connectTimeoutMs: 10000 }),
+    create: () =>
+      createKafkaBus({
+        ...common,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('bus-contract'),
+        connectTimeoutMs: 10000,
+      }),
   },
 ];
 
 /** The partition kafkajs' DefaultPartitioner (murmur2) picks for a key: what both adapters must use. */
-const partitionMetadata: PartitionMetadata[] = Array.from({ length: PARTITIONS }, (_, partitionId) => ({ partitionId, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+const partitionMetadata: PartitionMetadata[] = Array.from({ length: PARTITIONS }, (_, partitionId) => ({
+  partitionId,
+  leader: 0,
+  partitionErrorCode: 0,
+  replicas: [0],
+  isr: [0],
+}));
 const kafkajsPartitioner = Partitioners.DefaultPartitioner();
-const expectedPartition = (key: string) => kafkajsPartitioner({ topic: 'any', partitionMetadata, message: { key, value: null } });
+const expectedPartition = (key: string) =>
+  kafkajsPartitioner({ topic: 'any', partitionMetadata, message: { key, value: null } });
 
 const sum = (offsets: PartitionOffsets) => Object.values(offsets).reduce((a, o) => a + Number(o), 0);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,9 +85,14 @@ function uniqueRecords(messages: BusMessage[]): BusMessage[] {
 }
 const ints = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
-async function counterValue(counter: { get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }> }, labels: Record<string, string>): Promise<number> {
+async function counterValue(
+  counter: { get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }> },
+  labels: Record<string, string>,
+): Promise<number> {
   const { values } = await counter.get();
-  return values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want)).reduce((a, v) => a + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
+    .reduce((a, v) => a + v.value, 0);
 }
 
 // Several waits of up to WAIT_MS each: the default 60 s per test is too short on a loaded machine.
@@ -90,7 +117,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
   }
 
   /** A consumer that records everything it gets. */
-  async function collect(topic: string, groupId: string, extra: Partial<Omit<ConsumerOptions, 'handleBatch'>> = {}, delayMs = 0) {
+  async function collect(
+    topic: string,
+    groupId: string,
+    extra: Partial<Omit<ConsumerOptions, 'handleBatch'>> = {},
+    delayMs = 0,
+  ) {
     const received: BusMessage[] = [];
     const consumer = await consume({
       groupId,
@@ -113,7 +145,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
 
   /** Waits until the group has committed up to the end offsets (taken once the publishing is done). */
   async function waitCommitted(group: string, topic: string, end: PartitionOffsets): Promise<void> {
-    await eventually(() => bus.committedOffsets(group, topic), (c) => caughtUp(c, end), WAIT_MS, 20);
+    await eventually(
+      () => bus.committedOffsets(group, topic),
+      (c) => caughtUp(c, end),
+      WAIT_MS,
+      20,
+    );
   }
 
   /**
@@ -123,7 +160,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
   async function readDlq(topic: string): Promise<BusMessage[]> {
     const size = sum(await bus.endOffsets(dlqTopic(topic)));
     const { consumer, received } = await collect(dlqTopic(topic), uniqueName('dlq_reader'));
-    await eventually(async () => distinct(received.map(recordId)), (n) => n >= size, WAIT_MS, 20);
+    await eventually(
+      async () => distinct(received.map(recordId)),
+      (n) => n >= size,
+      WAIT_MS,
+      20,
+    );
     await consumer.stop();
     return uniqueRecords(received);
   }
@@ -131,7 +173,10 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
   it('hands a backlog over in equal batches of at most maxBatchSize (no small tail batch)', async () => {
     const topic = uniqueName('bus_chunks');
     await bus.ensureTopics([topic]);
-    await bus.publish(topic, Array.from({ length: 100 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+    await bus.publish(
+      topic,
+      Array.from({ length: 100 }, (_, i) => ({ key: 'one-key', value: String(i) })),
+    );
     const sizes: number[] = [];
     const values: string[] = [];
     const consumer = await consume({
@@ -143,7 +188,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
         for (const m of messages) values.push(m.value);
       },
     });
-    await eventually(async () => distinct(values), (n) => n >= 100, WAIT_MS, 20);
+    await eventually(
+      async () => distinct(values),
+      (n) => n >= 100,
+      WAIT_MS,
+      20,
+    );
     await consumer.stop();
     expect(firstDeliveries(values)).toEqual(ints(0, 100).map(String));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(37);
@@ -158,13 +208,19 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     const keys = Array.from({ length: 20 }, (_, i) => `key-${i}`);
     for (let round = 0; round < 5; round++) {
       const batch: OutgoingMessage[] = [];
-      for (let seq = round * 10; seq < round * 10 + 10; seq++) for (const key of keys) batch.push({ key, value: JSON.stringify({ key, seq }) });
+      for (let seq = round * 10; seq < round * 10 + 10; seq++)
+        for (const key of keys) batch.push({ key, value: JSON.stringify({ key, seq }) });
       await bus.publish(topic, batch);
     }
     const end = await bus.endOffsets(topic);
     const group = uniqueName('order');
     const { consumer, received } = await collect(topic, group, { maxBatchSize: 37 });
-    await eventually(async () => distinct(received.map((m) => m.value)), (n) => n >= 1000, WAIT_MS, 20);
+    await eventually(
+      async () => distinct(received.map((m) => m.value)),
+      (n) => n >= 1000,
+      WAIT_MS,
+      20,
+    );
     await waitCommitted(group, topic, end);
     await consumer.stop();
 
@@ -199,7 +255,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     await bus.publish(topic, batch);
     const { received } = await collect(topic, uniqueName('big'));
     const index = () => received.map((m) => m.value.split(':')[0]!);
-    await eventually(async () => distinct(index()), (n) => n >= 3000, WAIT_MS, 50);
+    await eventually(
+      async () => distinct(index()),
+      (n) => n >= 3000,
+      WAIT_MS,
+      50,
+    );
     expect(firstDeliveries(index())).toEqual(batch.map((_, i) => String(i)));
   });
 
@@ -222,7 +283,9 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     // The end offsets count each partition's records. Its distinct messages (a retried publish repeats, never adds)
     // make a bit mask of the keys it holds.
     const perPartition = ints(0, PARTITIONS).map((p) => log.filter((m) => m.partition === p));
-    expect(perPartition.map((records) => String(records.length))).toEqual(ints(0, PARTITIONS).map((p) => end[p] ?? '0'));
+    expect(perPartition.map((records) => String(records.length))).toEqual(
+      ints(0, PARTITIONS).map((p) => end[p] ?? '0'),
+    );
     const masks = perPartition.map((records) => distinct(records.map((m) => m.value)));
     const actual = keys.map((_, i) => masks.flatMap((mask, p) => ((mask >> i) & 1 ? [p] : [])));
     expect(actual).toEqual(expected.map((p) => [p]));
@@ -233,10 +296,18 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     await bus.ensureTopics([topic]);
     const group = uniqueName('resume');
     const msg = (id: number): OutgoingMessage => ({ key: `k${id % 6}`, value: String(id) });
-    await bus.publish(topic, Array.from({ length: 60 }, (_, i) => msg(i)));
+    await bus.publish(
+      topic,
+      Array.from({ length: 60 }, (_, i) => msg(i)),
+    );
 
     const first = await collect(topic, group, { maxBatchSize: 10 }, 30);
-    await eventually(async () => first.received.length, (n) => n >= 20, WAIT_MS, 5);
+    await eventually(
+      async () => first.received.length,
+      (n) => n >= 20,
+      WAIT_MS,
+      5,
+    );
     await first.consumer.stop();
     expect(first.consumer.status.running).toBe(false);
     // stop() let the in-flight batch finish and commit: the records handled are exactly those committed.
@@ -244,7 +315,10 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     const handled1 = uniqueRecords(first.received).map(recordId);
     expect(handled1).toEqual(Object.entries(committed).flatMap(([p, o]) => ints(0, Number(o)).map((i) => `${p}/${i}`)));
 
-    await bus.publish(topic, Array.from({ length: 20 }, (_, i) => msg(60 + i)));
+    await bus.publish(
+      topic,
+      Array.from({ length: 20 }, (_, i) => msg(60 + i)),
+    );
     const end = await bus.endOffsets(topic);
     const second = await collect(topic, group, { maxBatchSize: 10 });
     await waitCommitted(group, topic, end);
@@ -263,7 +337,10 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
   it('retries a retryable failure, redelivers the same messages and commits once after success', async () => {
     const topic = uniqueName('bus_retry');
     await bus.ensureTopics([topic]);
-    await bus.publish(topic, Array.from({ length: 5 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+    await bus.publish(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ key: 'one-key', value: String(i) })),
+    );
     const end = await bus.endOffsets(topic);
     const p = expectedPartition('one-key');
     const group = uniqueName('retry');
@@ -281,7 +358,9 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
       },
     });
     ref.consumer = consumer;
-    await expect(bus.consume({ groupId: group, topics: [topic], handleBatch: async () => {} })).rejects.toThrow(/already has a running consumer/);
+    await expect(bus.consume({ groupId: group, topics: [topic], handleBatch: async () => {} })).rejects.toThrow(
+      /already has a running consumer/,
+    );
 
     await waitCommitted(group, topic, end);
     // The two failed calls and the successful one got the same batch, from the first offset.
@@ -307,7 +386,10 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
   it('leaves the offsets uncommitted when stopped while the handler keeps failing', async () => {
     const topic = uniqueName('bus_stall');
     await bus.ensureTopics([topic]);
-    await bus.publish(topic, Array.from({ length: 5 }, (_, i) => ({ key: 'stall', value: String(i) })));
+    await bus.publish(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ key: 'stall', value: String(i) })),
+    );
     const end = await bus.endOffsets(topic);
     const group = uniqueName('stall');
     let calls = 0;
@@ -320,7 +402,12 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
         throw new DependencyError('store', 'down');
       },
     });
-    await eventually(async () => calls, (n) => n >= 3, WAIT_MS, 10);
+    await eventually(
+      async () => calls,
+      (n) => n >= 3,
+      WAIT_MS,
+      10,
+    );
     expect(failing.status.stalledReason).toBe('store: down');
     await failing.stop();
     expect(await bus.committedOffsets(group, topic)).toEqual({});
@@ -339,7 +426,11 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     const t0 = Date.now();
     await bus.publish(
       topic,
-      Array.from({ length: 10 }, (_, i) => ({ key: 'pk', value: i === 6 ? 'poison' : `ok-${i}`, headers: { trace: `t${i}` } })),
+      Array.from({ length: 10 }, (_, i) => ({
+        key: 'pk',
+        value: i === 6 ? 'poison' : `ok-${i}`,
+        headers: { trace: `t${i}` },
+      })),
     );
     const end = await bus.endOffsets(topic);
     // The poison records of the log: offset 6, and its repeat if the publish was retried.
@@ -436,7 +527,10 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     const topic = uniqueName('bus_replay_dlq');
     await bus.ensureTopics([topic]);
     const t0 = Date.now();
-    await bus.publish(topic, Array.from({ length: 12 }, (_, i) => ({ key: `k${i % 4}`, value: i % 3 === 0 ? `bad-${i}` : `ok-${i}` })));
+    await bus.publish(
+      topic,
+      Array.from({ length: 12 }, (_, i) => ({ key: `k${i % 4}`, value: i % 3 === 0 ? `bad-${i}` : `ok-${i}` })),
+    );
     const end = await bus.endOffsets(topic);
     // The bad records of the log (bad-0, -3, -6, -9, and their repeats if the publish was retried): each group
     // dead-letters each of them.
@@ -490,7 +584,11 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
 
     const summary = await bus.deadLetterSummary([topic], { waitMs: 30_000 });
     expect(summary[topic]).toMatchObject({ count: total, recent: total, complete: true });
-    expect(summary[topic]!.last).toMatchObject({ topic, group: other, reason: expect.stringMatching(/^cannot handle bad-/) });
+    expect(summary[topic]!.last).toMatchObject({
+      topic,
+      group: other,
+      reason: expect.stringMatching(/^cannot handle bad-/),
+    });
     expect(Date.parse(summary[topic]!.last!.failedAt)).toBeGreaterThanOrEqual(t0);
     const quiet = await bus.deadLetterSummary([topic], { recentWindowMs: 1, waitMs: 30_000 });
     expect(quiet[topic]!.recent).toBe(0);
@@ -510,7 +608,11 @@ describe.each(adapters)('bus contract: $name adapter', { timeout: 240_000 }, ({ 
     await bus.ensureTopics([topic]);
     const t0 = Date.now() - 600_000;
     const keys = ['a', 'b', 'c'];
-    const published = Array.from({ length: 12 }, (_, i) => ({ key: keys[i % 3]!, value: String(i), timestamp: t0 + i * 1000 }));
+    const published = Array.from({ length: 12 }, (_, i) => ({
+      key: keys[i % 3]!,
+      value: String(i),
+      timestamp: t0 + i * 1000,
+    }));
     await bus.publish(topic, published);
     const end = await bus.endOffsets(topic);
     expect(sum(end)).toBeGreaterThanOrEqual(12); // more if a retried publish repeated some

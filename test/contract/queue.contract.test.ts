@@ -61,14 +61,28 @@ async function dumpKeys(prefix: string): Promise<Map<string, string>> {
       const type = await client.type(key);
       let content: unknown;
       switch (type) {
-        case 'string': content = await client.get(key); break;
-        case 'hash': content = await client.hgetall(key); break;
-        case 'list': content = await client.lrange(key, 0, -1); break;
-        case 'set': content = await client.smembers(key); break;
-        case 'zset': content = await client.zrange(key, 0, -1, 'WITHSCORES'); break;
-        case 'stream': content = await client.xrange(key, '-', '+'); break;
-        case 'none': continue;
-        default: content = `<${type}>`;
+        case 'string':
+          content = await client.get(key);
+          break;
+        case 'hash':
+          content = await client.hgetall(key);
+          break;
+        case 'list':
+          content = await client.lrange(key, 0, -1);
+          break;
+        case 'set':
+          content = await client.smembers(key);
+          break;
+        case 'zset':
+          content = await client.zrange(key, 0, -1, 'WITHSCORES');
+          break;
+        case 'stream':
+          content = await client.xrange(key, '-', '+');
+          break;
+        case 'none':
+          continue;
+        default:
+          content = `<${type}>`;
       }
       out.set(key, JSON.stringify(content));
     }
@@ -94,7 +108,9 @@ const adapters: AdapterCase[] = [
     create: () => createInProcessQueue({ concurrency: 4, maxAttempts: MAX_ATTEMPTS, logger }),
     async retained(queue) {
       const stats = inProcessQueueStats(queue);
-      return Object.entries(stats).filter(([, n]) => n !== 0).map(([k, n]) => `${k}=${n}`);
+      return Object.entries(stats)
+        .filter(([, n]) => n !== 0)
+        .map(([k, n]) => `${k}=${n}`);
     },
   },
   {
@@ -117,7 +133,8 @@ const adapters: AdapterCase[] = [
           // A job's own keys: <prefix>:jobs.<name>:<uuid>[:logs|:lock|...]
           if (new RegExp(`^${PREFIX}:jobs\\.${name}:${UUID}`).test(key)) found.push(`job key ${key}`);
           // Terminal events carry results / failure reasons: read ones must be gone.
-          if (key === `${PREFIX}:jobs.${name}:events` && /"event","(completed|failed)"/.test(content)) found.push(`${key} still has completed/failed events`);
+          if (key === `${PREFIX}:jobs.${name}:events` && /"event","(completed|failed)"/.test(content))
+            found.push(`${key} still has completed/failed events`);
         }
       }
       return found;
@@ -127,252 +144,343 @@ const adapters: AdapterCase[] = [
 
 async function counterValue(labels: Record<string, string>): Promise<number> {
   const { values } = await metrics.queueJobs.get();
-  return values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as keyof typeof v.labels]) === want)).reduce((a, v) => a + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as keyof typeof v.labels]) === want))
+    .reduce((a, v) => a + v.value, 0);
 }
 
 // Deadlines of up to 2 * ROOMY_MS: more than the default 60 s per test.
-describe.each(adapters)('queue contract: $name adapter', { timeout: 120_000 }, ({ name: adapter, create, retained }) => {
-  let queue: JobQueue;
+describe.each(adapters)(
+  'queue contract: $name adapter',
+  { timeout: 120_000 },
+  ({ name: adapter, create, retained }) => {
+    let queue: JobQueue;
 
-  beforeAll(async () => {
-    queue = await create();
-  });
-  afterAll(async () => {
-    await queue?.close();
-    if (adapter === 'bullmq') await deleteKeys(PREFIX);
-  });
-
-  it('answers ping', async () => {
-    await expect(queue.ping()).resolves.toBeUndefined();
-  });
-
-  it('round-trips an object payload and result', async () => {
-    const name = uniqueName('echo');
-    const seen: { data: unknown; ctx: Omit<JobContext, 'signal'> }[] = [];
-    await queue.process(name, async (data: unknown, ctx) => {
-      seen.push({ data, ctx: { jobId: ctx.jobId, attempt: ctx.attempt, deadline: ctx.deadline } });
-      return { echo: data, attempt: ctx.attempt, at: new Date(0) };
+    beforeAll(async () => {
+      queue = await create();
     });
-    const payload = { text: 'héllo wörld', n: 42, f: 1.5, nested: { list: [1, 'two', null, { deep: true }] }, empty: {} };
-    const before = Date.now();
-    const result = await queue.run<typeof payload, unknown>(name, payload, { deadlineMs: ROOMY_MS });
-    // JSON semantics under both adapters: a Date comes back as its ISO string.
-    expect(result).toEqual({ echo: payload, attempt: 1, at: '1970-01-01T00:00:00.000Z' });
-    expect(seen).toHaveLength(1);
-    expect(seen[0]!.data).toEqual(payload);
-    expect(seen[0]!.ctx.attempt).toBe(1);
-    expect(seen[0]!.ctx.jobId).toMatch(/\S/);
-    expect(seen[0]!.ctx.deadline).toBeGreaterThanOrEqual(before + ROOMY_MS);
-    expect(seen[0]!.ctx.deadline).toBeLessThanOrEqual(Date.now() + ROOMY_MS);
-  });
-
-  it('resolves undefined for a handler that returns nothing', async () => {
-    const name = uniqueName('void');
-    await queue.process(name, async () => undefined);
-    await expect(queue.run(name, null, { deadlineMs: ROOMY_MS })).resolves.toBeUndefined();
-  });
-
-  it('resolves 200 concurrent runs each with its own result', async () => {
-    const name = uniqueName('many');
-    await queue.process(name, async (data: { i: number }) => {
-      await sleep(Math.random() * 5);
-      return { i: data.i, square: data.i * data.i };
-    }, { concurrency: 16 });
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => queue.run<{ i: number }, { i: number; square: number }>(name, { i }, { deadlineMs: 2 * ROOMY_MS })));
-    results.forEach((r, i) => expect(r).toEqual({ i, square: i * i }));
-  });
-
-  it('honours the concurrency limit', async () => {
-    const name = uniqueName('limit');
-    let active = 0;
-    let maxActive = 0;
-    await queue.process(name, async () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      // Hold the slot until three ran at once (or a while has passed): on a slow machine a short job could end
-      // before the worker fetched the next one, and the limit would never be reached.
-      await eventually(async () => maxActive, (n) => n >= 3, 5000, 5).catch(() => undefined);
-      await sleep(40);
-      active--;
-      return 'ok';
-    }, { concurrency: 3 });
-    await Promise.all(Array.from({ length: 24 }, () => queue.run(name, {}, { deadlineMs: ROOMY_MS })));
-    expect(maxActive).toBe(3);
-  });
-
-  it('starts jobs beyond the limit in FIFO order', async () => {
-    const name = uniqueName('fifo');
-    const started: number[] = [];
-    await queue.process(name, async (data: { i: number }) => {
-      started.push(data.i);
-      await sleep(5);
-      return data.i;
-    }, { concurrency: 1 });
-    await Promise.all(Array.from({ length: 10 }, (_, i) => queue.run(name, { i }, { deadlineMs: ROOMY_MS })));
-    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-  });
-
-  it('propagates a JobError with its code, status and details, without retrying it', async () => {
-    const name = uniqueName('coded');
-    let calls = 0;
-    await queue.process(name, async () => {
-      calls++;
-      throw new JobError('document_unreadable', 'the document has no text layer', 422, { page: 3, reasons: ['scan', { dpi: 72 }] });
+    afterAll(async () => {
+      await queue?.close();
+      if (adapter === 'bullmq') await deleteKeys(PREFIX);
     });
-    const err = await queue.run(name, { doc: 1 }, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(JobError);
-    expect(err).toMatchObject({ code: 'document_unreadable', message: 'the document has no text layer', status: 422 });
-    expect((err as JobError).details).toEqual({ page: 3, reasons: ['scan', { dpi: 72 }] });
-    // A retry would come soon after the failure: give it the time to show (a slow machine can only hide one).
-    await sleep(300);
-    expect(calls).toBe(1);
-  });
 
-  it('rejects a deadline miss with JobTimeoutError in time and aborts the handler', async () => {
-    const name = uniqueName('slow');
-    let abortReason: unknown;
-    let aborted = false;
-    let finished = false;
-    await queue.process(name, async (_data, ctx) => {
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-      aborted = ctx.signal.aborted;
-      abortReason = ctx.signal.reason;
-      await sleep(100);
-      finished = true;
-      return 'too late';
+    it('answers ping', async () => {
+      await expect(queue.ping()).resolves.toBeUndefined();
     });
-    // Long enough for the job to have started on a slow machine (else it is withdrawn and the handler never runs).
-    const deadlineMs = 3000;
-    const t0 = Date.now();
-    const err = await queue.run(name, {}, { deadlineMs }).catch((e: unknown) => e);
-    const elapsed = Date.now() - t0;
-    expect(err).toBeInstanceOf(JobTimeoutError);
-    expect(err).toMatchObject({ code: 'job_timeout', status: 504 });
-    expect(elapsed).toBeGreaterThanOrEqual(deadlineMs - 20);
-    // In time: at the deadline, not after some longer timeout (the handler itself never returns unless aborted).
-    expect(elapsed).toBeLessThan(deadlineMs + LATE_MS);
-    await eventually(async () => finished, (f) => f, ROOMY_MS, 20);
-    expect(aborted).toBe(true);
-    expect(abortReason).toMatchObject({ code: 'job_timeout' });
-  });
 
-  it('withdraws a job that has not started by its deadline', async () => {
-    const name = uniqueName('withdraw');
-    const started: string[] = [];
-    // The blocker holds the only slot until the test lets it go: the queued job's rejection cannot wait for it.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    await queue.process(name, async (data: { id: string }) => {
-      started.push(data.id);
-      if (data.id === 'blocker') await released;
-      return data.id;
-    }, { concurrency: 1 });
-    const blocker = queue.run(name, { id: 'blocker' }, { deadlineMs: ROOMY_MS });
-    await eventually(async () => started.length, (n) => n === 1, ROOMY_MS, 10);
-    const t0 = Date.now();
-    const err = await queue.run(name, { id: 'queued' }, { deadlineMs: 300 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(JobTimeoutError);
-    expect(Date.now() - t0).toBeLessThan(300 + LATE_MS);
-    release();
-    await expect(blocker).resolves.toBe('blocker');
-    // The slot is free again: a later job runs, the withdrawn one never does (jobs start in FIFO order, so had it
-    // stayed queued it would have started before this one).
-    await expect(queue.run(name, { id: 'after' }, { deadlineMs: ROOMY_MS })).resolves.toBe('after');
-    expect(started).toEqual(['blocker', 'after']);
-  });
-
-  it('retries a crash: fails on attempt 1, succeeds on attempt 2', async () => {
-    const name = uniqueName('flaky');
-    const attempts: number[] = [];
-    const retriedBefore = await counterValue({ adapter, name, outcome: 'retried' });
-    await queue.process(name, async (data: { v: string }, ctx) => {
-      attempts.push(ctx.attempt);
-      if (ctx.attempt === 1) throw new Error('transient crash');
-      return { v: data.v, attempt: ctx.attempt };
+    it('round-trips an object payload and result', async () => {
+      const name = uniqueName('echo');
+      const seen: { data: unknown; ctx: Omit<JobContext, 'signal'> }[] = [];
+      await queue.process(name, async (data: unknown, ctx) => {
+        seen.push({ data, ctx: { jobId: ctx.jobId, attempt: ctx.attempt, deadline: ctx.deadline } });
+        return { echo: data, attempt: ctx.attempt, at: new Date(0) };
+      });
+      const payload = {
+        text: 'héllo wörld',
+        n: 42,
+        f: 1.5,
+        nested: { list: [1, 'two', null, { deep: true }] },
+        empty: {},
+      };
+      const before = Date.now();
+      const result = await queue.run<typeof payload, unknown>(name, payload, { deadlineMs: ROOMY_MS });
+      // JSON semantics under both adapters: a Date comes back as its ISO string.
+      expect(result).toEqual({ echo: payload, attempt: 1, at: '1970-01-01T00:00:00.000Z' });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.data).toEqual(payload);
+      expect(seen[0]!.ctx.attempt).toBe(1);
+      expect(seen[0]!.ctx.jobId).toMatch(/\S/);
+      expect(seen[0]!.ctx.deadline).toBeGreaterThanOrEqual(before + ROOMY_MS);
+      expect(seen[0]!.ctx.deadline).toBeLessThanOrEqual(Date.now() + ROOMY_MS);
     });
-    await expect(queue.run(name, { v: 'x' }, { deadlineMs: ROOMY_MS })).resolves.toEqual({ v: 'x', attempt: 2 });
-    expect(attempts).toEqual([1, 2]);
-    expect((await counterValue({ adapter, name, outcome: 'retried' })) - retriedBefore).toBe(1);
-  });
 
-  it(`gives up on a handler that always crashes after ${MAX_ATTEMPTS} attempts with job_failed`, async () => {
-    const name = uniqueName('broken');
-    let calls = 0;
-    await queue.process(name, async () => {
-      calls++;
-      throw new TypeError('always broken: cannot read x');
+    it('resolves undefined for a handler that returns nothing', async () => {
+      const name = uniqueName('void');
+      await queue.process(name, async () => undefined);
+      await expect(queue.run(name, null, { deadlineMs: ROOMY_MS })).resolves.toBeUndefined();
     });
-    const err = await queue.run(name, {}, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(JobError);
-    expect(err).toMatchObject({ code: 'job_failed', status: 500 });
-    expect((err as Error).message).toContain('always broken: cannot read x');
-    expect(calls).toBe(MAX_ATTEMPTS);
-  });
 
-  it('waits for a handler registered after run() (within the deadline)', async () => {
-    const name = uniqueName('late');
-    const pending = queue.run<{ q: number }, number>(name, { q: 7 }, { deadlineMs: ROOMY_MS });
-    await sleep(400);
-    await queue.process(name, async (data: { q: number }) => data.q * 6);
-    await expect(pending).resolves.toBe(42);
-  });
+    it('resolves 200 concurrent runs each with its own result', async () => {
+      const name = uniqueName('many');
+      await queue.process(
+        name,
+        async (data: { i: number }) => {
+          await sleep(Math.random() * 5);
+          return { i: data.i, square: data.i * data.i };
+        },
+        { concurrency: 16 },
+      );
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          queue.run<{ i: number }, { i: number; square: number }>(name, { i }, { deadlineMs: 2 * ROOMY_MS }),
+        ),
+      );
+      results.forEach((r, i) => expect(r).toEqual({ i, square: i * i }));
+    });
 
-  it('close() stops taking jobs and lets the in-flight one finish', async () => {
-    const own = await create();
-    const name = uniqueName('closing');
-    let started = false;
-    let finished = false;
-    await own.process(name, async (data: { v: number }) => {
-      started = true;
+    it('honours the concurrency limit', async () => {
+      const name = uniqueName('limit');
+      let active = 0;
+      let maxActive = 0;
+      await queue.process(
+        name,
+        async () => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          // Hold the slot until three ran at once (or a while has passed): on a slow machine a short job could end
+          // before the worker fetched the next one, and the limit would never be reached.
+          await eventually(
+            async () => maxActive,
+            (n) => n >= 3,
+            5000,
+            5,
+          ).catch(() => undefined);
+          await sleep(40);
+          active--;
+          return 'ok';
+        },
+        { concurrency: 3 },
+      );
+      await Promise.all(Array.from({ length: 24 }, () => queue.run(name, {}, { deadlineMs: ROOMY_MS })));
+      expect(maxActive).toBe(3);
+    });
+
+    it('starts jobs beyond the limit in FIFO order', async () => {
+      const name = uniqueName('fifo');
+      const started: number[] = [];
+      await queue.process(
+        name,
+        async (data: { i: number }) => {
+          started.push(data.i);
+          await sleep(5);
+          return data.i;
+        },
+        { concurrency: 1 },
+      );
+      await Promise.all(Array.from({ length: 10 }, (_, i) => queue.run(name, { i }, { deadlineMs: ROOMY_MS })));
+      expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
+    it('propagates a JobError with its code, status and details, without retrying it', async () => {
+      const name = uniqueName('coded');
+      let calls = 0;
+      await queue.process(name, async () => {
+        calls++;
+        throw new JobError('document_unreadable', 'the document has no text layer', 422, {
+          page: 3,
+          reasons: ['scan', { dpi: 72 }],
+        });
+      });
+      const err = await queue.run(name, { doc: 1 }, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JobError);
+      expect(err).toMatchObject({
+        code: 'document_unreadable',
+        message: 'the document has no text layer',
+        status: 422,
+      });
+      expect((err as JobError).details).toEqual({ page: 3, reasons: ['scan', { dpi: 72 }] });
+      // A retry would come soon after the failure: give it the time to show (a slow machine can only hide one).
+      await sleep(300);
+      expect(calls).toBe(1);
+    });
+
+    it('rejects a deadline miss with JobTimeoutError in time and aborts the handler', async () => {
+      const name = uniqueName('slow');
+      let abortReason: unknown;
+      let aborted = false;
+      let finished = false;
+      await queue.process(name, async (_data, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        aborted = ctx.signal.aborted;
+        abortReason = ctx.signal.reason;
+        await sleep(100);
+        finished = true;
+        return 'too late';
+      });
+      // Long enough for the job to have started on a slow machine (else it is withdrawn and the handler never runs).
+      const deadlineMs = 3000;
+      const t0 = Date.now();
+      const err = await queue.run(name, {}, { deadlineMs }).catch((e: unknown) => e);
+      const elapsed = Date.now() - t0;
+      expect(err).toBeInstanceOf(JobTimeoutError);
+      expect(err).toMatchObject({ code: 'job_timeout', status: 504 });
+      expect(elapsed).toBeGreaterThanOrEqual(deadlineMs - 20);
+      // In time: at the deadline, not after some longer timeout (the handler itself never returns unless aborted).
+      expect(elapsed).toBeLessThan(deadlineMs + LATE_MS);
+      await eventually(
+        async () => finished,
+        (f) => f,
+        ROOMY_MS,
+        20,
+      );
+      expect(aborted).toBe(true);
+      expect(abortReason).toMatchObject({ code: 'job_timeout' });
+    });
+
+    it('withdraws a job that has not started by its deadline', async () => {
+      const name = uniqueName('withdraw');
+      const started: string[] = [];
+      // The blocker holds the only slot until the test lets it go: the queued job's rejection cannot wait for it.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      await queue.process(
+        name,
+        async (data: { id: string }) => {
+          started.push(data.id);
+          if (data.id === 'blocker') await released;
+          return data.id;
+        },
+        { concurrency: 1 },
+      );
+      const blocker = queue.run(name, { id: 'blocker' }, { deadlineMs: ROOMY_MS });
+      await eventually(
+        async () => started.length,
+        (n) => n === 1,
+        ROOMY_MS,
+        10,
+      );
+      const t0 = Date.now();
+      const err = await queue.run(name, { id: 'queued' }, { deadlineMs: 300 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JobTimeoutError);
+      expect(Date.now() - t0).toBeLessThan(300 + LATE_MS);
+      release();
+      await expect(blocker).resolves.toBe('blocker');
+      // The slot is free again: a later job runs, the withdrawn one never does (jobs start in FIFO order, so had it
+      // stayed queued it would have started before this one).
+      await expect(queue.run(name, { id: 'after' }, { deadlineMs: ROOMY_MS })).resolves.toBe('after');
+      expect(started).toEqual(['blocker', 'after']);
+    });
+
+    it('retries a crash: fails on attempt 1, succeeds on attempt 2', async () => {
+      const name = uniqueName('flaky');
+      const attempts: number[] = [];
+      const retriedBefore = await counterValue({ adapter, name, outcome: 'retried' });
+      await queue.process(name, async (data: { v: string }, ctx) => {
+        attempts.push(ctx.attempt);
+        if (ctx.attempt === 1) throw new Error('transient crash');
+        return { v: data.v, attempt: ctx.attempt };
+      });
+      await expect(queue.run(name, { v: 'x' }, { deadlineMs: ROOMY_MS })).resolves.toEqual({ v: 'x', attempt: 2 });
+      expect(attempts).toEqual([1, 2]);
+      expect((await counterValue({ adapter, name, outcome: 'retried' })) - retriedBefore).toBe(1);
+    });
+
+    it(`gives up on a handler that always crashes after ${MAX_ATTEMPTS} attempts with job_failed`, async () => {
+      const name = uniqueName('broken');
+      let calls = 0;
+      await queue.process(name, async () => {
+        calls++;
+        throw new TypeError('always broken: cannot read x');
+      });
+      const err = await queue.run(name, {}, { deadlineMs: ROOMY_MS }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JobError);
+      expect(err).toMatchObject({ code: 'job_failed', status: 500 });
+      expect((err as Error).message).toContain('always broken: cannot read x');
+      expect(calls).toBe(MAX_ATTEMPTS);
+    });
+
+    it('waits for a handler registered after run() (within the deadline)', async () => {
+      const name = uniqueName('late');
+      const pending = queue.run<{ q: number }, number>(name, { q: 7 }, { deadlineMs: ROOMY_MS });
       await sleep(400);
-      finished = true;
-      return data.v + 1;
+      await queue.process(name, async (data: { q: number }) => data.q * 6);
+      await expect(pending).resolves.toBe(42);
     });
-    const inflight = own.run<{ v: number }, number>(name, { v: 1 }, { deadlineMs: ROOMY_MS });
-    await eventually(async () => started, (s) => s, ROOMY_MS, 10);
-    const closed = own.close();
-    await expect(own.run(name, { v: 2 }, { deadlineMs: 1000 })).rejects.toMatchObject({ code: 'queue_closed', status: 503 });
-    await closed;
-    expect(finished).toBe(true);
-    await expect(inflight).resolves.toBe(2);
-  });
 
-  it('retains nothing of finished jobs (payload, result, failure reason)', async () => {
-    const tag = uniqueName('pii');
-    const m = { data: `${tag}-data`, result: `${tag}-result`, detail: `${tag}-detail`, crash: `${tag}-crash`, late: `${tag}-late` };
-    const ok = uniqueName('keep_ok');
-    const coded = uniqueName('keep_coded');
-    const flaky = uniqueName('keep_flaky');
-    const late = uniqueName('keep_late');
-    const orphan = uniqueName('keep_orphan');
-    let lateDone = false;
-    await queue.process(ok, async (data: { secret: string }) => ({ secret: m.result, echo: data.secret }));
-    await queue.process(coded, async () => {
-      throw new JobError('rejected', 'rejected input', 400, { field: m.detail });
+    it('close() stops taking jobs and lets the in-flight one finish', async () => {
+      const own = await create();
+      const name = uniqueName('closing');
+      let started = false;
+      let finished = false;
+      await own.process(name, async (data: { v: number }) => {
+        started = true;
+        await sleep(400);
+        finished = true;
+        return data.v + 1;
+      });
+      const inflight = own.run<{ v: number }, number>(name, { v: 1 }, { deadlineMs: ROOMY_MS });
+      await eventually(
+        async () => started,
+        (s) => s,
+        ROOMY_MS,
+        10,
+      );
+      const closed = own.close();
+      await expect(own.run(name, { v: 2 }, { deadlineMs: 1000 })).rejects.toMatchObject({
+        code: 'queue_closed',
+        status: 503,
+      });
+      await closed;
+      expect(finished).toBe(true);
+      await expect(inflight).resolves.toBe(2);
     });
-    await queue.process(flaky, async (_d, ctx) => {
-      if (ctx.attempt === 1) throw new Error(`crash carrying ${m.crash}`);
-      return { secret: m.result };
+
+    it('retains nothing of finished jobs (payload, result, failure reason)', async () => {
+      const tag = uniqueName('pii');
+      const m = {
+        data: `${tag}-data`,
+        result: `${tag}-result`,
+        detail: `${tag}-detail`,
+        crash: `${tag}-crash`,
+        late: `${tag}-late`,
+      };
+      const ok = uniqueName('keep_ok');
+      const coded = uniqueName('keep_coded');
+      const flaky = uniqueName('keep_flaky');
+      const late = uniqueName('keep_late');
+      const orphan = uniqueName('keep_orphan');
+      let lateDone = false;
+      await queue.process(ok, async (data: { secret: string }) => ({ secret: m.result, echo: data.secret }));
+      await queue.process(coded, async () => {
+        throw new JobError('rejected', 'rejected input', 400, { field: m.detail });
+      });
+      await queue.process(flaky, async (_d, ctx) => {
+        if (ctx.attempt === 1) throw new Error(`crash carrying ${m.crash}`);
+        return { secret: m.result };
+      });
+      // Produces its result only after its deadline (3 s: long enough for it to have started on a slow machine).
+      await queue.process(late, async (_d, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await sleep(100);
+        lateDone = true;
+        return { secret: m.late };
+      });
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          queue.run<{ secret: string }, { secret: string; echo: string }>(
+            ok,
+            { secret: m.data },
+            { deadlineMs: ROOMY_MS },
+          ),
+        ),
+      );
+      results.forEach((r) => expect(r).toEqual({ secret: m.result, echo: m.data }));
+      await expect(queue.run(coded, { secret: m.data }, { deadlineMs: ROOMY_MS })).rejects.toMatchObject({
+        code: 'rejected',
+        details: { field: m.detail },
+      });
+      await expect(queue.run(flaky, { secret: m.data }, { deadlineMs: ROOMY_MS })).resolves.toEqual({
+        secret: m.result,
+      });
+      await expect(queue.run(late, { secret: m.data }, { deadlineMs: 3000 })).rejects.toBeInstanceOf(JobTimeoutError);
+      // Never picked up (no handler for it): withdrawn at its deadline.
+      await expect(queue.run(orphan, { secret: m.data }, { deadlineMs: 300 })).rejects.toBeInstanceOf(JobTimeoutError);
+      await eventually(
+        async () => lateDone,
+        (d) => d,
+        ROOMY_MS,
+        20,
+      );
+      const left = await eventually(
+        () => retained(queue, [ok, coded, flaky, late, orphan], Object.values(m)),
+        (found) => found.length === 0,
+        ROOMY_MS,
+        100,
+      ).catch((e: unknown) => e);
+      expect(left).toEqual([]);
     });
-    // Produces its result only after its deadline (3 s: long enough for it to have started on a slow machine).
-    await queue.process(late, async (_d, ctx) => {
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-      await sleep(100);
-      lateDone = true;
-      return { secret: m.late };
-    });
-    const results = await Promise.all(Array.from({ length: 20 }, () => queue.run<{ secret: string }, { secret: string; echo: string }>(ok, { secret: m.data }, { deadlineMs: ROOMY_MS })));
-    results.forEach((r) => expect(r).toEqual({ secret: m.result, echo: m.data }));
-    await expect(queue.run(coded, { secret: m.data }, { deadlineMs: ROOMY_MS })).rejects.toMatchObject({ code: 'rejected', details: { field: m.detail } });
-    await expect(queue.run(flaky, { secret: m.data }, { deadlineMs: ROOMY_MS })).resolves.toEqual({ secret: m.result });
-    await expect(queue.run(late, { secret: m.data }, { deadlineMs: 3000 })).rejects.toBeInstanceOf(JobTimeoutError);
-    // Never picked up (no handler for it): withdrawn at its deadline.
-    await expect(queue.run(orphan, { secret: m.data }, { deadlineMs: 300 })).rejects.toBeInstanceOf(JobTimeoutError);
-    await eventually(async () => lateDone, (d) => d, ROOMY_MS, 20);
-    const left = await eventually(() => retained(queue, [ok, coded, flaky, late, orphan], Object.values(m)), (found) => found.length === 0, ROOMY_MS, 100).catch((e: unknown) => e);
-    expect(left).toEqual([]);
-  });
-});
+  },
+);
 
 describe('queue contract: bullmq only', () => {
   afterAll(async () => {
@@ -383,20 +491,42 @@ describe('queue contract: bullmq only', () => {
   it('picks up the job of a worker process that died mid-job (after its lock expired)', async () => {
     const lockMs = 1500;
     const name = uniqueName('crash');
-    const caller = await createBullMqQueue({ redisUrl: config.REDIS_URL, prefix: PREFIX, concurrency: 1, lockMs, maxAttempts: 2, connectTimeoutMs: 10000, logger });
+    const caller = await createBullMqQueue({
+      redisUrl: config.REDIS_URL,
+      prefix: PREFIX,
+      concurrency: 1,
+      lockMs,
+      maxAttempts: 2,
+      connectTimeoutMs: 10000,
+      logger,
+    });
     let child: ChildProcess | undefined;
     try {
       let out = '';
       let err = '';
       child = spawn(process.execPath, ['--import', 'tsx', CRASH_WORKER], {
         cwd: REPO_ROOT,
-        env: { ...process.env, REDIS_URL: config.REDIS_URL, QUEUE_PREFIX: PREFIX, JOB_NAME: name, JOB_LOCK_MS: String(lockMs), JOB_MAX_ATTEMPTS: '2' },
+        env: {
+          ...process.env,
+          REDIS_URL: config.REDIS_URL,
+          QUEUE_PREFIX: PREFIX,
+          JOB_NAME: name,
+          JOB_LOCK_MS: String(lockMs),
+          JOB_MAX_ATTEMPTS: '2',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-      const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child!.once('exit', (code, signal) => resolve(signal ?? code)));
-      await eventually(async () => out.includes('ready') || child!.exitCode !== null || child!.signalCode !== null, (done) => done, 90_000, 50).catch(() => undefined);
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        child!.once('exit', (code, signal) => resolve(signal ?? code)),
+      );
+      await eventually(
+        async () => out.includes('ready') || child!.exitCode !== null || child!.signalCode !== null,
+        (done) => done,
+        90_000,
+        50,
+      ).catch(() => undefined);
       expect(out, `worker did not start: ${err}`).toContain('ready');
 
       const result = caller.run<{ n: number }, { attempt: number; by: string }>(name, { n: 1 }, { deadlineMs: 60_000 });
@@ -419,7 +549,15 @@ describe('queue contract: bullmq only', () => {
   it('rejects start-up against a Redis that refuses connections, naming REDIS_URL', async () => {
     const connectTimeoutMs = 2000;
     const t0 = Date.now();
-    const err = await createBullMqQueue({ redisUrl: 'redis://127.0.0.1:1', prefix: PREFIX, concurrency: 1, lockMs: 30000, maxAttempts: 2, connectTimeoutMs, logger }).catch((e: unknown) => e);
+    const err = await createBullMqQueue({
+      redisUrl: 'redis://127.0.0.1:1',
+      prefix: PREFIX,
+      concurrency: 1,
+      lockMs: 30000,
+      maxAttempts: 2,
+      connectTimeoutMs,
+      logger,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DependencyError);
     expect((err as Error).message).toMatch(/REDIS_URL/);
     expect((err as Error).message).toMatch(/127\.0\.0\.1:1/);
@@ -438,7 +576,15 @@ describe('queue contract: bullmq only', () => {
     try {
       const connectTimeoutMs = 1500;
       const t0 = Date.now();
-      const err = await createBullMqQueue({ redisUrl: `redis://127.0.0.1:${port}`, prefix: PREFIX, concurrency: 1, lockMs: 30000, maxAttempts: 2, connectTimeoutMs, logger }).catch((e: unknown) => e);
+      const err = await createBullMqQueue({
+        redisUrl: `redis://127.0.0.1:${port}`,
+        prefix: PREFIX,
+        concurrency: 1,
+        lockMs: 30000,
+        maxAttempts: 2,
+        connectTimeoutMs,
+        logger,
+      }).catch((e: unknown) => e);
       const elapsed = Date.now() - t0;
       expect(err).toBeInstanceOf(DependencyError);
       expect((err as Error).message).toMatch(/REDIS_URL/);

@@ -105,7 +105,9 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     // 002 read the table 001 created (it would have failed in the other order).
     const marks = await store.query(sql`SELECT mark, events FROM ${ident('contract_marks')}`);
     expect(marks.map((m) => [m.mark, Number(m.events)])).toEqual([['after_001', 0]]);
-    const recorded = await store.query(sql`SELECT version, name, checksum, applied_at FROM ${ident('schema_migrations')} ${final} ORDER BY version`);
+    const recorded = await store.query(
+      sql`SELECT version, name, checksum, applied_at FROM ${ident('schema_migrations')} ${final} ORDER BY version`,
+    );
     expect(recorded.map((r) => [Number(r.version), r.name])).toEqual([
       [1, 'contract_events'],
       [2, 'contract_marks'],
@@ -159,31 +161,49 @@ describe.each(adapters)('store contract: $name', (adapter) => {
 
   it('inserts a 10k-row batch: exact count, sum, min, max', async () => {
     const ids = range(0, 10_000);
-    await store.insert('contract_events', ids.map((i) => event(i)));
+    await store.insert(
+      'contract_events',
+      ids.map((i) => event(i)),
+    );
     expect(await totals(store)).toEqual(expectedTotals(ids));
   });
 
   it('is idempotent by key: re-inserting the same events (some fields changed) counts them once', async () => {
     const before = await totals(store);
     // Same keys, note changed: a replay must not double count.
-    await store.insert('contract_events', range(0, 10_000).map((i) => event(i, `replayed ${i}`)));
+    await store.insert(
+      'contract_events',
+      range(0, 10_000).map((i) => event(i, `replayed ${i}`)),
+    );
     expect(await totals(store)).toEqual(before);
     // Overlapping batch: half old keys, half new ones; and a batch holding one key twice.
-    await store.insert('contract_events', range(5_000, 12_000).map((i) => event(i, 'overlap')));
+    await store.insert(
+      'contract_events',
+      range(5_000, 12_000).map((i) => event(i, 'overlap')),
+    );
     await store.insert('contract_events', [event(12_000), event(12_000, 'twice in one batch')]);
     expect(await totals(store)).toEqual(expectedTotals(range(0, 12_001)));
   });
 
   it('takes concurrent batches (serialized where the engine has one writer)', async () => {
     const ids = range(20_000, 23_000);
-    await Promise.all([0, 1, 2].map((k) => store.insert('contract_events', ids.slice(k * 1000, (k + 1) * 1000).map((i) => ({ ...event(i), event_id: `conc-${i}` })))));
+    await Promise.all(
+      [0, 1, 2].map((k) =>
+        store.insert(
+          'contract_events',
+          ids.slice(k * 1000, (k + 1) * 1000).map((i) => ({ ...event(i), event_id: `conc-${i}` })),
+        ),
+      ),
+    );
     const [row] = await store.query(sql`SELECT count() AS n FROM ${T} ${final} WHERE event_id LIKE ${'conc-%'}`);
     expect(Number(row!.n)).toBe(3000);
   });
 
   it('round-trips a Date at second precision in UTC; ts_ms keeps the milliseconds', async () => {
     const at = new Date('2024-02-29T23:59:59.987Z');
-    await store.insert('contract_events', [{ event_id: 'date-1', pair: 'BTC-USD', ts: at, ts_ms: at.getTime(), price: 1, note: '' }]);
+    await store.insert('contract_events', [
+      { event_id: 'date-1', pair: 'BTC-USD', ts: at, ts_ms: at.getTime(), price: 1, note: '' },
+    ]);
     const rows = await store.query(sql`SELECT ts, ts_ms FROM ${T} ${final} WHERE event_id = ${'date-1'}`);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.ts).toBe('2024-02-29 23:59:59');
@@ -197,8 +217,22 @@ describe.each(adapters)('store contract: $name', (adapter) => {
 
   it('returns the same row shapes for the same query text', async () => {
     await store.insert('contract_events', [
-      { event_id: 'shape-1', pair: 'ETH-USD', ts: new Date('2024-01-02T03:04:05Z'), ts_ms: 1704164645123, price: 2.5, note: 'a' },
-      { event_id: 'shape-2', pair: 'ETH-USD', ts: new Date('2024-01-02T03:04:06Z'), ts_ms: 1704164646000, price: -0.125, note: 'b' },
+      {
+        event_id: 'shape-1',
+        pair: 'ETH-USD',
+        ts: new Date('2024-01-02T03:04:05Z'),
+        ts_ms: 1704164645123,
+        price: 2.5,
+        note: 'a',
+      },
+      {
+        event_id: 'shape-2',
+        pair: 'ETH-USD',
+        ts: new Date('2024-01-02T03:04:06Z'),
+        ts_ms: 1704164646000,
+        price: -0.125,
+        note: 'b',
+      },
     ]);
     const rows = await store.query(sql`
       SELECT event_id, pair, ts, price, note,
@@ -208,14 +242,32 @@ describe.each(adapters)('store contract: $name', (adapter) => {
       WHERE pair = ${'ETH-USD'} AND event_id IN (${'shape-1'}, ${'shape-2'})
       ORDER BY event_id`);
     expect(rows).toEqual([
-      { event_id: 'shape-1', pair: 'ETH-USD', ts: '2024-01-02 03:04:05', price: 2.5, note: 'a', ts_ms_f: 1704164645123, doubled: 5 },
-      { event_id: 'shape-2', pair: 'ETH-USD', ts: '2024-01-02 03:04:06', price: -0.125, note: 'b', ts_ms_f: 1704164646000, doubled: -0.25 },
+      {
+        event_id: 'shape-1',
+        pair: 'ETH-USD',
+        ts: '2024-01-02 03:04:05',
+        price: 2.5,
+        note: 'a',
+        ts_ms_f: 1704164645123,
+        doubled: 5,
+      },
+      {
+        event_id: 'shape-2',
+        pair: 'ETH-USD',
+        ts: '2024-01-02 03:04:06',
+        price: -0.125,
+        note: 'b',
+        ts_ms_f: 1704164646000,
+        doubled: -0.25,
+      },
     ]);
     shapes.set(adapter.name, rows);
   });
 
   it('documents the one shape difference: 64-bit integers', async () => {
-    const [row] = await store.query(sql`SELECT count() AS n, max(ts_ms) AS m FROM ${T} ${final} WHERE event_id = ${'shape-1'}`);
+    const [row] = await store.query(
+      sql`SELECT count() AS n, max(ts_ms) AS m FROM ${T} ${final} WHERE event_id = ${'shape-1'}`,
+    );
     if (adapter.name === 'clickhouse') expect(row).toEqual({ n: '1', m: '1704164645123' });
     else expect(row).toEqual({ n: 1, m: 1704164645123 });
   });
@@ -243,7 +295,14 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     const before = await totals(store);
     await store.insert(
       'contract_events',
-      values.map((note, k) => ({ event_id: `inj-i-${k}`, pair: 'BTC-USD', ts: new Date(BASE_MS), ts_ms: BASE_MS, price: 0, note })),
+      values.map((note, k) => ({
+        event_id: `inj-i-${k}`,
+        pair: 'BTC-USD',
+        ts: new Date(BASE_MS),
+        ts_ms: BASE_MS,
+        price: 0,
+        note,
+      })),
     );
     for (const [k, note] of values.entries()) {
       await store.command(
@@ -252,7 +311,9 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     }
     for (const [k, note] of values.entries()) {
       // Read back by key and by the literal itself (the WHERE literal must match the stored bytes).
-      const rows = await store.query(sql`SELECT event_id, note FROM ${T} ${final} WHERE note = ${note} AND event_id IN (${`inj-i-${k}`}, ${`inj-l-${k}`}) ORDER BY event_id`);
+      const rows = await store.query(
+        sql`SELECT event_id, note FROM ${T} ${final} WHERE note = ${note} AND event_id IN (${`inj-i-${k}`}, ${`inj-l-${k}`}) ORDER BY event_id`,
+      );
       expect(rows, JSON.stringify(note)).toEqual([
         { event_id: `inj-i-${k}`, note },
         { event_id: `inj-l-${k}`, note },
@@ -267,23 +328,36 @@ describe.each(adapters)('store contract: $name', (adapter) => {
   if (adapter.name === 'duckdb') {
     it('refuses a NUL byte (DuckDB VARCHAR cannot hold it) instead of truncating', async () => {
       await expect(
-        store.insert('contract_events', [{ event_id: 'nul', pair: 'BTC-USD', ts: new Date(), ts_ms: 1, price: 0, note: 'a\0b' }]),
+        store.insert('contract_events', [
+          { event_id: 'nul', pair: 'BTC-USD', ts: new Date(), ts_ms: 1, price: 0, note: 'a\0b' },
+        ]),
       ).rejects.toThrow(/NUL/);
       expect(() => sql`SELECT ${'a\0b'}`.render('duckdb')).toThrow(/NUL/);
     });
   }
 
   it('refuses bad identifiers, unknown columns and non-finite numbers', async () => {
-    for (const bad of ['x; DROP', 'contract_events; DROP TABLE contract_events', 'a-b', '"contract_events"', "'contract_events'", '`contract_events`']) {
+    for (const bad of [
+      'x; DROP',
+      'contract_events; DROP TABLE contract_events',
+      'a-b',
+      '"contract_events"',
+      "'contract_events'",
+      '`contract_events`',
+    ]) {
       await expect(store.insert(bad, [event(1)]), bad).rejects.toThrow(/invalid SQL identifier/);
     }
-    await expect(store.insert('contract_events', [{ ...event(90_000), 'note; DROP': 'x' }])).rejects.toThrow(/invalid SQL identifier|no column/);
+    await expect(store.insert('contract_events', [{ ...event(90_000), 'note; DROP': 'x' }])).rejects.toThrow(
+      /invalid SQL identifier|no column/,
+    );
     await expect(store.insert('contract_events', [{ ...event(90_001), extra: 'x' }])).rejects.toThrow();
     for (const bad of [NaN, Infinity, -Infinity]) {
       await expect(store.insert('contract_events', [{ ...event(90_002), price: bad }])).rejects.toThrow(/non-finite/);
       await expect(store.query(sql`SELECT ${bad} AS x`)).rejects.toThrow(/non-finite/);
     }
-    const [row] = await store.query(sql`SELECT count() AS n FROM ${T} ${final} WHERE event_id IN (${'e-90000'}, ${'e-90001'}, ${'e-90002'})`);
+    const [row] = await store.query(
+      sql`SELECT count() AS n FROM ${T} ${final} WHERE event_id IN (${'e-90000'}, ${'e-90001'}, ${'e-90002'})`,
+    );
     expect(Number(row!.n)).toBe(0);
   });
 
@@ -306,10 +380,14 @@ describe.each(adapters)('store contract: $name', (adapter) => {
     batch.add({ ...event(30_000), event_id: 'rb-30000', note: 'same key twice' });
     expect(batch.size).toBe(ids.length + 2);
     await batch.send();
-    const [row] = await store.query(sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rb-%'}`);
+    const [row] = await store.query(
+      sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rb-%'}`,
+    );
     expect(Number(row!.n)).toBe(ids.length + 1);
     expect(Number(row!.p)).toBe(expectedTotals(ids).total + 0.5);
-    const [odd] = await store.query(sql`SELECT pair, ts, ts_ms, price, note FROM ${T} ${final} WHERE event_id = ${'rb-reordered'}`);
+    const [odd] = await store.query(
+      sql`SELECT pair, ts, ts_ms, price, note FROM ${T} ${final} WHERE event_id = ${'rb-reordered'}`,
+    );
     expect(odd).toMatchObject({ pair: 'BTC-USD', ts: '2024-01-15 12:00:00', price: 0.5, note: 'reordered' });
     expect(Number(odd!.ts_ms)).toBe(BASE_MS);
     await expect(batch.send()).rejects.toThrow(/already sent/);
@@ -327,7 +405,9 @@ describe.each(adapters)('store contract: $name', (adapter) => {
       from += n;
     }
     const ids = range(40_000, from);
-    const [row] = await store.query(sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rs-%'}`);
+    const [row] = await store.query(
+      sql`SELECT count() AS n, sum(price) AS p FROM ${T} ${final} WHERE event_id LIKE ${'rs-%'}`,
+    );
     expect(Number(row!.n)).toBe(ids.length);
     expect(Number(row!.p)).toBe(expectedTotals(ids).total);
   });
@@ -398,6 +478,11 @@ describe('migration files', () => {
       'FROM a;',
       'SELECT 2',
     ].join('\n');
-    expect(splitStatements(text)).toEqual(['CREATE TABLE a (x String)', "INSERT INTO a VALUES ('x;y')", 'SELECT 1\nFROM a', 'SELECT 2']);
+    expect(splitStatements(text)).toEqual([
+      'CREATE TABLE a (x String)',
+      "INSERT INTO a VALUES ('x;y')",
+      'SELECT 1\nFROM a',
+      'SELECT 2',
+    ]);
   });
 });

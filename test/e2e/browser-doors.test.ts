@@ -36,18 +36,29 @@ let dataDir: string;
 let tapePair: string;
 
 beforeAll(async () => {
-  if (!hasChromium()) throw new Error('Debian chromium is missing: run `npm run engines:up` (scripts/engines.sh installs it)');
+  if (!hasChromium())
+    throw new Error('Debian chromium is missing: run `npm run engines:up` (scripts/engines.sh installs it)');
   dataDir = await mkdtemp(join(tmpdir(), 'browser-doors-'));
-  app = await startApp({ DATA_DIR: dataDir, MARKET_SOURCE: 'simulated', DASHBOARD_DELAY_SECONDS: '0', DASHBOARD_REFRESH_SECONDS: '2', DASHBOARD_RATE_LIMIT_PER_MINUTE: '100000', DISLOCATION_MIN_NET_BPS: '-20' });
+  app = await startApp({
+    DATA_DIR: dataDir,
+    MARKET_SOURCE: 'simulated',
+    DASHBOARD_DELAY_SECONDS: '0',
+    DASHBOARD_REFRESH_SECONDS: '2',
+    DASHBOARD_RATE_LIMIT_PER_MINUTE: '100000',
+    DISLOCATION_MIN_NET_BPS: '-20',
+  });
   await waitHealthy(app, START_MS);
   // The simulated market has stored candles and opened a dislocation. Items that pay after costs come at the
   // simulator's heavy-tailed intervals (minutes apart at times), so this test opens items from -20 bps net (the
   // dashboard draws what the detector opened, whatever its threshold), and shows the first pair that has one.
   const pairs = loadPairs().pairs.map((p) => p.pair);
-  tapePair = await eventually(
+  tapePair = (await eventually(
     async () => {
       for (const pair of pairs) {
-        const m = (await (await fetch(`${app.url}/dashboard/api/market?pair=${encodeURIComponent(pair)}`)).json()) as { candles: { points: unknown[] }; tape: unknown[] };
+        const m = (await (await fetch(`${app.url}/dashboard/api/market?pair=${encodeURIComponent(pair)}`)).json()) as {
+          candles: { points: unknown[] };
+          tape: unknown[];
+        };
         if (m.candles.points.length > 0 && m.tape.length > 0) return pair;
       }
       return undefined;
@@ -55,7 +66,7 @@ beforeAll(async () => {
     (pair) => pair !== undefined,
     START_MS,
     1_000,
-  ) as string;
+  )) as string;
   browser = await launchBrowser();
   // Navigation, locators and screenshots too (playwright's default is 30 s).
   browser.context.setDefaultTimeout(PAGE_MS);
@@ -69,65 +80,70 @@ afterAll(async () => {
 });
 
 describe('landing page and live dashboard', () => {
-  it('draws the charts and the tape from the free endpoints, without console errors', async () => {
-    const page = await browser.context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()}`));
+  it(
+    'draws the charts and the tape from the free endpoints, without console errors',
+    async () => {
+      const page = await browser.context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()}`));
 
-    const t0 = Date.now();
-    const res = await page.goto(`${app.url}/`, { waitUntil: 'load' });
-    expect(res?.status()).toBe(200);
-    await page.selectOption('#pair', tapePair);
-    const drawn = (pair: string) => {
-      const d = document.body.dataset;
-      return d.ready === '1' && d.pair === pair && Number(d.tape) > 0 && Number(d.candles) > 0;
-    };
-    await page.waitForFunction(drawn, tapePair, { timeout: PAGE_MS });
-    const firstChartMs = Date.now() - t0;
-    // The health badges follow /health at each refresh (every 2 s): on a loaded machine the pipeline can lag for a
-    // moment. Wait for them to show ok; if they never do, the assertions below say what they show.
-    const healthOk = () => {
-      const text = document.querySelector('#health')?.textContent ?? '';
-      return /overall: ok/.test(text) && /pipeline: ok/.test(text);
-    };
-    await page.waitForFunction(healthOk, undefined, { timeout: PAGE_MS }).catch(() => undefined);
-
-    const facts = await page.evaluate(() => {
-      const inked = (id: string) =>
-        Array.from(document.querySelectorAll<HTMLCanvasElement>(`#${id} canvas`)).some((c) => {
-          const g = c.getContext('2d');
-          if (!g || !c.width || !c.height) return false;
-          const data = g.getImageData(0, 0, c.width, c.height).data;
-          for (let i = 0; i < data.length; i += 4) if (data[i + 3]! > 0 && (data[i]! < 200 || data[i + 1]! < 200)) return true;
-          return false;
-        });
-      return {
-        candles: Number(document.body.dataset.candles),
-        tape: document.querySelectorAll('#tape tbody tr').length,
-        latency: Number(document.body.dataset.latency),
-        capacity: Number(document.body.dataset.capacity),
-        candlesInked: inked('candles'),
-        prices: document.querySelectorAll('table.prices tbody tr').length,
-        health: document.querySelector('#health')?.textContent ?? '',
+      const t0 = Date.now();
+      const res = await page.goto(`${app.url}/`, { waitUntil: 'load' });
+      expect(res?.status()).toBe(200);
+      await page.selectOption('#pair', tapePair);
+      const drawn = (pair: string) => {
+        const d = document.body.dataset;
+        return d.ready === '1' && d.pair === pair && Number(d.tape) > 0 && Number(d.candles) > 0;
       };
-    });
-    expect(facts.candles).toBeGreaterThan(0);
-    expect(facts.tape).toBeGreaterThan(0);
-    expect(facts.latency).toBeGreaterThan(0);
-    expect(facts.capacity).toBeGreaterThan(0);
-    expect(facts.candlesInked).toBe(true);
-    expect(facts.prices).toBe(17);
-    expect(facts.health).toMatch(/overall: ok/);
-    expect(facts.health).toMatch(/pipeline: ok/);
-    await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png'), fullPage: true });
-    expect(problems).toEqual([]);
-    console.log(`dashboard: first chart drawn ${firstChartMs} ms after navigation`);
-    await page.close();
-  }, 3 * PAGE_MS);
+      await page.waitForFunction(drawn, tapePair, { timeout: PAGE_MS });
+      const firstChartMs = Date.now() - t0;
+      // The health badges follow /health at each refresh (every 2 s): on a loaded machine the pipeline can lag for a
+      // moment. Wait for them to show ok; if they never do, the assertions below say what they show.
+      const healthOk = () => {
+        const text = document.querySelector('#health')?.textContent ?? '';
+        return /overall: ok/.test(text) && /pipeline: ok/.test(text);
+      };
+      await page.waitForFunction(healthOk, undefined, { timeout: PAGE_MS }).catch(() => undefined);
+
+      const facts = await page.evaluate(() => {
+        const inked = (id: string) =>
+          Array.from(document.querySelectorAll<HTMLCanvasElement>(`#${id} canvas`)).some((c) => {
+            const g = c.getContext('2d');
+            if (!g || !c.width || !c.height) return false;
+            const data = g.getImageData(0, 0, c.width, c.height).data;
+            for (let i = 0; i < data.length; i += 4)
+              if (data[i + 3]! > 0 && (data[i]! < 200 || data[i + 1]! < 200)) return true;
+            return false;
+          });
+        return {
+          candles: Number(document.body.dataset.candles),
+          tape: document.querySelectorAll('#tape tbody tr').length,
+          latency: Number(document.body.dataset.latency),
+          capacity: Number(document.body.dataset.capacity),
+          candlesInked: inked('candles'),
+          prices: document.querySelectorAll('table.prices tbody tr').length,
+          health: document.querySelector('#health')?.textContent ?? '',
+        };
+      });
+      expect(facts.candles).toBeGreaterThan(0);
+      expect(facts.tape).toBeGreaterThan(0);
+      expect(facts.latency).toBeGreaterThan(0);
+      expect(facts.capacity).toBeGreaterThan(0);
+      expect(facts.candlesInked).toBe(true);
+      expect(facts.prices).toBe(17);
+      expect(facts.health).toMatch(/overall: ok/);
+      expect(facts.health).toMatch(/pipeline: ok/);
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png'), fullPage: true });
+      expect(problems).toEqual([]);
+      console.log(`dashboard: first chart drawn ${firstChartMs} ms after navigation`);
+      await page.close();
+    },
+    3 * PAGE_MS,
+  );
 
   it('serves its assets with caching headers keyed by content hash', async () => {
     const html = await (await fetch(`${app.url}/`)).text();
@@ -155,64 +171,75 @@ describe('browser paywall', () => {
     expect(curlLike.headers.get('content-type')).toMatch(/json/);
   });
 
-  it('a browser gets the paywall page, and pays from it with a wallet', async () => {
-    const info = await readDevChainInfo(dataDir);
-    const payer = privateKeyToAccount(info.payer_key as `0x${string}`);
-    const page = await browser.context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(e.message));
+  it(
+    'a browser gets the paywall page, and pays from it with a wallet',
+    async () => {
+      const info = await readDevChainInfo(dataDir);
+      const payer = privateKeyToAccount(info.payer_key as `0x${string}`);
+      const page = await browser.context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(e.message));
 
-    // An injected EIP-1193 wallet whose signatures are made in Node with the demo payer's key.
-    await page.exposeFunction('nodeSignTypedData', async (json: string) => {
-      const t = JSON.parse(json) as { domain: Record<string, unknown>; message: Record<string, string> };
-      const m = t.message;
-      return payer.signTypedData({
-        domain: { ...t.domain, chainId: Number(t.domain.chainId) } as never,
-        types: {
-          TransferWithAuthorization: [
-            { name: 'from', type: 'address' },
-            { name: 'to', type: 'address' },
-            { name: 'value', type: 'uint256' },
-            { name: 'validAfter', type: 'uint256' },
-            { name: 'validBefore', type: 'uint256' },
-            { name: 'nonce', type: 'bytes32' },
-          ],
-        },
-        primaryType: 'TransferWithAuthorization',
-        message: { from: m.from, to: m.to, value: BigInt(m.value!), validAfter: BigInt(m.validAfter!), validBefore: BigInt(m.validBefore!), nonce: m.nonce } as never,
+      // An injected EIP-1193 wallet whose signatures are made in Node with the demo payer's key.
+      await page.exposeFunction('nodeSignTypedData', async (json: string) => {
+        const t = JSON.parse(json) as { domain: Record<string, unknown>; message: Record<string, string> };
+        const m = t.message;
+        return payer.signTypedData({
+          domain: { ...t.domain, chainId: Number(t.domain.chainId) } as never,
+          types: {
+            TransferWithAuthorization: [
+              { name: 'from', type: 'address' },
+              { name: 'to', type: 'address' },
+              { name: 'value', type: 'uint256' },
+              { name: 'validAfter', type: 'uint256' },
+              { name: 'validBefore', type: 'uint256' },
+              { name: 'nonce', type: 'bytes32' },
+            ],
+          },
+          primaryType: 'TransferWithAuthorization',
+          message: {
+            from: m.from,
+            to: m.to,
+            value: BigInt(m.value!),
+            validAfter: BigInt(m.validAfter!),
+            validBefore: BigInt(m.validBefore!),
+            nonce: m.nonce,
+          } as never,
+        });
       });
-    });
-    await page.addInitScript((address: string) => {
-      const w = window as unknown as { ethereum: unknown; nodeSignTypedData: (json: string) => Promise<string> };
-      w.ethereum = {
-        request: async ({ method, params }: { method: string; params?: unknown[] }) => {
-          if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
-          if (method === 'eth_signTypedData_v4') return w.nodeSignTypedData(String(params![1]));
-          throw new Error(`unsupported ${method}`);
-        },
-      };
-    }, payer.address);
+      await page.addInitScript((address: string) => {
+        const w = window as unknown as { ethereum: unknown; nodeSignTypedData: (json: string) => Promise<string> };
+        w.ethereum = {
+          request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+            if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
+            if (method === 'eth_signTypedData_v4') return w.nodeSignTypedData(String(params![1]));
+            throw new Error(`unsupported ${method}`);
+          },
+        };
+      }, payer.address);
 
-    const res = await page.goto(`${app.url}${path}`);
-    expect(res?.status()).toBe(402);
-    expect(res?.headers()['content-type']).toMatch(/text\/html/);
-    expect(res?.headers()['payment-required']).toBeTruthy();
-    await expect(page.locator('#price').textContent()).resolves.toContain('0.015 USDC');
-    await expect(page.locator('h1').textContent()).resolves.toMatch(/candle/i);
-    const text = await page.locator('main').textContent();
-    expect(text).toContain('PAYMENT-SIGNATURE');
-    expect(text).toContain('spread_candles');
-    await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall.png'), fullPage: true });
+      const res = await page.goto(`${app.url}${path}`);
+      expect(res?.status()).toBe(402);
+      expect(res?.headers()['content-type']).toMatch(/text\/html/);
+      expect(res?.headers()['payment-required']).toBeTruthy();
+      await expect(page.locator('#price').textContent()).resolves.toContain('0.015 USDC');
+      await expect(page.locator('h1').textContent()).resolves.toMatch(/candle/i);
+      const text = await page.locator('main').textContent();
+      expect(text).toContain('PAYMENT-SIGNATURE');
+      expect(text).toContain('spread_candles');
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall.png'), fullPage: true });
 
-    await page.locator('#pay').click();
-    await page.waitForFunction(() => document.body.dataset.paid !== undefined, undefined, { timeout: PAGE_MS });
-    expect(await page.evaluate(() => document.body.dataset.paid)).toBe('200');
-    const result = JSON.parse((await page.locator('#result').textContent()) ?? '{}') as Record<string, unknown>;
-    expect(result).toMatchObject({ pair: 'ETH/USD', interval: '15m' });
-    expect(typeof result.open_raw_spread_bps).toBe('number');
-    await expect(page.locator('#pay-status').textContent()).resolves.toMatch(/settled in transaction 0x[0-9a-f]{64}/);
-    await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall-paid.png'), fullPage: true });
-    expect(problems).toEqual([]);
-    await page.close();
-  }, 3 * PAGE_MS);
+      await page.locator('#pay').click();
+      await page.waitForFunction(() => document.body.dataset.paid !== undefined, undefined, { timeout: PAGE_MS });
+      expect(await page.evaluate(() => document.body.dataset.paid)).toBe('200');
+      const result = JSON.parse((await page.locator('#result').textContent()) ?? '{}') as Record<string, unknown>;
+      expect(result).toMatchObject({ pair: 'ETH/USD', interval: '15m' });
+      expect(typeof result.open_raw_spread_bps).toBe('number');
+      await expect(page.locator('#pay-status').textContent()).resolves.toMatch(/settled in transaction 0x[0-9a-f]{64}/);
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'paywall-paid.png'), fullPage: true });
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+    3 * PAGE_MS,
+  );
 });

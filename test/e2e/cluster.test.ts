@@ -52,7 +52,10 @@ function freeBase(): Promise<number> {
 }
 
 let basePort = 0;
-function cluster(args: string[], timeoutMs = 2 * WAIT_MS): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function cluster(
+  args: string[],
+  timeoutMs = 2 * WAIT_MS,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts', ...args], {
     cwd: ROOT,
@@ -89,7 +92,9 @@ function cluster(args: string[], timeoutMs = 2 * WAIT_MS): Promise<{ code: numbe
 }
 
 const url = (offset: number) => `http://127.0.0.1:${basePort + offset}`;
-async function health(offset: number): Promise<{ status: string; components: Record<string, { status: string; last_batch_at?: string }> } | undefined> {
+async function health(
+  offset: number,
+): Promise<{ status: string; components: Record<string, { status: string; last_batch_at?: string }> } | undefined> {
   try {
     // A loaded machine answers slowly; callers poll, so a wait that gives up only costs a round.
     return (await (await fetch(`${url(offset)}/health`, { signal: AbortSignal.timeout(15_000) })).json()) as never;
@@ -101,13 +106,20 @@ async function health(offset: number): Promise<{ status: string; components: Rec
 afterAll(async () => {
   await cluster(['down']).catch(() => undefined);
   for (const p of readState(dir)) if (running(p)) process.kill(p.pid!, 'SIGKILL');
-  const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger: testLogger() }).catch(() => undefined);
+  const store = await createClickHouseStore({
+    url: config.CLICKHOUSE_URL,
+    database,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    connectTimeoutMs: 10000,
+    logger: testLogger(),
+  }).catch(() => undefined);
   await store?.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
   await store?.close();
   const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    for (let cursor = '0'; ; ) {
+    for (let cursor = '0'; ;) {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}:*`, 'COUNT', 500);
       if (keys.length) await redis.del(...keys);
       if ((cursor = next) === '0') break;
@@ -119,86 +131,133 @@ afterAll(async () => {
 }, 2 * WAIT_MS); // `down` drains each role in turn: slow on a loaded machine
 
 describe('npm run cluster (four role processes on the real engines)', () => {
-  it('up, status, a SIGKILLed aggregate restarted at once, down', async () => {
-    basePort = await freeBase();
-    const up = await cluster(['up']);
-    console.log(`cluster up (${up.ms} ms):\n${up.stdout.trim()}\n${up.stderr.trim()}`);
-    expect(up.code, `${up.stdout}\n${up.stderr}`).toBe(0);
-    const names = ['api-1', 'ingest-1', 'aggregate-1', 'worker-1'];
-    names.forEach((name, i) => expect(up.stdout).toMatch(new RegExp(`^${name} +\\d+ +http://127\\.0\\.0\\.1:${basePort + i} +\\S+logs/${name}\\.log +up in [\\d.]+ s`, 'm')));
-    const answers: Awaited<ReturnType<typeof health>>[] = [];
-    for (let i = 0; i < 4; i++) {
-      answers.push(await eventually(() => health(i), (h) => h?.components !== undefined, WAIT_MS, 500).catch(() => undefined));
-    }
-    answers.forEach((h, i) => expect(h?.components, `process ${i}`).toBeDefined());
-    expect(answers[0]!.components).toHaveProperty('pipeline');
+  it(
+    'up, status, a SIGKILLed aggregate restarted at once, down',
+    async () => {
+      basePort = await freeBase();
+      const up = await cluster(['up']);
+      console.log(`cluster up (${up.ms} ms):\n${up.stdout.trim()}\n${up.stderr.trim()}`);
+      expect(up.code, `${up.stdout}\n${up.stderr}`).toBe(0);
+      const names = ['api-1', 'ingest-1', 'aggregate-1', 'worker-1'];
+      names.forEach((name, i) =>
+        expect(up.stdout).toMatch(
+          new RegExp(
+            `^${name} +\\d+ +http://127\\.0\\.0\\.1:${basePort + i} +\\S+logs/${name}\\.log +up in [\\d.]+ s`,
+            'm',
+          ),
+        ),
+      );
+      const answers: Awaited<ReturnType<typeof health>>[] = [];
+      for (let i = 0; i < 4; i++) {
+        answers.push(
+          await eventually(
+            () => health(i),
+            (h) => h?.components !== undefined,
+            WAIT_MS,
+            500,
+          ).catch(() => undefined),
+        );
+      }
+      answers.forEach((h, i) => expect(h?.components, `process ${i}`).toBeDefined());
+      expect(answers[0]!.components).toHaveProperty('pipeline');
 
-    // Data flows across the processes: ingest -> Kafka -> aggregate -> ClickHouse -> api.
-    const report = await eventually(() => health(0), (h) => h?.status === 'ok', WAIT_MS, 500);
-    expect(report!.status).toBe('ok');
-    const coverage = (await (await fetch(`${url(0)}/api/v1/crypto/coverage`)).json()) as { supported_pairs: string[]; latest_timestamp: string | null };
-    expect(coverage.supported_pairs.length).toBeGreaterThan(0);
+      // Data flows across the processes: ingest -> Kafka -> aggregate -> ClickHouse -> api.
+      const report = await eventually(
+        () => health(0),
+        (h) => h?.status === 'ok',
+        WAIT_MS,
+        500,
+      );
+      expect(report!.status).toBe('ok');
+      const coverage = (await (await fetch(`${url(0)}/api/v1/crypto/coverage`)).json()) as {
+        supported_pairs: string[];
+        latest_timestamp: string | null;
+      };
+      expect(coverage.supported_pairs.length).toBeGreaterThan(0);
 
-    const status = await eventually(() => cluster(['status']), (r) => r.code === 0 && (r.stdout.match(/health ok/g) ?? []).length === 4, WAIT_MS, 1000);
-    console.log(`cluster status:\n${status.stdout.trim()}`);
+      const status = await eventually(
+        () => cluster(['status']),
+        (r) => r.code === 0 && (r.stdout.match(/health ok/g) ?? []).length === 4,
+        WAIT_MS,
+        1000,
+      );
+      console.log(`cluster status:\n${status.stdout.trim()}`);
 
-    // Messages on Kafka carry their schema version.
-    const bus = namespaced(
-      await createKafkaBus({ partitions: 3, batchSize: 100, maxAttempts: 1, retryBackoffMs: 10, logger: testLogger(), brokers: config.KAFKA_BROKERS, clientId: uniqueName('cluster-test'), connectTimeoutMs: 10000 }),
-      namespace,
-    );
-    const beats: BusMessage[] = [];
-    await bus.readTopic(TOPICS.heartbeat, (m) => void beats.push(m));
-    await bus.close();
-    expect(beats.length).toBeGreaterThan(0);
-    for (const m of beats) expect(m.headers.schema_version).toBe('1.0');
+      // Messages on Kafka carry their schema version.
+      const bus = namespaced(
+        await createKafkaBus({
+          partitions: 3,
+          batchSize: 100,
+          maxAttempts: 1,
+          retryBackoffMs: 10,
+          logger: testLogger(),
+          brokers: config.KAFKA_BROKERS,
+          clientId: uniqueName('cluster-test'),
+          connectTimeoutMs: 10000,
+        }),
+        namespace,
+      );
+      const beats: BusMessage[] = [];
+      await bus.readTopic(TOPICS.heartbeat, (m) => void beats.push(m));
+      await bus.close();
+      expect(beats.length).toBeGreaterThan(0);
+      for (const m of beats) expect(m.headers.schema_version).toBe('1.0');
 
-    // A SIGKILLed aggregate, started again by `up`: it consumes again without waiting for the dead member's session.
-    const aggregate = readState(dir).find((p) => p.name === 'aggregate-1')!;
-    process.kill(aggregate.pid!, 'SIGKILL');
-    await eventually(async () => running(aggregate), (r) => !r, 30_000, 50);
-    const restartAt = Date.now();
-    const again = await cluster(['up']);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('cluster: starting aggregate-1 (');
-    const resumed = await eventually(
-      () => health(2),
-      (h) => Date.parse(h?.components['aggregate.quotes']?.last_batch_at ?? '') > restartAt,
-      WAIT_MS,
-      100,
-    );
-    const firstBatchAt = Date.parse(resumed!.components['aggregate.quotes']!.last_batch_at!);
-    const log = readFileSync(join(dir, 'logs', 'aggregate-1.log'), 'utf8');
-    expect(log).toContain('removed the group members of a dead predecessor process');
-    // Timed from the eviction, which comes right before the join: the process start before it (slow on a loaded
-    // machine) is not what this is about.
-    const evictedAt = log
-      .split('\n')
-      .filter((l) => l.includes('removed the group members of a dead predecessor process'))
-      .map((l) => JSON.parse(l) as { time: string; group?: string })
-      .find((l) => l.group === `${namespace}aggregate.quotes`)?.time;
-    expect(evictedAt, 'the eviction line of the aggregate.quotes group').toBeDefined();
-    const joinedMs = firstBatchAt - Date.parse(evictedAt!);
-    console.log(
-      `aggregate SIGKILLed and started again: consuming ${firstBatchAt - restartAt} ms after \`cluster up\` began, ` +
-        `${joinedMs} ms after removing the dead member`,
-    );
-    // Waiting for the dead member would take its 120 s session or the 60 s rebalance timeout.
-    expect(joinedMs).toBeLessThan(30_000);
+      // A SIGKILLed aggregate, started again by `up`: it consumes again without waiting for the dead member's session.
+      const aggregate = readState(dir).find((p) => p.name === 'aggregate-1')!;
+      process.kill(aggregate.pid!, 'SIGKILL');
+      await eventually(
+        async () => running(aggregate),
+        (r) => !r,
+        30_000,
+        50,
+      );
+      const restartAt = Date.now();
+      const again = await cluster(['up']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('cluster: starting aggregate-1 (');
+      const resumed = await eventually(
+        () => health(2),
+        (h) => Date.parse(h?.components['aggregate.quotes']?.last_batch_at ?? '') > restartAt,
+        WAIT_MS,
+        100,
+      );
+      const firstBatchAt = Date.parse(resumed!.components['aggregate.quotes']!.last_batch_at!);
+      const log = readFileSync(join(dir, 'logs', 'aggregate-1.log'), 'utf8');
+      expect(log).toContain('removed the group members of a dead predecessor process');
+      // Timed from the eviction, which comes right before the join: the process start before it (slow on a loaded
+      // machine) is not what this is about.
+      const evictedAt = log
+        .split('\n')
+        .filter((l) => l.includes('removed the group members of a dead predecessor process'))
+        .map((l) => JSON.parse(l) as { time: string; group?: string })
+        .find((l) => l.group === `${namespace}aggregate.quotes`)?.time;
+      expect(evictedAt, 'the eviction line of the aggregate.quotes group').toBeDefined();
+      const joinedMs = firstBatchAt - Date.parse(evictedAt!);
+      console.log(
+        `aggregate SIGKILLed and started again: consuming ${firstBatchAt - restartAt} ms after \`cluster up\` began, ` +
+          `${joinedMs} ms after removing the dead member`,
+      );
+      // Waiting for the dead member would take its 120 s session or the 60 s rebalance timeout.
+      expect(joinedMs).toBeLessThan(30_000);
 
-    // No error-level line in any log (kafkajs' handled broker answers are below error).
-    for (const name of names) {
-      const errors = readFileSync(join(dir, 'logs', `${name}.log`), 'utf8').split('\n').filter((l) => /^\{"level":(5\d|6\d)\b/.test(l));
-      expect(errors, name).toEqual([]);
-    }
+      // No error-level line in any log (kafkajs' handled broker answers are below error).
+      for (const name of names) {
+        const errors = readFileSync(join(dir, 'logs', `${name}.log`), 'utf8')
+          .split('\n')
+          .filter((l) => /^\{"level":(5\d|6\d)\b/.test(l));
+        expect(errors, name).toEqual([]);
+      }
 
-    const down = await cluster(['down']);
-    console.log(`cluster down (${down.ms} ms):\n${down.stdout.trim()}`);
-    expect(down.code, down.stderr).toBe(0);
-    for (const name of names) expect(down.stdout).toMatch(new RegExp(`^${name} +stopped in [\\d.]+ s`, 'm'));
-    for (let i = 0; i < 4; i++) expect(await portFree(basePort + i, '127.0.0.1')).toBe(true);
-    const after = await cluster(['status']);
-    expect(after.code).toBe(1);
-    expect(after.stderr).toMatch(/no cluster under/);
-  }, 5 * WAIT_MS); // several waits of up to WAIT_MS
+      const down = await cluster(['down']);
+      console.log(`cluster down (${down.ms} ms):\n${down.stdout.trim()}`);
+      expect(down.code, down.stderr).toBe(0);
+      for (const name of names) expect(down.stdout).toMatch(new RegExp(`^${name} +stopped in [\\d.]+ s`, 'm'));
+      for (let i = 0; i < 4; i++) expect(await portFree(basePort + i, '127.0.0.1')).toBe(true);
+      const after = await cluster(['status']);
+      expect(after.code).toBe(1);
+      expect(after.stderr).toMatch(/no cluster under/);
+    },
+    5 * WAIT_MS,
+  ); // several waits of up to WAIT_MS
 });

@@ -37,7 +37,16 @@ describe('npm start (embedded defaults)', () => {
     console.log(`npm start: healthy ${elapsedMs} ms after spawn`);
     const components = report.components as Record<string, { status: string; adapter?: string }>;
     expect(Object.keys(components)).toEqual(
-      expect.arrayContaining(['aggregate.heartbeats', 'bus', 'ingest.heartbeat', 'ingest.simulator', 'pipeline', 'queue', 'store', 'workers']),
+      expect.arrayContaining([
+        'aggregate.heartbeats',
+        'bus',
+        'ingest.heartbeat',
+        'ingest.simulator',
+        'pipeline',
+        'queue',
+        'store',
+        'workers',
+      ]),
     );
     for (const [name, c] of Object.entries(components)) expect(c.status, name).toBe('ok');
     expect(components.bus?.adapter).toBe('memory');
@@ -52,7 +61,9 @@ describe('npm start (embedded defaults)', () => {
     expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
     expect(metrics).toMatch(/^bus_messages_published_total\{adapter="memory",topic="sys.heartbeat.v1"\} [1-9]/m);
     expect(metrics).toMatch(/^store_rows_inserted_total\{adapter="duckdb",table="pipeline_heartbeats"\} [1-9]/m);
-    expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/health",status="200"\} [1-9]/m);
+    expect(metrics).toMatch(
+      /^http_request_duration_seconds_count\{method="GET",route="\/health",status="200"\} [1-9]/m,
+    );
 
     const notFound = await fetch(`${app.url}/nope`);
     expect(notFound.status).toBe(404);
@@ -62,7 +73,11 @@ describe('npm start (embedded defaults)', () => {
     app.child.kill('SIGTERM');
     const exit = await app.exited;
     expect(exit.code).toBe(0);
-    const lines = app.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; request_id?: string });
+    const lines = app
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; request_id?: string });
     expect(lines.some((l) => l.msg === 'drained')).toBe(true);
     expect(lines.some((l) => l.msg === 'request' && l.request_id === 'req-123')).toBe(true);
   }, 180_000);
@@ -80,14 +95,22 @@ describe('npm start (embedded defaults)', () => {
         // Degraded first says "waiting for ..."; wait for the unreachable-network reason itself.
         const cex = last.components['ingest.cex'];
         const dex = last.components['ingest.dex'];
-        if (cex?.status === 'degraded' && /unreachable|failed|fetch/i.test(cex.reason ?? '') && dex?.status === 'degraded' && /fail|no block/i.test(dex.reason ?? '') && last.components.pipeline?.status === 'ok') break;
+        if (
+          cex?.status === 'degraded' &&
+          /unreachable|failed|fetch/i.test(cex.reason ?? '') &&
+          dex?.status === 'degraded' &&
+          /fail|no block/i.test(dex.reason ?? '') &&
+          last.components.pipeline?.status === 'ok'
+        )
+          break;
       }
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(last?.status).toBe('degraded');
     expect(last?.components['ingest.cex']?.reason).toMatch(/unreachable|failed|fetch/i);
     expect(last?.components['ingest.dex']?.reason).toMatch(/fail|no block/i);
-    for (const [name, c] of Object.entries(last!.components)) if (!name.startsWith('ingest.cex') && !name.startsWith('ingest.dex')) expect(c.status, name).toBe('ok');
+    for (const [name, c] of Object.entries(last!.components))
+      if (!name.startsWith('ingest.cex') && !name.startsWith('ingest.dex')) expect(c.status, name).toBe('ok');
     app.child.kill('SIGTERM');
     expect((await app.exited).code).toBe(0);
   }, 180_000);
@@ -112,7 +135,13 @@ describe('SIGTERM at any point of start-up', () => {
   const AT_ONCE = 2;
   const env = () => ({ DATA_DIR: tempDir(), HEARTBEAT_INTERVAL_MS: '500', MARKET_SOURCE: 'simulated' });
   /** Resolves once the process has logged its first line: from there on its signals are trapped. */
-  const started = (app: AppProcess) => eventually(async () => app.output(), (out) => out.includes('"msg":"starting"'), 60_000, 20);
+  const started = (app: AppProcess) =>
+    eventually(
+      async () => app.output(),
+      (out) => out.includes('"msg":"starting"'),
+      60_000,
+      20,
+    );
 
   it(`drains and exits 0 wherever the signal lands (${LAUNCHES} launches, spread over the start-up)`, async () => {
     // How long a start-up takes on this machine now, from the first line to a healthy /health.
@@ -127,7 +156,8 @@ describe('SIGTERM at any point of start-up', () => {
     // Delays spread evenly over [0, 1.1 × start-up], each at a random point within its stratum.
     const random = seededRandom(Date.now() & 0xffff);
     const delays = Array.from({ length: LAUNCHES }, (_, i) => Math.round(((i + random()) / LAUNCHES) * startMs * 1.1));
-    const outcomes: { delayMs: number; code: number | null; signal: string | null; drained: boolean; tail: string }[] = [];
+    const outcomes: { delayMs: number; code: number | null; signal: string | null; drained: boolean; tail: string }[] =
+      [];
     const next = [...delays];
     const worker = async () => {
       for (let delayMs = next.shift(); delayMs !== undefined; delayMs = next.shift()) {
@@ -187,11 +217,20 @@ describe('bad configuration', () => {
 
   it.each([
     ['BUS=kafka with no broker', { BUS: 'kafka', KAFKA_BROKERS: '127.0.0.1:1' }, 'KAFKA_BROKERS'],
-    ['STORE=clickhouse with no server', { STORE: 'clickhouse', CLICKHOUSE_URL: 'http://127.0.0.1:1' }, 'CLICKHOUSE_URL'],
+    [
+      'STORE=clickhouse with no server',
+      { STORE: 'clickhouse', CLICKHOUSE_URL: 'http://127.0.0.1:1' },
+      'CLICKHOUSE_URL',
+    ],
     ['QUEUE=bullmq with no Redis', { QUEUE: 'bullmq', REDIS_URL: 'redis://127.0.0.1:1' }, 'REDIS_URL'],
   ])('%s fails start-up quickly with an error naming the variable', async (_name, env, variable) => {
     const app = await launch({ ...env, DATA_DIR: tempDir(), STARTUP_TIMEOUT_MS: '3000' });
-    await eventually(async () => app.output(), (out) => out.includes('"msg":"starting"'), 60_000, 20);
+    await eventually(
+      async () => app.output(),
+      (out) => out.includes('"msg":"starting"'),
+      60_000,
+      20,
+    );
     const t0 = Date.now(); // from the first line: the boot itself is not what STARTUP_TIMEOUT_MS bounds
     const exit = await app.exited;
     expect(exit.code).toBe(1);

@@ -45,11 +45,26 @@ describe('start-up logs', () => {
   it('piped: JSON lines without duplicated keys, no MaxListenersExceededWarning', async () => {
     const app = await startApp({ DATA_DIR: await dataDir() });
     try {
-      await eventually(async () => app.output(), (out) => /"msg":"ready: http/.test(out), READY_MS, 250); // live sources stay degraded offline
+      await eventually(
+        async () => app.output(),
+        (out) => /"msg":"ready: http/.test(out),
+        READY_MS,
+        250,
+      ); // live sources stay degraded offline
       // The CEX loops fail, back off and retry on their shared signal: wait until every symbol's websocket failed
       // twice (each loop slept on the signal in between, all at once, next to the REST polls sleeping on it too).
-      await eventually(async () => app.output(), (out) => /websocket failed/.test(out) || /"cex: /.test(out), 60_000, 250);
-      await eventually(() => cexWsFailures(app.url), (n) => n.length > 0 && n.every((f) => f >= 2), 120_000, 250);
+      await eventually(
+        async () => app.output(),
+        (out) => /websocket failed/.test(out) || /"cex: /.test(out),
+        60_000,
+        250,
+      );
+      await eventually(
+        () => cexWsFailures(app.url),
+        (n) => n.length > 0 && n.every((f) => f >= 2),
+        120_000,
+        250,
+      );
     } finally {
       app.child.kill('SIGTERM');
       await app.exited;
@@ -62,19 +77,41 @@ describe('start-up logs', () => {
       expect(() => JSON.parse(line)).not.toThrow();
       expect({ line: line.slice(0, 200), dups: duplicatedKeys(line) }).toEqual({ line: line.slice(0, 200), dups: [] });
     }
-    expect(lines.some((l) => /"role":"worker","msg":"role started"/.test(l) || (JSON.parse(l).role === 'worker' && JSON.parse(l).msg === 'role started'))).toBe(true);
+    expect(
+      lines.some(
+        (l) =>
+          /"role":"worker","msg":"role started"/.test(l) ||
+          (JSON.parse(l).role === 'worker' && JSON.parse(l).msg === 'role started'),
+      ),
+    ).toBe(true);
   }, 480_000);
 
   it('on a terminal: pretty, coloured lines', async () => {
     const port = String(await freePort());
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HTTP_HOST: '127.0.0.1', HTTP_PORT: port, DATA_DIR: await dataDir(), MARKET_SOURCE: 'simulated', TERM: 'xterm-256color' };
-    const child = spawn('script', ['-qfec', `${process.execPath} --import tsx roles/main.ts`, '/dev/null'], { cwd: ROOT, env });
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: port,
+      DATA_DIR: await dataDir(),
+      MARKET_SOURCE: 'simulated',
+      TERM: 'xterm-256color',
+    };
+    const child = spawn('script', ['-qfec', `${process.execPath} --import tsx roles/main.ts`, '/dev/null'], {
+      cwd: ROOT,
+      env,
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      await eventually(async () => out, (o) => /ready: http/.test(o), READY_MS, 250);
+      await eventually(
+        async () => out,
+        (o) => /ready: http/.test(o),
+        READY_MS,
+        250,
+      );
     } finally {
       child.kill('SIGTERM');
       await exited;
@@ -82,7 +119,12 @@ describe('start-up logs', () => {
     const ready = out.split('\n').find((l) => /ready: http/.test(l))!;
     const ESC = String.fromCharCode(27);
     expect(ready).toContain(`${ESC}[`); // ANSI colour
-    expect(ready.split(ESC).map((part) => part.replace(/^\[[\d;]*m/, '')).join('')).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: ready: http:\/\/127\.0\.0\.1:\d+\/health/);
+    expect(
+      ready
+        .split(ESC)
+        .map((part) => part.replace(/^\[[\d;]*m/, ''))
+        .join(''),
+    ).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: ready: http:\/\/127\.0\.0\.1:\d+\/health/);
     expect(out).not.toContain('{"level"');
     expect(out).not.toMatch(/MaxListenersExceededWarning/);
   }, 300_000);

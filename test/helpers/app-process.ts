@@ -21,7 +21,14 @@ export async function startApp(env: Record<string, string>): Promise<AppProcess>
   const port = env.HTTP_PORT ?? String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', HTTP_HOST: '127.0.0.1', ...env, HTTP_PORT: port },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      LOG_LEVEL: 'info',
+      HTTP_HOST: '127.0.0.1',
+      ...env,
+      HTTP_PORT: port,
+    },
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -33,7 +40,10 @@ export async function startApp(env: Record<string, string>): Promise<AppProcess>
 }
 
 /** Polls /health until every component is ok; returns the report and the time it took. */
-export async function waitHealthy(app: AppProcess, timeoutMs: number): Promise<{ report: Record<string, unknown>; elapsedMs: number }> {
+export async function waitHealthy(
+  app: AppProcess,
+  timeoutMs: number,
+): Promise<{ report: Record<string, unknown>; elapsedMs: number }> {
   const t0 = Date.now();
   let last: unknown = 'no answer';
   while (Date.now() - t0 < timeoutMs) {

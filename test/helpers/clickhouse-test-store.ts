@@ -10,7 +10,11 @@ import type { Logger } from '../../core/logger.js';
 import type { Store } from '../../core/store/store.js';
 import { testLogger, uniqueName } from './config.js';
 
-export async function openClickHouseTestStore(config: Config, prefix: string, logger: Logger = testLogger()): Promise<{ store: Store; database: string; close(): Promise<void> }> {
+export async function openClickHouseTestStore(
+  config: Config,
+  prefix: string,
+  logger: Logger = testLogger(),
+): Promise<{ store: Store; database: string; close(): Promise<void> }> {
   const database = uniqueName(prefix);
   const store = await createClickHouseStore({
     url: config.CLICKHOUSE_URL,
@@ -20,5 +24,12 @@ export async function openClickHouseTestStore(config: Config, prefix: string, lo
     connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
     logger,
   });
-  return { store, database, close: async () => (await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined), await store.close()) };
+  return {
+    store,
+    database,
+    close: async () => (
+      await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined),
+      await store.close()
+    ),
+  };
 }

@@ -68,7 +68,11 @@ interface L2Message {
   client_id: string;
   timestamp: string;
   sequence_num: number;
-  events: { type: string; product_id: string; updates: { side: string; event_time: string; price_level: string; new_quantity: string }[] }[];
+  events: {
+    type: string;
+    product_id: string;
+    updates: { side: string; event_time: string; price_level: string; new_quantity: string }[];
+  }[];
 }
 
 /** ISO time with microseconds, as Coinbase prints it. */
@@ -96,7 +100,9 @@ export class CoinbaseServer {
       const file = `v3-product-book-${product_id}.json`;
       const book: ServerBook = { bids: new Map(), asks: new Map() };
       if (existsSync(`${FIXTURES}${file}`)) {
-        const served = fixture(file) as { pricebook: { bids: { price: string; size: string }[]; asks: { price: string; size: string }[] } };
+        const served = fixture(file) as {
+          pricebook: { bids: { price: string; size: string }[]; asks: { price: string; size: string }[] };
+        };
         for (const l of served.pricebook.bids) book.bids.set(l.price, l.size);
         for (const l of served.pricebook.asks) book.asks.set(l.price, l.size);
       }
@@ -146,7 +152,9 @@ export class CoinbaseServer {
       const msg = clone(this.templates.update);
       msg.timestamp = isoMicros(now);
       msg.sequence_num = conn.seq++;
-      msg.events = [{ type: 'update', product_id: productId, updates: changes.map((c) => wireUpdate(c, isoMicros(now))) }];
+      msg.events = [
+        { type: 'update', product_id: productId, updates: changes.map((c) => wireUpdate(c, isoMicros(now))) },
+      ];
       this.send(conn, msg);
     }
   }
@@ -205,10 +213,19 @@ export class CoinbaseServer {
       case '/v2/exchange-rates':
         return json(res, 200, fixture('v2-exchange-rates.json'));
       case '/api/v3/brokerage/market/products':
-        return json(res, 200, query.product_type === 'FUTURE' ? fixture('v3-market-products-future.json') : this.products);
+        return json(
+          res,
+          200,
+          query.product_type === 'FUTURE' ? fixture('v3-market-products-future.json') : this.products,
+        );
       case '/v2/time': {
         const now = Date.now();
-        return json(res, 200, { data: { iso: new Date(Math.floor(now / 1000) * 1000).toISOString().replace('.000Z', 'Z'), epoch: Math.floor(now / 1000) } });
+        return json(res, 200, {
+          data: {
+            iso: new Date(Math.floor(now / 1000) * 1000).toISOString().replace('.000Z', 'Z'),
+            epoch: Math.floor(now / 1000),
+          },
+        });
       }
       case '/api/v3/brokerage/time': {
         const now = Date.now();
@@ -228,10 +245,15 @@ export class CoinbaseServer {
   private productBook(res: ServerResponse, productId: string | undefined, limitParam: string | undefined): void {
     const book = productId ? this.books.get(productId) : undefined;
     if (!productId || !book) {
-      return json(res, 400, { error: 'INVALID_ARGUMENT', error_details: `ProductID ${productId ?? ''} could not be found`, message: `ProductID ${productId ?? ''} could not be found` });
+      return json(res, 400, {
+        error: 'INVALID_ARGUMENT',
+        error_details: `ProductID ${productId ?? ''} could not be found`,
+        message: `ProductID ${productId ?? ''} could not be found`,
+      });
     }
     const limit = limitParam ? Number(limitParam) : undefined;
-    const take = (levels: [string, string][]) => (limit ? levels.slice(0, limit) : levels).map(([price, size]) => ({ price, size }));
+    const take = (levels: [string, string][]) =>
+      (limit ? levels.slice(0, limit) : levels).map(([price, size]) => ({ price, size }));
     const bids = take(sorted(book.bids, 'desc'));
     const asks = take(sorted(book.asks, 'asc'));
     const bestBid = bids[0] ? Number(bids[0].price) : undefined;
@@ -284,8 +306,12 @@ export class CoinbaseServer {
       snap.timestamp = isoMicros(now);
       snap.sequence_num = conn.seq++;
       const updates = [
-        ...sorted(book.bids, 'desc').map(([price, size]) => wireUpdate({ side: 'bid', price, size }, '1970-01-01T00:00:00Z')),
-        ...sorted(book.asks, 'asc').map(([price, size]) => wireUpdate({ side: 'offer', price, size }, '1970-01-01T00:00:00Z')),
+        ...sorted(book.bids, 'desc').map(([price, size]) =>
+          wireUpdate({ side: 'bid', price, size }, '1970-01-01T00:00:00Z'),
+        ),
+        ...sorted(book.asks, 'asc').map(([price, size]) =>
+          wireUpdate({ side: 'offer', price, size }, '1970-01-01T00:00:00Z'),
+        ),
       ];
       snap.events = [{ type: 'snapshot', product_id: id, updates }];
       this.send(conn, snap);
@@ -333,6 +359,9 @@ const toNumbers = ([p, s]: [string, string]): [number, number] => [Number(p), Nu
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

@@ -7,7 +7,12 @@ import { loadConfig, type Config } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...process.env, NODE_ENV: 'test', ...overrides });
+  return loadConfig({
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...process.env,
+    NODE_ENV: 'test',
+    ...overrides,
+  });
 }
 
 export const testLogger = () => createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -18,11 +23,19 @@ export function uniqueName(prefix: string): string {
 }
 
 /** Polls `probe` until it returns a value accepted by `done` or the timeout passes. */
-export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 15000,
+  intervalMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: T = await probe();
   while (!done(last)) {
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last, (_, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    if (Date.now() > until)
+      throw new Error(
+        `condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last, (_, v) => (typeof v === 'bigint' ? v.toString() : v))}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
     last = await probe();
   }

@@ -7,7 +7,12 @@
  */
 import { startHardhatNode, type HardhatNode, type HardhatNodeOptions } from '../../api/payment/hardhat-node.js';
 
-export { DEVCHAIN_MNEMONIC, MULTICALL3_ADDRESS, installMulticall3, type DevAccount } from '../../api/payment/hardhat-node.js';
+export {
+  DEVCHAIN_MNEMONIC,
+  MULTICALL3_ADDRESS,
+  installMulticall3,
+  type DevAccount,
+} from '../../api/payment/hardhat-node.js';
 
 export type DevchainOptions = HardhatNodeOptions;
 export type Devchain = HardhatNode;

@@ -16,7 +16,10 @@ import { fileURLToPath } from 'node:url';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/dexscreener/', import.meta.url));
 export const dexFixture = (name: string): { schemaVersion: string; pairs: Record<string, unknown>[] | null } =>
-  JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as { schemaVersion: string; pairs: Record<string, unknown>[] | null };
+  JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as {
+    schemaVersion: string;
+    pairs: Record<string, unknown>[] | null;
+  };
 
 export type Misbehaviour =
   | { kind: 'status'; status: number; body?: string }
@@ -94,7 +97,10 @@ export class DexScreenerServer {
       res.end(fault.body ?? '<html><body><h1>502 Bad Gateway</h1></body></html>');
       return;
     } else if (fault?.kind === 'rate_limit') {
-      res.writeHead(429, { 'content-type': 'application/json', ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}) });
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}),
+      });
       res.end(JSON.stringify({ error: 'Too Many Requests' }));
       return;
     } else if (fault?.kind === 'garbage') {

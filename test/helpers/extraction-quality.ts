@@ -33,7 +33,10 @@ export interface ArticlePage {
 }
 
 export function loadArticleCorpus(limit = Infinity): ArticlePage[] {
-  const truth = JSON.parse(readFileSync(join(ARTICLE_CORPUS_DIR, 'ground-truth.json'), 'utf8')) as Record<string, { articleBody: string; url?: string }>;
+  const truth = JSON.parse(readFileSync(join(ARTICLE_CORPUS_DIR, 'ground-truth.json'), 'utf8')) as Record<
+    string,
+    { articleBody: string; url?: string }
+  >;
   const ids = readdirSync(join(ARTICLE_CORPUS_DIR, 'html'))
     .filter((n) => n.endsWith('.html.gz'))
     .map((n) => n.slice(0, -'.html.gz'.length))
@@ -42,7 +45,12 @@ export function loadArticleCorpus(limit = Infinity): ArticlePage[] {
   return ids.map((id) => {
     const t = truth[id];
     if (!t) throw new Error(`no ground truth for ${id}`);
-    return { id, url: t.url ?? '', html: gunzipSync(readFileSync(join(ARTICLE_CORPUS_DIR, 'html', `${id}.html.gz`))).toString('utf8'), expected: t.articleBody };
+    return {
+      id,
+      url: t.url ?? '',
+      html: gunzipSync(readFileSync(join(ARTICLE_CORPUS_DIR, 'html', `${id}.html.gz`))).toString('utf8'),
+      expected: t.articleBody,
+    };
   });
 }
 
@@ -78,7 +86,10 @@ export function wordOverlap(extracted: string, expected: string): Score {
 }
 
 /** @mozilla/readability (on linkedom, as the project parses) + turndown: the in-process baseline. */
-export function readabilityTurndown(html: string, turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' })): string {
+export function readabilityTurndown(
+  html: string,
+  turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' }),
+): string {
   const { document } = parseHTML(html);
   const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
   return article?.content ? turndown.turndown(article.content) : '';
@@ -121,10 +132,17 @@ export function pythonBaselines(pages: readonly ArticlePage[]): PythonBaseline[]
     writeFileSync(join(dir, 'extract.py'), PY_EXTRACT);
     return (['trafilatura', 'readability-lxml'] as const).map((name) => {
       const dst = join(dir, `${name}.json`);
-      const r = spawnSync('python3', [join(dir, 'extract.py'), name === 'trafilatura' ? 'trafilatura' : 'readability', src, dst], { encoding: 'utf8', timeout: 600_000 });
+      const r = spawnSync(
+        'python3',
+        [join(dir, 'extract.py'), name === 'trafilatura' ? 'trafilatura' : 'readability', src, dst],
+        { encoding: 'utf8', timeout: 600_000 },
+      );
       if (r.error || r.status !== 0) {
         const why = r.error ? String(r.error.message) : (r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`);
-        return { name, note: `skipped: ${why} (pip install ${name === 'trafilatura' ? 'trafilatura' : 'readability-lxml'})` };
+        return {
+          name,
+          note: `skipped: ${why} (pip install ${name === 'trafilatura' ? 'trafilatura' : 'readability-lxml'})`,
+        };
       }
       const outputs = new Map(Object.entries(JSON.parse(readFileSync(dst, 'utf8')) as Record<string, string>));
       return { name, outputs };

@@ -15,9 +15,27 @@ import type { Logger } from '../../core/logger.js';
 export const GATE_APP_PRICE = '15000';
 
 export const GATE_APP_ROUTES = {
-  a: { method: 'GET', path: '/api/v1/test/a', description: 'Test route A', priceAtomic: GATE_APP_PRICE, mimeType: 'application/json' },
-  b: { method: 'GET', path: '/api/v1/test/b', description: 'Test route B', priceAtomic: GATE_APP_PRICE, mimeType: 'application/json' },
-  post: { method: 'POST', path: '/api/v1/test/a', description: 'Test route A (POST)', priceAtomic: GATE_APP_PRICE, mimeType: 'application/json' },
+  a: {
+    method: 'GET',
+    path: '/api/v1/test/a',
+    description: 'Test route A',
+    priceAtomic: GATE_APP_PRICE,
+    mimeType: 'application/json',
+  },
+  b: {
+    method: 'GET',
+    path: '/api/v1/test/b',
+    description: 'Test route B',
+    priceAtomic: GATE_APP_PRICE,
+    mimeType: 'application/json',
+  },
+  post: {
+    method: 'POST',
+    path: '/api/v1/test/a',
+    description: 'Test route A (POST)',
+    priceAtomic: GATE_APP_PRICE,
+    mimeType: 'application/json',
+  },
 } satisfies Record<string, PaidRoute>;
 
 export interface GateApp {

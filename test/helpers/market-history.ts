@@ -19,7 +19,14 @@ import { insertPaperExecutions, type PaperExecution } from '../../core/store/tab
 import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
 import { TOPICS } from '../../core/topics.js';
-import { applyQuote, DEFAULT_MAX_QUOTE_AGE_MS, emptyPairState, type DislocationRecord, type PairState, type SpreadSample } from '../../aggregate/dislocation-detector.js';
+import {
+  applyQuote,
+  DEFAULT_MAX_QUOTE_AGE_MS,
+  emptyPairState,
+  type DislocationRecord,
+  type PairState,
+  type SpreadSample,
+} from '../../aggregate/dislocation-detector.js';
 import { DEFAULT_PAPER_OPTIONS, paperExecute } from '../../aggregate/paper-execution.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 
@@ -136,7 +143,12 @@ export async function seedMarketHistory(
           for (const d of out.dislocations) {
             dislocations.push(d);
             // The paper-execution decision: the first revision profitable at some size.
-            if (d.status === 'OPPORTUNITY' && d.capacity_usd > 0 && d.profit_size_usd > 0 && !decided.has(d.opportunity_id)) {
+            if (
+              d.status === 'OPPORTUNITY' &&
+              d.capacity_usd > 0 &&
+              d.profit_size_usd > 0 &&
+              !decided.has(d.opportunity_id)
+            ) {
               decided.add(d.opportunity_id);
               pending.push({
                 opportunity_id: d.opportunity_id,
@@ -180,8 +192,16 @@ export async function seedMarketHistory(
       }
       const { recent, watermarks } = input;
       const from = lowerBound(recent, c.decided_at_ms - paper.maxQuoteAgeMs - tick, (q) => q.event_time_ms);
-      const to = lowerBound(recent, c.decided_at_ms + paper.maxLegLatencyMs + paper.dexInclusionMs + paper.maxQuoteAgeMs + tick, (q) => q.event_time_ms);
-      const execution = paperExecute(c, { quotes: recent.slice(from, to + 1), latency, latencyWatermarks: latencyWm, quoteWatermarks: watermarks }, paper);
+      const to = lowerBound(
+        recent,
+        c.decided_at_ms + paper.maxLegLatencyMs + paper.dexInclusionMs + paper.maxQuoteAgeMs + tick,
+        (q) => q.event_time_ms,
+      );
+      const execution = paperExecute(
+        c,
+        { quotes: recent.slice(from, to + 1), latency, latencyWatermarks: latencyWm, quoteWatermarks: watermarks },
+        paper,
+      );
       if (execution) executions.push(execution);
       else stillPending.push(c);
     }
@@ -200,7 +220,10 @@ export async function seedMarketHistory(
       insertInBatches(books, (b) => insertBookSnapshots(store, b)),
       insertInBatches(executions, (b) => insertPaperExecutions(store, b)),
     ]).then(() => undefined);
-    progress(Math.round((chunkEnd - plan.startMs) / DAY_MS), `${fmtInt(quotes.length)} quotes, ${fmtInt(samples.length)} samples, ${fmtInt(dislocations.length)} revisions, ${fmtInt(executions.length)} executions`);
+    progress(
+      Math.round((chunkEnd - plan.startMs) / DAY_MS),
+      `${fmtInt(quotes.length)} quotes, ${fmtInt(samples.length)} samples, ${fmtInt(dislocations.length)} revisions, ${fmtInt(executions.length)} executions`,
+    );
   }
   const tw = performance.now();
   await inFlight;

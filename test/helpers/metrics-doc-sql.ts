@@ -18,7 +18,9 @@ export interface DocSql {
 export function docSqlBlocks(): DocSql[] {
   const doc = readFileSync(DOC, 'utf8');
   const out: DocSql[] = [];
-  for (const m of doc.matchAll(/<!-- reproduce: ([a-z0-9-]+)(?: \((clickhouse|duckdb)\))? -->\n```sql\n([\s\S]*?)```/g)) {
+  for (const m of doc.matchAll(
+    /<!-- reproduce: ([a-z0-9-]+)(?: \((clickhouse|duckdb)\))? -->\n```sql\n([\s\S]*?)```/g,
+  )) {
     out.push({ name: m[1]!, engine: m[2] as SqlDialect | undefined, text: m[3]! });
   }
   return out;

@@ -22,9 +22,7 @@ export interface RecordedRequest {
   at: number;
 }
 
-export type Failure =
-  | { status: number; headers?: Record<string, string>; body?: unknown }
-  | { hangMs: number };
+export type Failure = { status: number; headers?: Record<string, string>; body?: unknown } | { hangMs: number };
 
 export interface ChatRequest {
   model: string;
@@ -139,7 +137,12 @@ export class OpenAiServer {
     const data = input.map((text, index) => ({ object: 'embedding', index, embedding: fakeVector(text, length) }));
     if (this.options.shuffle) data.reverse();
     const tokens = input.reduce((a, t) => a + t.split(/\s+/u).filter(Boolean).length, 0);
-    this.json(res, 200, { object: 'list', data, model: this.options.servedModel ?? body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+    this.json(res, 200, {
+      object: 'list',
+      data,
+      model: this.options.servedModel ?? body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   }
 
   private chat(body: ChatRequest, res: ServerResponse): void {
@@ -150,8 +153,14 @@ export class OpenAiServer {
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: this.options.servedModel ?? body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: prompt, completion_tokens: content.split(/\s+/u).length, total_tokens: prompt + content.split(/\s+/u).length },
+      choices: [
+        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
+      usage: {
+        prompt_tokens: prompt,
+        completion_tokens: content.split(/\s+/u).length,
+        total_tokens: prompt + content.split(/\s+/u).length,
+      },
     });
   }
 
@@ -167,8 +176,32 @@ export class OpenAiServer {
 
 /** OpenAI's error body for a status. */
 export function openAiError(status: number): unknown {
-  if (status === 429) return { error: { message: 'Rate limit reached for requests. Please try again in 1s.', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
-  if (status >= 500) return { error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } };
-  if (status === 401) return { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+  if (status === 429)
+    return {
+      error: {
+        message: 'Rate limit reached for requests. Please try again in 1s.',
+        type: 'requests',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    };
+  if (status >= 500)
+    return {
+      error: {
+        message: 'The server had an error while processing your request. Sorry about that!',
+        type: 'server_error',
+        param: null,
+        code: null,
+      },
+    };
+  if (status === 401)
+    return {
+      error: {
+        message: 'Incorrect API key provided.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
+    };
   return { error: { message: 'Invalid request.', type: 'invalid_request_error', param: null, code: null } };
 }

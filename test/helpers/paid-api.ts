@@ -21,7 +21,12 @@ export interface PaidApi {
   payer: PrivateKeyAccount;
 }
 
-export async function startPaidApi(dataDir: string, overrides: Record<string, string>, logger: Logger, wiring: ProcessWiring = {}): Promise<PaidApi> {
+export async function startPaidApi(
+  dataDir: string,
+  overrides: Record<string, string>,
+  logger: Logger,
+  wiring: ProcessWiring = {},
+): Promise<PaidApi> {
   const config = testConfig({
     ROLE: 'api',
     BUS: 'memory',
@@ -37,5 +42,11 @@ export async function startPaidApi(dataDir: string, overrides: Record<string, st
   const proc = await startProcess(config, logger, wiring);
   const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
   await api.payments.gate.ready();
-  return { config, proc, api, url: proc.http.url, payer: privateKeyToAccount(api.payments.settlement.devChain!.payerKey) };
+  return {
+    config,
+    proc,
+    api,
+    url: proc.http.url,
+    payer: privateKeyToAccount(api.payments.settlement.devChain!.payerKey),
+  };
 }

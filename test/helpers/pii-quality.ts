@@ -52,7 +52,11 @@ export interface PiiScore {
   falsePositives: string[];
 }
 
-export function scorePii(corpus: readonly LabelledText[], redact: (text: string) => readonly Redaction[], kinds: readonly string[]): PiiScore {
+export function scorePii(
+  corpus: readonly LabelledText[],
+  redact: (text: string) => readonly Redaction[],
+  kinds: readonly string[],
+): PiiScore {
   const stats = new Map(kinds.map((k) => [k, { labelled: 0, found: 0, predicted: 0, correct: 0 }]));
   const misses: string[] = [];
   const falsePositives: string[] = [];
@@ -63,21 +67,31 @@ export function scorePii(corpus: readonly LabelledText[], redact: (text: string)
       if (!s) continue;
       s.labelled++;
       if (redactions.some((x) => x.start <= g.start && x.end >= g.end && x.kind === g.kind)) s.found++;
-      else misses.push(`${g.kind} ${JSON.stringify(g.value)} in ${JSON.stringify(r.text)} -> ${JSON.stringify(redactions.map((x) => `${x.kind}:${r.text.slice(x.start, x.end)}`))}`);
+      else
+        misses.push(
+          `${g.kind} ${JSON.stringify(g.value)} in ${JSON.stringify(r.text)} -> ${JSON.stringify(redactions.map((x) => `${x.kind}:${r.text.slice(x.start, x.end)}`))}`,
+        );
     }
     for (const x of redactions) {
       const s = stats.get(x.kind);
       if (!s) continue;
       s.predicted++;
       if (r.entities.some((g) => g.kind === x.kind && x.start < g.end && g.start < x.end)) s.correct++;
-      else falsePositives.push(`${x.kind} ${JSON.stringify(r.text.slice(x.start, x.end))} in ${JSON.stringify(r.text)}`);
+      else
+        falsePositives.push(`${x.kind} ${JSON.stringify(r.text.slice(x.start, x.end))} in ${JSON.stringify(r.text)}`);
     }
   }
   const table = kinds.map((kind) => {
     const s = stats.get(kind)!;
     const recall = s.labelled ? s.found / s.labelled : 1;
     const precision = s.predicted ? s.correct / s.predicted : 1;
-    return { kind, ...s, recall, precision, f1: recall + precision ? (2 * recall * precision) / (recall + precision) : 0 };
+    return {
+      kind,
+      ...s,
+      recall,
+      precision,
+      f1: recall + precision ? (2 * recall * precision) / (recall + precision) : 0,
+    };
   });
   return { kinds: table, misses, falsePositives };
 }

@@ -14,11 +14,26 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/rdap/', import.meta.url));
-export const rdapFixture = (name: string): Record<string, unknown> => JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as Record<string, unknown>;
+export const rdapFixture = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as Record<string, unknown>;
 
 export type RdapReply =
-  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number; contentType?: string }
-  | { kind: 'raw'; status: number; body: string; contentType: string; headers?: Record<string, string>; delayMs?: number }
+  | {
+      kind: 'json';
+      status?: number;
+      body: unknown;
+      headers?: Record<string, string>;
+      delayMs?: number;
+      contentType?: string;
+    }
+  | {
+      kind: 'raw';
+      status: number;
+      body: string;
+      contentType: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+    }
   | { kind: 'redirect'; status?: number; location: string };
 
 export interface RdapRequestRecord {
@@ -91,7 +106,11 @@ export class RdapServer {
     }
     const body = reply.kind === 'json' ? JSON.stringify(reply.body) : reply.body;
     const contentType = reply.kind === 'json' ? (reply.contentType ?? 'application/rdap+json') : reply.contentType;
-    res.writeHead(reply.status ?? 200, { 'content-type': contentType, 'access-control-allow-origin': '*', ...reply.headers });
+    res.writeHead(reply.status ?? 200, {
+      'content-type': contentType,
+      'access-control-allow-origin': '*',
+      ...reply.headers,
+    });
     res.end(body);
   }
 }
@@ -99,8 +118,16 @@ export class RdapServer {
 export type BootstrapService = [string[], string[]];
 
 /** A bootstrap document in IANA's dns.json format. */
-export function bootstrapDocument(services: BootstrapService[], publication = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')) {
-  return { description: 'RDAP bootstrap file for Domain Name System registrations', publication, services, version: '1.0' };
+export function bootstrapDocument(
+  services: BootstrapService[],
+  publication = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+) {
+  return {
+    description: 'RDAP bootstrap file for Domain Name System registrations',
+    publication,
+    services,
+    version: '1.0',
+  };
 }
 
 /** Writes a bootstrap document to `dir/dns.json` and returns its path. */

@@ -41,7 +41,11 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** Runs `fn` `runs` times after `warmup` untimed runs; p50/p99 in ms. */
-export async function timeRuns(fn: () => Promise<unknown>, runs: number, warmup = 5): Promise<{ p50: number; p99: number; mean: number }> {
+export async function timeRuns(
+  fn: () => Promise<unknown>,
+  runs: number,
+  warmup = 5,
+): Promise<{ p50: number; p99: number; mean: number }> {
   for (let i = 0; i < warmup; i++) await fn();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -50,5 +54,9 @@ export async function timeRuns(fn: () => Promise<unknown>, runs: number, warmup 
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), mean: times.reduce((a, b) => a + b, 0) / times.length };
+  return {
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
+    mean: times.reduce((a, b) => a + b, 0) / times.length,
+  };
 }

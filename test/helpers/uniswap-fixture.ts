@@ -98,7 +98,10 @@ export interface UniswapFixture {
   swap(pair: string, side: 'buy' | 'sell', amount: number | string): Promise<{ hash: Hash; blockNumber: bigint }>;
 }
 
-export async function deployUniswapFixture(devchain: Devchain, options: UniswapFixtureOptions): Promise<UniswapFixture> {
+export async function deployUniswapFixture(
+  devchain: Devchain,
+  options: UniswapFixtureOptions,
+): Promise<UniswapFixture> {
   const t0 = performance.now();
   const { publicClient, walletClient } = devchain;
   const me = walletClient.account.address;
@@ -107,12 +110,18 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
   /** With automine the transaction is mined when eth_sendRawTransaction returns; wait only if it is not. */
   const confirm = async (hash: Hash) => {
     transactions += 1;
-    const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => publicClient.waitForTransactionReceipt({ hash }));
+    const receipt = await publicClient
+      .getTransactionReceipt({ hash })
+      .catch(() => publicClient.waitForTransactionReceipt({ hash }));
     if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
     return receipt;
   };
   const deploy = async (artifact: { abi: unknown; bytecode: string }, args: unknown[] = []): Promise<Address> => {
-    const hash = await walletClient.deployContract({ abi: artifact.abi as Abi, bytecode: artifact.bytecode as Hex, args });
+    const hash = await walletClient.deployContract({
+      abi: artifact.abi as Abi,
+      bytecode: artifact.bytecode as Hex,
+      args,
+    });
     const receipt = await confirm(hash);
     if (!receipt.contractAddress) throw new Error('deployment without contract address');
     return getAddress(receipt.contractAddress);
@@ -134,7 +143,11 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
     if (tokens.has(p.baseSymbol)) continue;
     // Redeploy until the address lands on the requested side of USDC (each try is a new address; ~2 tries).
     let token = await deployToken(p.baseSymbol, p.baseDecimals);
-    for (let tries = 1; p.baseIsToken0 !== undefined && sortsBefore(token.address, usdc.address) !== p.baseIsToken0; tries++) {
+    for (
+      let tries = 1;
+      p.baseIsToken0 !== undefined && sortsBefore(token.address, usdc.address) !== p.baseIsToken0;
+      tries++
+    ) {
       if (tries >= 16) throw new Error(`could not place ${p.baseSymbol} on the requested side of USDC`);
       token = await deployToken(p.baseSymbol, p.baseDecimals);
     }
@@ -164,8 +177,17 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
     if (spacing === undefined) throw new Error(`fee tier ${fee} is not enabled in UniswapV3Factory`);
     const baseIsToken0 = sortsBefore(base.address, usdc.address);
     const [token0, token1] = baseIsToken0 ? [base, usdc] : [usdc, base];
-    const sqrtPriceX96 = priceToSqrtPriceX96(p.price, { baseIsToken0, baseDecimals: base.decimals, quoteDecimals: usdc.decimals });
-    await write(positionManager, positionManagerAbi, 'createAndInitializePoolIfNecessary', [token0.address, token1.address, fee, sqrtPriceX96]);
+    const sqrtPriceX96 = priceToSqrtPriceX96(p.price, {
+      baseIsToken0,
+      baseDecimals: base.decimals,
+      quoteDecimals: usdc.decimals,
+    });
+    await write(positionManager, positionManagerAbi, 'createAndInitializePoolIfNecessary', [
+      token0.address,
+      token1.address,
+      fee,
+      sqrtPriceX96,
+    ]);
 
     const liquidityUsd = p.liquidityUsdPerSide ?? 5_000_000;
     const baseAmount = toRawAmount(liquidityUsd / Number(p.price), base.decimals);
@@ -186,10 +208,19 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
         deadline: 2n ** 48n,
       },
     ]);
-    const address = (await publicClient.readContract({ address: factory, abi: uniswapV3FactoryAbi, functionName: 'getPool', args: [base.address, usdc.address, fee] })) as Address;
+    const address = (await publicClient.readContract({
+      address: factory,
+      abi: uniswapV3FactoryAbi,
+      functionName: 'getPool',
+      args: [base.address, usdc.address, fee],
+    })) as Address;
     let concentratedTicks: { lower: number; upper: number } | undefined;
     if (p.concentrated) {
-      const [, tick] = (await publicClient.readContract({ address, abi: uniswapV3PoolAbi, functionName: 'slot0' })) as readonly [bigint, number];
+      const [, tick] = (await publicClient.readContract({
+        address,
+        abi: uniswapV3PoolAbi,
+        functionName: 'slot0',
+      })) as readonly [bigint, number];
       const lower = Math.floor((tick - p.concentrated.halfWidthTicks) / spacing) * spacing;
       const upper = Math.ceil((tick + p.concentrated.halfWidthTicks) / spacing) * spacing;
       const usd = p.concentrated.liquidityUsdPerSide;
@@ -200,8 +231,12 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
           fee,
           tickLower: lower,
           tickUpper: upper,
-          amount0Desired: baseIsToken0 ? toRawAmount(usd / Number(p.price), base.decimals) : toRawAmount(usd, usdc.decimals),
-          amount1Desired: baseIsToken0 ? toRawAmount(usd, usdc.decimals) : toRawAmount(usd / Number(p.price), base.decimals),
+          amount0Desired: baseIsToken0
+            ? toRawAmount(usd / Number(p.price), base.decimals)
+            : toRawAmount(usd, usdc.decimals),
+          amount1Desired: baseIsToken0
+            ? toRawAmount(usd, usdc.decimals)
+            : toRawAmount(usd / Number(p.price), base.decimals),
           amount0Min: 0n,
           amount1Min: 0n,
           recipient: me,
@@ -215,7 +250,13 @@ export async function deployUniswapFixture(devchain: Devchain, options: UniswapF
       address: getAddress(address),
       baseIsToken0,
       fee,
-      spec: { venue: p.venue ?? 'uniswap_v3_base', protocol: 'uniswap_v3', base_token: base, quote_token: usdc, fee_tier: fee },
+      spec: {
+        venue: p.venue ?? 'uniswap_v3_base',
+        protocol: 'uniswap_v3',
+        base_token: base,
+        quote_token: usdc,
+        fee_tier: fee,
+      },
       ...(concentratedTicks ? { concentratedTicks } : {}),
     });
   }
@@ -278,10 +319,16 @@ async function setTokenDecimals(devchain: Devchain, token: Address, decimals: nu
     const value = BigInt(raw ?? '0x0');
     if ((value & 0xffn) === 18n && value < 1n << 16n) candidates.push({ slot, value });
   }
-  if (candidates.length !== 1) throw new Error(`cannot locate _decimals of ${token}: ${candidates.length} candidate slots`);
+  if (candidates.length !== 1)
+    throw new Error(`cannot locate _decimals of ${token}: ${candidates.length} candidate slots`);
   const { slot, value } = candidates[0]!;
   const patched = (value & ~0xffn) | BigInt(decimals);
-  await testClient.setStorageAt({ address: token, index: `0x${slot.toString(16)}`, value: `0x${patched.toString(16).padStart(64, '0')}` });
+  await testClient.setStorageAt({
+    address: token,
+    index: `0x${slot.toString(16)}`,
+    value: `0x${patched.toString(16).padStart(64, '0')}`,
+  });
   const read = await publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' });
-  if (Number(read) !== decimals) throw new Error(`decimals of ${token} is ${String(read)} after patching, expected ${decimals}`);
+  if (Number(read) !== decimals)
+    throw new Error(`decimals of ${token} is ${String(read)} after patching, expected ${decimals}`);
 }

@@ -31,17 +31,49 @@ export interface V3State {
 export async function readV3State(
   client: Pick<PublicClient, 'readContract'>,
   pool: Address,
-  known: { ticks: number[]; fee: number; baseIsToken0: boolean; baseDecimals: number; quoteDecimals: number; blockNumber?: bigint },
+  known: {
+    ticks: number[];
+    fee: number;
+    baseIsToken0: boolean;
+    baseDecimals: number;
+    quoteDecimals: number;
+    blockNumber?: bigint;
+  },
 ): Promise<V3State> {
   const at = known.blockNumber === undefined ? {} : { blockNumber: known.blockNumber };
-  const [sqrtPriceX96, tick] = (await client.readContract({ address: pool, abi: poolAbi, functionName: 'slot0', ...at })) as readonly [bigint, number];
-  const liquidity = (await client.readContract({ address: pool, abi: poolAbi, functionName: 'liquidity', ...at })) as bigint;
+  const [sqrtPriceX96, tick] = (await client.readContract({
+    address: pool,
+    abi: poolAbi,
+    functionName: 'slot0',
+    ...at,
+  })) as readonly [bigint, number];
+  const liquidity = (await client.readContract({
+    address: pool,
+    abi: poolAbi,
+    functionName: 'liquidity',
+    ...at,
+  })) as bigint;
   const ticks = [];
   for (const t of [...new Set(known.ticks)].sort((a, b) => a - b)) {
-    const info = (await client.readContract({ address: pool, abi: poolAbi, functionName: 'ticks', args: [t], ...at })) as readonly [bigint, bigint, ...unknown[]];
+    const info = (await client.readContract({
+      address: pool,
+      abi: poolAbi,
+      functionName: 'ticks',
+      args: [t],
+      ...at,
+    })) as readonly [bigint, bigint, ...unknown[]];
     if (info[0] > 0n) ticks.push({ tick: t, liquidityNet: Number(info[1]) });
   }
-  return { sqrtP: Number(sqrtPriceX96) / Q96, tick, liquidity: Number(liquidity), ticks, fee: known.fee / 1e6, baseIsToken0: known.baseIsToken0, baseDecimals: known.baseDecimals, quoteDecimals: known.quoteDecimals };
+  return {
+    sqrtP: Number(sqrtPriceX96) / Q96,
+    tick,
+    liquidity: Number(liquidity),
+    ticks,
+    fee: known.fee / 1e6,
+    baseIsToken0: known.baseIsToken0,
+    baseDecimals: known.baseDecimals,
+    quoteDecimals: known.quoteDecimals,
+  };
 }
 
 const sqrtAt = (tick: number) => Math.pow(1.0001, tick / 2);
@@ -90,7 +122,9 @@ export function swapOut(s: V3State, oneForZero: boolean, amountIn: number): numb
 /** Pool mid, USD per base unit. */
 export function midUsd(s: V3State): number {
   const p = s.sqrtP * s.sqrtP; // token1 per token0, raw
-  return s.baseIsToken0 ? p * 10 ** (s.baseDecimals - s.quoteDecimals) : (1 / p) * 10 ** (s.baseDecimals - s.quoteDecimals);
+  return s.baseIsToken0
+    ? p * 10 ** (s.baseDecimals - s.quoteDecimals)
+    : (1 / p) * 10 ** (s.baseDecimals - s.quoteDecimals);
 }
 
 /** Average execution price (fee included) of a buy of `usd` USD, or of a sell of `usd / mid` base. */

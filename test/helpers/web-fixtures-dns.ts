@@ -48,7 +48,13 @@ export async function startFixtureDns(zone: Zone): Promise<FixtureDns> {
       id: request.id,
       flags: dnsPacket.AUTHORITATIVE_ANSWER | (addresses === null ? 3 : 0), // rcode 3 = NXDOMAIN
       questions: [question],
-      answers: (addresses ?? []).map((data) => ({ type: type as 'A' | 'AAAA', name: question.name, class: 'IN' as const, ttl: 0, data })),
+      answers: (addresses ?? []).map((data) => ({
+        type: type as 'A' | 'AAAA',
+        name: question.name,
+        class: 'IN' as const,
+        ttl: 0,
+        data,
+      })),
     });
     socket.send(response, remote.port, remote.address);
   });

@@ -66,7 +66,10 @@ export const INVOICE: TableDocument = {
   footer: 'Payment is due within thirty days.',
 };
 
-export async function renderTableDocument(doc: TableDocument = INVOICE, kind: 'png' | 'jpeg' = 'png'): Promise<{ image: Buffer; width: number; height: number }> {
+export async function renderTableDocument(
+  doc: TableDocument = INVOICE,
+  kind: 'png' | 'jpeg' = 'png',
+): Promise<{ image: Buffer; width: number; height: number }> {
   await loadFont();
   const width = 1000;
   const rowHeight = 46;

@@ -42,7 +42,9 @@ export function loopbackOnlyNetwork(attempts: string[] = []) {
   return (target: { address: string; port: number }) => {
     attempts.push(`${target.address}:${target.port}`);
     if (target.address !== '127.0.0.1' && target.address !== '::1') {
-      throw Object.assign(new Error(`test network: refusing to connect to ${target.address}`), { code: 'ETESTNETWORK' });
+      throw Object.assign(new Error(`test network: refusing to connect to ${target.address}`), {
+        code: 'ETESTNETWORK',
+      });
     }
     return net.connect({ host: target.address, port: target.port });
   };
@@ -142,12 +144,20 @@ export async function startWebFixtures(): Promise<WebFixtures> {
         return html(articleHtml({ paragraphs: 80 }));
       case p === '/article.gz': {
         const body = zlib.gzipSync(articleHtml());
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip', 'content-length': body.length });
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-encoding': 'gzip',
+          'content-length': body.length,
+        });
         return void res.end(body);
       }
       case p === '/article.br': {
         const body = zlib.brotliCompressSync(articleHtml());
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'br', 'content-length': body.length });
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-encoding': 'br',
+          'content-length': body.length,
+        });
         return void res.end(body);
       }
       case p === '/latin1': {
@@ -156,26 +166,52 @@ export async function startWebFixtures(): Promise<WebFixtures> {
         return void res.end(body);
       }
       case p === '/meta-charset': {
-        const body = Buffer.from(articleHtml({ charsetMeta: 'windows-1252' }).replace('Marieke de Vries', 'Zoë Léonard-Müller'), 'latin1');
+        const body = Buffer.from(
+          articleHtml({ charsetMeta: 'windows-1252' }).replace('Marieke de Vries', 'Zoë Léonard-Müller'),
+          'latin1',
+        );
         res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length });
         return void res.end(body);
       }
       case p === '/notes.txt':
-        return html('Tide table notes\n\nHigh water 06:12, low water 12:31.\nPilot boarding at Maas Center.\n', 200, 'text/plain; charset=utf-8');
+        return html(
+          'Tide table notes\n\nHigh water 06:12, low water 12:31.\nPilot boarding at Maas Center.\n',
+          200,
+          'text/plain; charset=utf-8',
+        );
       case p === '/data.json':
-        return html('{"port":"Rotterdam","tonnes":438000000,"channel":{"name":"Maasgeul","depth_m":24}}', 200, 'application/json');
+        return html(
+          '{"port":"Rotterdam","tonnes":438000000,"channel":{"name":"Maasgeul","depth_m":24}}',
+          200,
+          'application/json',
+        );
       case p === '/untyped-html': {
         const body = Buffer.from(articleHtml());
         res.writeHead(200, { 'content-length': body.length });
         return void res.end(body);
       }
       case p === '/untyped-binary': {
-        const body = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, ...Buffer.from('word/document.xml')]);
+        const body = Buffer.from([
+          0x50,
+          0x4b,
+          0x03,
+          0x04,
+          0x14,
+          0x00,
+          0x00,
+          0x00,
+          0x08,
+          0x00,
+          ...Buffer.from('word/document.xml'),
+        ]);
         res.writeHead(200, { 'content-length': body.length });
         return void res.end(body);
       }
       case p === '/report.pdf': {
-        const body = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n', 'latin1');
+        const body = Buffer.from(
+          '%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n',
+          'latin1',
+        );
         res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': body.length });
         return void res.end(body);
       }
@@ -192,7 +228,9 @@ export async function startWebFixtures(): Promise<WebFixtures> {
         return html(errorPage(status), status);
       }
       case p === '/redirect': {
-        res.writeHead(Number(url.searchParams.get('status') ?? 302), { location: url.searchParams.get('to') ?? '/article' });
+        res.writeHead(Number(url.searchParams.get('status') ?? 302), {
+          location: url.searchParams.get('to') ?? '/article',
+        });
         return void res.end();
       }
       case p.startsWith('/chain/'): {
@@ -221,7 +259,10 @@ export async function startWebFixtures(): Promise<WebFixtures> {
         return void res.write('<!DOCTYPE html><html><body>');
       case p === '/gzip-bomb': {
         // 64 MiB of HTML in about 64 KiB of gzip.
-        const body = zlib.gzipSync(Buffer.concat([Buffer.from('<!DOCTYPE html><html><body><p>'), Buffer.alloc(64 * 1024 * 1024, 0x61)]), { level: 9 });
+        const body = zlib.gzipSync(
+          Buffer.concat([Buffer.from('<!DOCTYPE html><html><body><p>'), Buffer.alloc(64 * 1024 * 1024, 0x61)]),
+          { level: 9 },
+        );
         res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': body.length });
         return void res.end(body);
       }

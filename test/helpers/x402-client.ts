@@ -34,7 +34,9 @@ export function payingFetch(account: PrivateKeyAccount, allowed: { network: `${s
     return fetch(request);
   };
   const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-  client.setSpendControls({ allowedAssets: [{ network: allowed.network, asset: allowed.asset, maxAmountPerPayment: '200000' }] });
+  client.setSpendControls({
+    allowedAssets: [{ network: allowed.network, asset: allowed.asset, maxAmountPerPayment: '200000' }],
+  });
   return { fetch: wrapFetchWithPayment(recording, client), client, sent };
 }
 
@@ -46,7 +48,16 @@ export function payingFetch(account: PrivateKeyAccount, allowed: { network: `${s
 export async function signedPayment(
   account: PrivateKeyAccount,
   required: PaymentRequired,
-  over: { validAfter?: number; validBefore?: number; value?: string; to?: string; nonce?: Hex; accepted?: Partial<PaymentRequirements>; resource?: PaymentRequired['resource']; extensions?: Record<string, unknown> } = {},
+  over: {
+    validAfter?: number;
+    validBefore?: number;
+    value?: string;
+    to?: string;
+    nonce?: Hex;
+    accepted?: Partial<PaymentRequirements>;
+    resource?: PaymentRequired['resource'];
+    extensions?: Record<string, unknown>;
+  } = {},
 ): Promise<string> {
   const req = required.accepts[0]!;
   const now = Math.floor(Date.now() / 1000);
@@ -60,7 +71,12 @@ export async function signedPayment(
   };
   const chainId = Number(req.network.split(':')[1]);
   const signature = await account.signTypedData({
-    domain: { name: String(req.extra.name), version: String(req.extra.version), chainId, verifyingContract: getAddress(req.asset) },
+    domain: {
+      name: String(req.extra.name),
+      version: String(req.extra.version),
+      chainId,
+      verifyingContract: getAddress(req.asset),
+    },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization',
     message: {
@@ -77,7 +93,7 @@ export async function signedPayment(
     resource: over.resource ?? required.resource,
     accepted: { ...req, ...over.accepted },
     payload: { authorization, signature },
-    ...(over.extensions ?? required.extensions ? { extensions: over.extensions ?? required.extensions } : {}),
+    ...((over.extensions ?? required.extensions) ? { extensions: over.extensions ?? required.extensions } : {}),
   };
   return encodePaymentSignatureHeader(payload);
 }

@@ -41,7 +41,12 @@ import { executionLatency } from '../../core/store/tables/latency-samples.js';
 import { paperExecutionsInRange } from '../../core/store/tables/paper-executions.js';
 import { quoteFromRow } from '../../core/store/tables/quotes.js';
 import { num } from '../../core/store/tables/query-helpers.js';
-import { coverage, spreadCandles, spreadSamplesInRange, type CandleInterval } from '../../core/store/tables/spread-samples.js';
+import {
+  coverage,
+  spreadCandles,
+  spreadSamplesInRange,
+  type CandleInterval,
+} from '../../core/store/tables/spread-samples.js';
 import { TOPICS } from '../../core/topics.js';
 import { MarketSimulator, type SimEvent } from '../../ingest/simulator/market-simulator.js';
 import { eventually, testConfig, testLogger, uniqueName } from '../helpers/config.js';
@@ -61,7 +66,13 @@ const full = loadPairs();
 const catalogue: PairsCatalogue = { ...full, pairs: full.pairs.filter((p) => PAIRS.includes(p.pair)) };
 
 function simulate(): SimEvent[] {
-  const sim = new MarketSimulator(catalogue, { seed: 11, startMs: START, cexVenue: 'coinbase', ladderUsd: LADDER, bookDepth: 10 });
+  const sim = new MarketSimulator(catalogue, {
+    seed: 11,
+    startMs: START,
+    cexVenue: 'coinbase',
+    ladderUsd: LADDER,
+    bookDepth: 10,
+  });
   return [...sim.generate(END)];
 }
 const events = simulate();
@@ -99,7 +110,13 @@ const backends: Backend[] = [
   {
     name: 'Kafka + ClickHouse',
     kind: 'kafka',
-    bus: () => createKafkaBus({ ...busCommon, brokers: config.KAFKA_BROKERS, clientId: uniqueName('aggregate-it'), connectTimeoutMs: 15000 }),
+    bus: () =>
+      createKafkaBus({
+        ...busCommon,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('aggregate-it'),
+        connectTimeoutMs: 15000,
+      }),
     async store() {
       const { store, database, close } = await openClickHouseTestStore(config, 'aggregate_it', logger);
       await store.migrate();
@@ -138,16 +155,26 @@ async function count(store: Store, table: string): Promise<number> {
 function normalise(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? value : Number(value.toPrecision(12));
   if (Array.isArray(value)) return value.map(normalise);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalise(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalise(v)]));
   return value;
 }
 
 /** Every query result the API serves, plus row counts: what must not change under replays and crashes. */
 async function snapshot(store: Store) {
   const out: Record<string, unknown> = {};
-  for (const table of ['quotes', 'book_snapshots', 'latency_samples', 'spread_samples', 'dislocations', 'paper_executions']) out[`rows:${table}`] = await count(store, table);
+  for (const table of [
+    'quotes',
+    'book_snapshots',
+    'latency_samples',
+    'spread_samples',
+    'dislocations',
+    'paper_executions',
+  ])
+    out[`rows:${table}`] = await count(store, table);
   for (const pair of PAIRS) {
-    for (const interval of ['15m', '1h', '4h', '1d'] as CandleInterval[]) out[`candles:${pair}:${interval}`] = await spreadCandles(store, pair, START, WINDOW_END, interval);
+    for (const interval of ['15m', '1h', '4h', '1d'] as CandleInterval[])
+      out[`candles:${pair}:${interval}`] = await spreadCandles(store, pair, START, WINDOW_END, interval);
     out[`dislocations:${pair}`] = await dislocationsInSlice(store, pair, START, WINDOW_END);
   }
   out.latency = await executionLatency(store, START, WINDOW_END);
@@ -182,7 +209,14 @@ function byHand(buy: QuoteEvent, sell: QuoteEvent) {
   const profits = sizes.map((size, i) => (size * nets[i]!) / 1e4);
   // Depth: the smaller measured side (a side without a measurement: its largest fillable rung).
   const side = (q: QuoteEvent, which: 'buy' | 'sell') =>
-    q.depth ? (which === 'buy' ? q.depth.buy_usd : q.depth.sell_usd) : Math.max(0, ...q.ladder.filter((x) => (which === 'buy' ? x.buy_price : x.sell_price) !== null).map((x) => x.size_usd));
+    q.depth
+      ? which === 'buy'
+        ? q.depth.buy_usd
+        : q.depth.sell_usd
+      : Math.max(
+          0,
+          ...q.ladder.filter((x) => (which === 'buy' ? x.buy_price : x.sell_price) !== null).map((x) => x.size_usd),
+        );
   const depth = Math.min(side(buy, 'buy'), side(sell, 'sell'));
   // Capacity: the upper zero of net on the measured price curves (ladder + depth points, linear between sizes), up to the depth.
   const curve = (q: QuoteEvent, which: 'buy' | 'sell') => {
@@ -208,7 +242,9 @@ function byHand(buy: QuoteEvent, sell: QuoteEvent) {
   let capacity = 0;
   let capped = false;
   if (raw - fees > 0 && depth > 0 && bc.length && sc.length) {
-    const grid = [...new Set([...bc.map(([x]) => x), ...sc.map(([x]) => x)].filter((x) => x < depth).concat([depth]))].sort((a, b) => a - b);
+    const grid = [
+      ...new Set([...bc.map(([x]) => x), ...sc.map(([x]) => x)].filter((x) => x < depth).concat([depth])),
+    ].sort((a, b) => a - b);
     const last = grid.map((x, i) => (netAt(x) > 0 ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
     if (last === grid.length - 1) [capacity, capped] = [depth, true];
     else if (last >= 0) {
@@ -281,7 +317,12 @@ describe.each(backends)('aggregation: $name', (backend) => {
   ): Promise<Required<Started>> {
     into.raw = await startRawSinks(bus, run.store, { groupId: run.raw, maxBatchSize: BATCH, ...hooks.raw });
     running.push(into.raw);
-    into.dis = await startQuoteConsumer(bus, run.store, { groupId: run.dislocations, maxBatchSize: BATCH, logger, ...hooks.dislocations });
+    into.dis = await startQuoteConsumer(bus, run.store, {
+      groupId: run.dislocations,
+      maxBatchSize: BATCH,
+      logger,
+      ...hooks.dislocations,
+    });
     running.push(into.dis);
     return into as Required<Started>;
   }
@@ -292,7 +333,8 @@ describe.each(backends)('aggregation: $name', (backend) => {
 
   async function finish(run: Run): Promise<number> {
     await eventually(
-      async () => (await caughtUp(bus, run.raw, RAW_TOPICS)) && (await caughtUp(bus, run.dislocations, [TOPICS.quotes])),
+      async () =>
+        (await caughtUp(bus, run.raw, RAW_TOPICS)) && (await caughtUp(bus, run.dislocations, [TOPICS.quotes])),
       Boolean,
       120_000,
       200,
@@ -333,7 +375,9 @@ describe.each(backends)('aggregation: $name', (backend) => {
   it('fills the tables and derives what a recomputation from the stored rows gives', async () => {
     const { run: first, elapsedMs, executed } = await uninterrupted();
     const { store } = first;
-    console.log(`[${backend.name}] ${events.length} events consumed, derived and paper-executed in ${Math.round(elapsedMs)} ms`);
+    console.log(
+      `[${backend.name}] ${events.length} events consumed, derived and paper-executed in ${Math.round(elapsedMs)} ms`,
+    );
 
     expect(await count(store, 'quotes')).toBe(quotes.length);
     expect(await count(store, 'book_snapshots')).toBe(bookCount);
@@ -345,7 +389,9 @@ describe.each(backends)('aggregation: $name', (backend) => {
     expect(revisions.length).toBeGreaterThan(20);
     expect(samples.length).toBeGreaterThan(quotes.length * 0.9);
     const sampleByQuote = new Map(samples.map((s) => [s.quote_event_id, s]));
-    const storedQuotes = new Map((await store.query(sql`SELECT * FROM quotes ${final}`)).map((r) => [String(r.event_id), quoteFromRow(r)]));
+    const storedQuotes = new Map(
+      (await store.query(sql`SELECT * FROM quotes ${final}`)).map((r) => [String(r.event_id), quoteFromRow(r)]),
+    );
     expect(storedQuotes.get(quotes[5]!.event_id)).toEqual(quotes[5]);
     let checked = 0;
     let previous: Record<string, unknown> | undefined;
@@ -416,7 +462,9 @@ describe.each(backends)('aggregation: $name', (backend) => {
           expect(c.volume_depth_usd).toBeCloseTo(list.reduce((x, s) => x + s.liquidity_depth_usd, 0) / list.length, 6);
           expect(c.sample_count).toBe(list.length);
           const from = Date.parse(c.slice_start);
-          expect(c.dislocation_count).toBe(opens.filter((r) => num(r.opened_at_ms) >= from && num(r.opened_at_ms) < from + size).length);
+          expect(c.dislocation_count).toBe(
+            opens.filter((r) => num(r.opened_at_ms) >= from && num(r.opened_at_ms) < from + size).length,
+          );
           expect(c.source).toBe('simulated');
         }
       }
@@ -442,18 +490,28 @@ describe.each(backends)('aggregation: $name', (backend) => {
     expect(executions.length).toBeGreaterThan(5);
     const measured = executions.filter((e) => e.outcome !== 'unmeasured');
     for (const e of measured) {
-      const latest = (kind: string, t: number) => latency.filter((l) => l.kind === kind && l.ok && l.event_time_ms <= t).at(-1)!;
+      const latest = (kind: string, t: number) =>
+        latency.filter((l) => l.kind === kind && l.ok && l.event_time_ms <= t).at(-1)!;
       const buyDex = e.buy_venue.endsWith('_base');
-      expect(e.buy_latency_ms).toBe(latest(buyDex ? 'dex_rpc' : 'cex_rest', e.decided_at_ms).rtt_ms + (buyDex ? 2000 : 0));
-      expect(e.sell_latency_ms).toBe(latest(buyDex ? 'cex_rest' : 'dex_rpc', e.decided_at_ms).rtt_ms + (buyDex ? 0 : 2000));
-      const inEffect = (venue: string, t: number) => quotes.filter((q) => q.pair === e.pair && q.venue === venue && q.event_time_ms <= t).at(-1)!;
+      expect(e.buy_latency_ms).toBe(
+        latest(buyDex ? 'dex_rpc' : 'cex_rest', e.decided_at_ms).rtt_ms + (buyDex ? 2000 : 0),
+      );
+      expect(e.sell_latency_ms).toBe(
+        latest(buyDex ? 'cex_rest' : 'dex_rpc', e.decided_at_ms).rtt_ms + (buyDex ? 0 : 2000),
+      );
+      const inEffect = (venue: string, t: number) =>
+        quotes.filter((q) => q.pair === e.pair && q.venue === venue && q.event_time_ms <= t).at(-1)!;
       const buyQ = inEffect(e.buy_venue, e.buy_arrival_ms);
       const sellQ = inEffect(e.sell_venue, e.sell_arrival_ms);
       expect(e.buy_quote_event_id).toBe(buyQ.event_id);
       expect(e.sell_quote_event_id).toBe(sellQ.event_id);
       const bp = buyQ.ladder.find((s) => s.size_usd === e.size_usd)!.buy_price!;
       const sp = sellQ.ladder.find((s) => s.size_usd === e.size_usd)!.sell_price!;
-      const net = ((sp - bp) / bp) * 1e4 - (buyQ.fee_included ? 0 : buyQ.fee_bps) - (sellQ.fee_included ? 0 : sellQ.fee_bps) - (((buyQ.gas_usd ?? 0) + (sellQ.gas_usd ?? 0)) / e.size_usd) * 1e4;
+      const net =
+        ((sp - bp) / bp) * 1e4 -
+        (buyQ.fee_included ? 0 : buyQ.fee_bps) -
+        (sellQ.fee_included ? 0 : sellQ.fee_bps) -
+        (((buyQ.gas_usd ?? 0) + (sellQ.gas_usd ?? 0)) / e.size_usd) * 1e4;
       expect(e.realised_net_bps).toBeCloseTo(net, 9);
       expect(e.outcome).toBe(net > 0 ? 'filled' : 'missed');
     }
@@ -465,7 +523,10 @@ describe.each(backends)('aggregation: $name', (backend) => {
     const shadow = await shadowCapacity(store, START, WINDOW_END);
     const opportunities = await opportunitiesInSlice(store, START, WINDOW_END);
     expect(shadow.opportunities).toBe(opportunities.length);
-    expect(shadow.available_volume_usd).toBeCloseTo(opportunities.reduce((a, o) => a + o.peak_capacity_usd, 0), 4);
+    expect(shadow.available_volume_usd).toBeCloseTo(
+      opportunities.reduce((a, o) => a + o.peak_capacity_usd, 0),
+      4,
+    );
     expect(shadow.pairs.reduce((a, p) => a + p.uncaptured_volume_usd, 0)).toBeCloseTo(shadow.uncaptured_volume_usd, 4);
     expect(shadow.available_volume_usd - shadow.captured_volume_usd).toBeCloseTo(shadow.uncaptured_volume_usd, 4);
     expect(shadow.capital_required_usd.cex).toBeCloseTo(shadow.uncaptured_volume_usd, 4);
@@ -486,7 +547,11 @@ describe.each(backends)('aggregation: $name', (backend) => {
         dead.push(...messages);
       },
     });
-    await eventually(async () => dead.length, (n) => n >= 3, 30_000);
+    await eventually(
+      async () => dead.length,
+      (n) => n >= 3,
+      30_000,
+    );
     // A moment more: a second dead letter for the same message would show up here.
     await new Promise((r) => setTimeout(r, 1000));
     await dlq.stop();
@@ -505,7 +570,11 @@ describe.each(backends)('aggregation: $name', (backend) => {
         for (const m of messages) published.add((JSON.parse(m.value) as { event_id: string }).event_id);
       },
     });
-    await eventually(async () => published.size, (n) => n >= revisions.length, 30_000);
+    await eventually(
+      async () => published.size,
+      (n) => n >= revisions.length,
+      30_000,
+    );
     await reader.stop();
     expect(published).toEqual(new Set(revisions.map((r) => String(r.event_id))));
 
@@ -555,8 +624,19 @@ describe.each(backends)('aggregation: $name', (backend) => {
     const c1: Started = {};
     const rawCrash = crashOnce('raw after write', 3, () => c1.raw);
     const disCrash = crashOnce('dislocations after write', 4, () => c1.dis);
-    await start(run, { raw: { afterWrite: rawCrash }, dislocations: { onStage: (stage, m) => (stage === 'written' ? disCrash(m) : undefined) } }, c1);
-    await eventually(async () => crashes.length, (n) => n === 2, 60_000);
+    await start(
+      run,
+      {
+        raw: { afterWrite: rawCrash },
+        dislocations: { onStage: (stage, m) => (stage === 'written' ? disCrash(m) : undefined) },
+      },
+      c1,
+    );
+    await eventually(
+      async () => crashes.length,
+      (n) => n === 2,
+      60_000,
+    );
     await eventually(async () => !c1.raw!.status.running && !c1.dis!.status.running, Boolean, 30_000);
     running.splice(0);
 
@@ -567,8 +647,19 @@ describe.each(backends)('aggregation: $name', (backend) => {
       const key = `${m[0]!.topic}/${m[0]!.partition}/${m[0]!.offset}`;
       if (crashedOn.has(key)) redelivered.add(key);
     };
-    await start(run, { raw: { afterWrite: seen }, dislocations: { onStage: (stage, m) => (stage === 'saved' ? savedCrash(m) : seen(m)) } }, c2);
-    await eventually(async () => crashes.length, (n) => n === 3, 60_000);
+    await start(
+      run,
+      {
+        raw: { afterWrite: seen },
+        dislocations: { onStage: (stage, m) => (stage === 'saved' ? savedCrash(m) : seen(m)) },
+      },
+      c2,
+    );
+    await eventually(
+      async () => crashes.length,
+      (n) => n === 3,
+      60_000,
+    );
     await eventually(async () => !c2.dis!.status.running, Boolean, 30_000);
     await c2.raw!.stop();
     running.splice(0);
@@ -607,7 +698,9 @@ describe.each(backends)('aggregation: $name', (backend) => {
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
       // Bounded: a worker that never reaches its KILL_AT-th batch is killed here, and the assertions below say so.
       const deadline = setTimeout(() => child.kill('SIGTERM'), 90_000);
-      const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+      const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_code, sig) => resolve(sig)),
+      );
       clearTimeout(deadline);
       expect(signal, output).toBe('SIGKILL');
       expect(output).toContain('dying');

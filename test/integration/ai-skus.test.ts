@@ -63,17 +63,38 @@ class XServer {
       const u = new URL(req.url ?? '/', 'http://x');
       this.requests.push({ query: u.searchParams, authorization: req.headers.authorization });
       if (u.pathname !== '/2/tweets/search/recent') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ title: 'Not Found Error', detail: 'not found', type: 'about:blank', status: 404 }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ title: 'Not Found Error', detail: 'not found', type: 'about:blank', status: 404 }));
         return;
       }
       if (this.mode === 'rate-limited') {
         res
-          .writeHead(429, { 'content-type': 'application/json', 'x-rate-limit-limit': '60', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '1767225600' })
-          .end(JSON.stringify({ title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 }));
+          .writeHead(429, {
+            'content-type': 'application/json',
+            'x-rate-limit-limit': '60',
+            'x-rate-limit-remaining': '0',
+            'x-rate-limit-reset': '1767225600',
+          })
+          .end(
+            JSON.stringify({
+              title: 'Too Many Requests',
+              detail: 'Too Many Requests',
+              type: 'about:blank',
+              status: 429,
+            }),
+          );
         return;
       }
       if (this.mode === 'down') {
-        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ title: 'Service Unavailable', detail: 'Service Unavailable', type: 'about:blank', status: 503 }));
+        res.writeHead(503, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            title: 'Service Unavailable',
+            detail: 'Service Unavailable',
+            type: 'about:blank',
+            status: 503,
+          }),
+        );
         return;
       }
       const data = this.posts.map((text, i) => ({
@@ -82,7 +103,14 @@ class XServer {
         created_at: new Date(Date.now() - i * MIN).toISOString(),
         lang: 'en',
         edit_history_tweet_ids: [String(1890000000000000000n + BigInt(i))],
-        public_metrics: { retweet_count: i, reply_count: 0, like_count: 3 * i, quote_count: 0, bookmark_count: 0, impression_count: 100 + i },
+        public_metrics: {
+          retweet_count: i,
+          reply_count: 0,
+          like_count: 3 * i,
+          quote_count: 0,
+          bookmark_count: 0,
+          impression_count: 100 + i,
+        },
       }));
       const body = data.length
         ? { data, meta: { newest_id: data[0]!.id, oldest_id: data[data.length - 1]!.id, result_count: data.length } }
@@ -122,7 +150,11 @@ async function worker(cfg: Config, ai: AiProvider): Promise<Worker> {
     processors.push(p);
     await queue.process(skuJobName(id), p.handle);
   }
-  return { queue, processors, run: <O>(sku: string, input: unknown) => queue.run<unknown, O>(skuJobName(sku), input, { deadlineMs: 20_000 }) };
+  return {
+    queue,
+    processors,
+    run: <O>(sku: string, input: unknown) => queue.run<unknown, O>(skuJobName(sku), input, { deadlineMs: 20_000 }),
+  };
 }
 
 let main: Worker;
@@ -138,12 +170,40 @@ function marketQuotes() {
     const late = t >= WINDOW_START + 30 * MIN;
     const dexMid = late ? 2060 : 2000;
     const cexMid = late ? 2040 : 2010;
-    out.push(dexQuote({ event_id: `ai-dex-${i}`, event_time_ms: t, ingest_time_ms: t + 5, bid: dexMid - 0.5, ask: dexMid + 0.5 }));
-    out.push(cexQuote({ event_id: `ai-cex-${i}`, event_time_ms: t, ingest_time_ms: t + 5, bid: cexMid - 0.5, ask: cexMid + 0.5 }));
+    out.push(
+      dexQuote({
+        event_id: `ai-dex-${i}`,
+        event_time_ms: t,
+        ingest_time_ms: t + 5,
+        bid: dexMid - 0.5,
+        ask: dexMid + 0.5,
+      }),
+    );
+    out.push(
+      cexQuote({
+        event_id: `ai-cex-${i}`,
+        event_time_ms: t,
+        ingest_time_ms: t + 5,
+        bid: cexMid - 0.5,
+        ask: cexMid + 0.5,
+      }),
+    );
   }
-  out.push(dexQuote({ event_id: 'ai-dex-last', event_time_ms: NOW, ingest_time_ms: NOW + 5, bid: 2059.5, ask: 2060.5 }));
+  out.push(
+    dexQuote({ event_id: 'ai-dex-last', event_time_ms: NOW, ingest_time_ms: NOW + 5, bid: 2059.5, ask: 2060.5 }),
+  );
   // A stale pair: quotes three hours old only.
-  out.push(dexQuote({ event_id: 'ai-aero-old', pair: 'AERO/USD', venue: 'aerodrome_base', event_time_ms: NOW - 180 * MIN, ingest_time_ms: NOW - 180 * MIN + 5, bid: 1, ask: 1.01 }));
+  out.push(
+    dexQuote({
+      event_id: 'ai-aero-old',
+      pair: 'AERO/USD',
+      venue: 'aerodrome_base',
+      event_time_ms: NOW - 180 * MIN,
+      ingest_time_ms: NOW - 180 * MIN + 5,
+      bid: 1,
+      ask: 1.01,
+    }),
+  );
   return out;
 }
 
@@ -223,7 +283,8 @@ beforeAll(async () => {
   await store.migrate();
   await insertQuotes(store, marketQuotes());
   const samples: SpreadSample[] = [];
-  for (let t = WINDOW_START + 60_000, i = 0; t < NOW; t += 2 * MIN, i++) samples.push(spread(i, t, t < WINDOW_START + 30 * MIN ? 2 : 8));
+  for (let t = WINDOW_START + 60_000, i = 0; t < NOW; t += 2 * MIN, i++)
+    samples.push(spread(i, t, t < WINDOW_START + 30 * MIN ? 2 : 8));
   await insertSpreadSamples(store, samples);
   await insertDislocations(store, [
     opportunity(1, WINDOW_START + 10 * MIN, 'uniswap_v3_base', 'coinbase'), // first half, DEX cheap
@@ -233,7 +294,16 @@ beforeAll(async () => {
   ]);
   local = await LocalAiProvider.create({ vocabulary: 100_000 });
   main = await worker(config, local);
-  noX = await worker(testConfig({ STORE: 'duckdb', DUCKDB_PATH: ':memory:', QUEUE: 'inprocess', CEX_EXCHANGE: 'coinbase', AI_X_BEARER_TOKEN: '' }), local);
+  noX = await worker(
+    testConfig({
+      STORE: 'duckdb',
+      DUCKDB_PATH: ':memory:',
+      QUEUE: 'inprocess',
+      CEX_EXCHANGE: 'coinbase',
+      AI_X_BEARER_TOKEN: '',
+    }),
+    local,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -250,24 +320,43 @@ afterAll(async () => {
 
 describe('embed-text and embed-multilingual through the queue', () => {
   it('embed-text: a batch gives one unit 768-d vector per text, in order, with usage and the model', async () => {
-    const texts = ['The cat is sleeping on the sofa.', 'Bitcoin rallied after the ETF approval.', 'A kitten naps on the couch.'];
+    const texts = [
+      'The cat is sleeping on the sofa.',
+      'Bitcoin rallied after the ETF approval.',
+      'A kitten naps on the couch.',
+    ];
     const body = EmbedTextOutput.parse(await main.run('embed-text', { text: texts }));
-    expect(body).toMatchObject({ success: true, object: 'list', dimensions: 768, count: 3, model: 'local-sif-glove-ngram-768-v1', source: 'local', context_tokens: 128 });
+    expect(body).toMatchObject({
+      success: true,
+      object: 'list',
+      dimensions: 768,
+      count: 3,
+      model: 'local-sif-glove-ngram-768-v1',
+      source: 'local',
+      context_tokens: 128,
+    });
     expect(body.data.map((d) => d.index)).toEqual([0, 1, 2]);
     const direct = await local.embed(texts, { route: 'text', dimensions: 768 });
     body.data.forEach((d, i) => {
       expect(Math.sqrt(dot(d.embedding, d.embedding))).toBeCloseTo(1, 5);
       expect(dot(d.embedding, direct.vectors[i]!)).toBeCloseTo(1, 5);
     });
-    expect(dot(body.data[0]!.embedding, body.data[2]!.embedding)).toBeGreaterThan(dot(body.data[0]!.embedding, body.data[1]!.embedding));
+    expect(dot(body.data[0]!.embedding, body.data[2]!.embedding)).toBeGreaterThan(
+      dot(body.data[0]!.embedding, body.data[1]!.embedding),
+    );
     expect(body.usage.prompt_tokens).toBeGreaterThan(15);
     const single = EmbedTextOutput.parse(await main.run('embed-text', { text: 'one text' }));
     expect(single.count).toBe(1);
   });
 
   it('embed-multilingual: 1024-d, any language, long text chunked at the context limit and pooled', async () => {
-    const long = Array.from({ length: 30 }, (_, i) => `Le marché numéro ${i} a fortement augmenté aujourd'hui après l'annonce de la banque centrale.`).join(' ');
-    const body = EmbedMultilingualOutput.parse(await main.run('embed-multilingual', { text: ['Der Zug hatte Verspätung.', long] }));
+    const long = Array.from(
+      { length: 30 },
+      (_, i) => `Le marché numéro ${i} a fortement augmenté aujourd'hui après l'annonce de la banque centrale.`,
+    ).join(' ');
+    const body = EmbedMultilingualOutput.parse(
+      await main.run('embed-multilingual', { text: ['Der Zug hatte Verspätung.', long] }),
+    );
     expect(body).toMatchObject({ dimensions: 1024, count: 2, model: 'local-multilingual-ngram-sif-1024-v1' });
     expect(body.data[0]!.chunks).toBe(1);
     expect(body.data[1]!.chunks).toBeGreaterThan(3);
@@ -287,10 +376,20 @@ describe('summarize through the queue', () => {
 
   it('defaults to a paragraph of at most 150 words and reports the counts', async () => {
     const body = SummarizeOutput.parse(await main.run('summarize', { text }));
-    expect(body).toMatchObject({ success: true, format: 'paragraph', max_length: 150, headline: null, bullets: [], model: 'local-textrank-v1', source: 'local' });
+    expect(body).toMatchObject({
+      success: true,
+      format: 'paragraph',
+      max_length: 150,
+      headline: null,
+      bullets: [],
+      model: 'local-textrank-v1',
+      source: 'local',
+    });
     expect(body.original_word_count).toBe(countWords(text));
     expect(body.word_count).toBeLessThanOrEqual(150);
-    expect(body.summary).toContain('Spreads between Coinbase and the Base pools widen sharply around the US market open.');
+    expect(body.summary).toContain(
+      'Spreads between Coinbase and the Base pools widen sharply around the US market open.',
+    );
   });
 
   it('honours format and maxLength', async () => {
@@ -309,19 +408,48 @@ describe('summarize through the queue', () => {
 
 describe('x-sentiment through the queue', () => {
   it('a text sample is scored as text (plus market signals for a cashtag the gateway ingests)', async () => {
-    const body = XSentimentOutput.parse(await noX.run('x-sentiment', { topic: 'Massive ETF inflows today and the token broke out to a new all-time high 🚀' }));
-    expect(body).toMatchObject({ kind: 'text', pair: null, sentiment: 'Bullish', signals_used: ['text'], posts_analyzed: 0, model: 'local-market-lexicon-v1', source: 'text' });
-    expect(body.key_signals.some((s) => /ETF inflows/iu.test(s.signal) && s.direction === 'bullish' && s.from === 'text')).toBe(true);
-    const bearish = XSentimentOutput.parse(await noX.run('x-sentiment', { topic: 'Exchange hacked, users furious and the token is dumping hard' }));
+    const body = XSentimentOutput.parse(
+      await noX.run('x-sentiment', {
+        topic: 'Massive ETF inflows today and the token broke out to a new all-time high 🚀',
+      }),
+    );
+    expect(body).toMatchObject({
+      kind: 'text',
+      pair: null,
+      sentiment: 'Bullish',
+      signals_used: ['text'],
+      posts_analyzed: 0,
+      model: 'local-market-lexicon-v1',
+      source: 'text',
+    });
+    expect(
+      body.key_signals.some((s) => /ETF inflows/iu.test(s.signal) && s.direction === 'bullish' && s.from === 'text'),
+    ).toBe(true);
+    const bearish = XSentimentOutput.parse(
+      await noX.run('x-sentiment', { topic: 'Exchange hacked, users furious and the token is dumping hard' }),
+    );
     expect(bearish.sentiment).toBe('Bearish');
-    const tagged = XSentimentOutput.parse(await noX.run('x-sentiment', { topic: 'ETF inflows keep coming and $ETH looks strong here' }));
-    expect(tagged).toMatchObject({ kind: 'text', pair: 'ETH/USD', signals_used: ['text', 'market'], sentiment: 'Bullish', source: 'text+market' });
+    const tagged = XSentimentOutput.parse(
+      await noX.run('x-sentiment', { topic: 'ETF inflows keep coming and $ETH looks strong here' }),
+    );
+    expect(tagged).toMatchObject({
+      kind: 'text',
+      pair: 'ETH/USD',
+      signals_used: ['text', 'market'],
+      sentiment: 'Bullish',
+      source: 'text+market',
+    });
     expect(tagged.market?.dex_price_change_pct).toBeCloseTo(3, 3);
   });
 
   it('a ticker: recent X posts and the gateway telemetry, combined, each signal named with its input', async () => {
     x.mode = 'posts';
-    x.posts = ['$ETH is dumping hard, longs liquidated everywhere', 'Rug pull vibes on this chart, bearish', 'ETH fees are cheap today', '$ETH sell-off continues 📉'];
+    x.posts = [
+      '$ETH is dumping hard, longs liquidated everywhere',
+      'Rug pull vibes on this chart, bearish',
+      'ETH fees are cheap today',
+      '$ETH sell-off continues 📉',
+    ];
     x.requests = [];
     const body = XSentimentOutput.parse(await main.run('x-sentiment', { topic: '$ETH' }));
     // The X request: bearer token, query for the ticker without retweets, the configured page size, the fields scored.
@@ -333,7 +461,14 @@ describe('x-sentiment through the queue', () => {
     expect(req.query.get('max_results')).toBe('20');
     expect(req.query.get('tweet.fields')).toContain('public_metrics');
 
-    expect(body).toMatchObject({ kind: 'ticker', pair: 'ETH/USD', signals_used: ['x_posts', 'market'], signals_unavailable: [], posts_analyzed: 4, source: 'x_posts+market' });
+    expect(body).toMatchObject({
+      kind: 'ticker',
+      pair: 'ETH/USD',
+      signals_used: ['x_posts', 'market'],
+      signals_unavailable: [],
+      posts_analyzed: 4,
+      source: 'x_posts+market',
+    });
     const m = body.market!;
     expect(m.pair).toBe('ETH/USD');
     expect(m.dex_price_change_pct).toBeCloseTo(3, 3); // 2000 -> 2060
@@ -352,7 +487,9 @@ describe('x-sentiment through the queue', () => {
     expect(body.key_signals.reduce((a, s) => a + s.weight, 0)).toBeCloseTo(1, 2);
     // Bearish posts against a rising market: the inputs disagree, the confidence says so.
     expect(body.confidence).toBeLessThan(0.6);
-    console.log(`x-sentiment $ETH: ${body.sentiment} ${body.score} (confidence ${body.confidence}); signals ${body.key_signals.map((s) => `${s.from}:${s.signal}`).join(' | ')}`);
+    console.log(
+      `x-sentiment $ETH: ${body.sentiment} ${body.score} (confidence ${body.confidence}); signals ${body.key_signals.map((s) => `${s.from}:${s.signal}`).join(' | ')}`,
+    );
   });
 
   it('X rate-limited: the market signals still answer, and the response says why posts were not used', async () => {
@@ -368,7 +505,10 @@ describe('x-sentiment through the queue', () => {
 
   it('X failing with nothing else to go on is a coded 502, never a guess', async () => {
     x.mode = 'down';
-    await expect(main.run('x-sentiment', { topic: 'restaking yields' })).rejects.toMatchObject({ code: 'x_upstream_error', status: 502 });
+    await expect(main.run('x-sentiment', { topic: 'restaking yields' })).rejects.toMatchObject({
+      code: 'x_upstream_error',
+      status: 502,
+    });
     x.mode = 'posts';
   });
 
@@ -392,10 +532,26 @@ describe('x-sentiment through the queue', () => {
 
 describe('blank input is a coded 400 naming the field (never charged)', () => {
   it('embed-text, summarize and x-sentiment refuse blank text; symbols alone still embed', async () => {
-    await expect(main.run('embed-text', { text: ['fine', '   '] })).rejects.toMatchObject({ code: 'empty_text', status: 400, details: { field: 'text.1' } });
-    await expect(main.run('embed-multilingual', { text: '\n\t' })).rejects.toMatchObject({ code: 'empty_text', status: 400, details: { field: 'text' } });
-    await expect(main.run('summarize', { text: ' - ... ' })).rejects.toMatchObject({ code: 'empty_text', status: 400, details: { field: 'text' } });
-    await expect(main.run('x-sentiment', { topic: '  ?? ' })).rejects.toMatchObject({ code: 'empty_topic', status: 400, details: { field: 'topic' } });
+    await expect(main.run('embed-text', { text: ['fine', '   '] })).rejects.toMatchObject({
+      code: 'empty_text',
+      status: 400,
+      details: { field: 'text.1' },
+    });
+    await expect(main.run('embed-multilingual', { text: '\n\t' })).rejects.toMatchObject({
+      code: 'empty_text',
+      status: 400,
+      details: { field: 'text' },
+    });
+    await expect(main.run('summarize', { text: ' - ... ' })).rejects.toMatchObject({
+      code: 'empty_text',
+      status: 400,
+      details: { field: 'text' },
+    });
+    await expect(main.run('x-sentiment', { topic: '  ?? ' })).rejects.toMatchObject({
+      code: 'empty_topic',
+      status: 400,
+      details: { field: 'topic' },
+    });
     const emoji = EmbedTextOutput.parse(await main.run('embed-text', { text: '🚀🚀 📈' }));
     expect(Math.sqrt(dot(emoji.data[0]!.embedding, emoji.data[0]!.embedding))).toBeCloseTo(1, 5);
   });
@@ -405,25 +561,51 @@ describe('blank input is a coded 400 naming the field (never charged)', () => {
 
 describe('the OpenAI-compatible adapter behind the processors', () => {
   it('serves the SKUs, and an upstream that keeps failing is a coded 502 that the API will not charge', async () => {
-    openai.reset({ chat: () => JSON.stringify({ bullets: ['Spreads widen at the US open.', 'Pools lag the exchange.'] }) });
+    openai.reset({
+      chat: () => JSON.stringify({ bullets: ['Spreads widen at the US open.', 'Pools lag the exchange.'] }),
+    });
     const remote = new OpenAiCompatibleProvider({
       baseURL: openai.baseURL,
       apiKey: 'sk-test',
       timeoutMs: 2000,
       maxRetries: 1,
       embedBatch: 64,
-      models: { embedText: 'text-embedding-3-small', embedMultilingual: 'text-embedding-3-large', summarize: 'gpt-4o-mini', sentiment: 'gpt-4o-mini', redaction: 'gpt-4o-mini' },
+      models: {
+        embedText: 'text-embedding-3-small',
+        embedMultilingual: 'text-embedding-3-large',
+        summarize: 'gpt-4o-mini',
+        sentiment: 'gpt-4o-mini',
+        redaction: 'gpt-4o-mini',
+      },
     });
     const w = await worker(config, remote);
     try {
       const emb = EmbedTextOutput.parse(await w.run('embed-text', { text: ['a', 'b'] }));
-      expect(emb).toMatchObject({ model: 'text-embedding-3-small', source: 'openai-compatible', count: 2, usage: { prompt_tokens: 2 } });
+      expect(emb).toMatchObject({
+        model: 'text-embedding-3-small',
+        source: 'openai-compatible',
+        count: 2,
+        usage: { prompt_tokens: 2 },
+      });
       expect(openai.requests[0]!.body).toMatchObject({ dimensions: 768 });
-      const sum = SummarizeOutput.parse(await w.run('summarize', { text: 'Spreads widen at the US open, when the exchange moves first. The pools lag the exchange until arbitrageurs close the gap. Gas stays cheap all day.', format: 'bullets', maxLength: 20 }));
-      expect(sum).toMatchObject({ model: 'gpt-4o-mini', bullets: ['Spreads widen at the US open.', 'Pools lag the exchange.'], source: 'openai-compatible' });
+      const sum = SummarizeOutput.parse(
+        await w.run('summarize', {
+          text: 'Spreads widen at the US open, when the exchange moves first. The pools lag the exchange until arbitrageurs close the gap. Gas stays cheap all day.',
+          format: 'bullets',
+          maxLength: 20,
+        }),
+      );
+      expect(sum).toMatchObject({
+        model: 'gpt-4o-mini',
+        bullets: ['Spreads widen at the US open.', 'Pools lag the exchange.'],
+        source: 'openai-compatible',
+      });
 
       openai.failAlways({ status: 500 });
-      await expect(w.run('embed-multilingual', { text: 'x' })).rejects.toMatchObject({ code: 'ai_upstream_error', status: 502 });
+      await expect(w.run('embed-multilingual', { text: 'x' })).rejects.toMatchObject({
+        code: 'ai_upstream_error',
+        status: 502,
+      });
     } finally {
       await w.queue.close();
     }

@@ -71,7 +71,16 @@ const phone = `(415) 555-${randomInt(1000, 10000)}`;
 const marker = `rtnmarker${digits(10)}`;
 const TEXT = `Intake note ${marker}: SSN ${ssn}, card ${cardSpaced}, email ${email}, phone ${phone}, lives at 742 Evergreen Terrace, Springfield, IL 62704.`;
 /** Every form a secret could be stored in: as written, digits only, JSON-escaped pieces. */
-const NEEDLES = [marker, ssn, ssn.replace(/-/g, ''), card, cardSpaced, emailLocal, phone, phone.replace(/\D/g, '').slice(-7)];
+const NEEDLES = [
+  marker,
+  ssn,
+  ssn.replace(/-/g, ''),
+  card,
+  cardSpaced,
+  emailLocal,
+  phone,
+  phone.replace(/\D/g, '').slice(-7),
+];
 
 // ------------------------------------------------------------------ harness
 
@@ -92,14 +101,28 @@ async function dumpKeys(): Promise<Map<string, string>> {
       const type = await admin.type(key);
       let content: unknown;
       switch (type) {
-        case 'string': content = await admin.get(key); break;
-        case 'hash': content = await admin.hgetall(key); break;
-        case 'list': content = await admin.lrange(key, 0, -1); break;
-        case 'set': content = await admin.smembers(key); break;
-        case 'zset': content = await admin.zrange(key, 0, -1, 'WITHSCORES'); break;
-        case 'stream': content = await admin.xrange(key, '-', '+'); break;
-        case 'none': continue;
-        default: content = `<unreadable ${type}>`;
+        case 'string':
+          content = await admin.get(key);
+          break;
+        case 'hash':
+          content = await admin.hgetall(key);
+          break;
+        case 'list':
+          content = await admin.lrange(key, 0, -1);
+          break;
+        case 'set':
+          content = await admin.smembers(key);
+          break;
+        case 'zset':
+          content = await admin.zrange(key, 0, -1, 'WITHSCORES');
+          break;
+        case 'stream':
+          content = await admin.xrange(key, '-', '+');
+          break;
+        case 'none':
+          continue;
+        default:
+          content = `<unreadable ${type}>`;
       }
       out.set(key, `${type} ${JSON.stringify(content)}`);
     }
@@ -113,7 +136,8 @@ async function retained(): Promise<string[]> {
   for (const [key, content] of await dumpKeys()) {
     for (const needle of NEEDLES) if (content.includes(needle)) found.push(`${key} contains ${needle}`);
     if (new RegExp(`^${PREFIX}:jobs\\.${JOB.replace('.', '\\.')}:${UUID}`).test(key)) found.push(`job key ${key}`);
-    if (key.endsWith(':events') && /"event","(completed|failed)"/.test(content)) found.push(`${key} still has completed/failed events`);
+    if (key.endsWith(':events') && /"event","(completed|failed)"/.test(content))
+      found.push(`${key} still has completed/failed events`);
   }
   const slowlog = JSON.stringify(await admin.call('SLOWLOG', 'GET', '1000'));
   for (const needle of NEEDLES) if (slowlog.includes(needle)) found.push(`SLOWLOG contains ${needle}`);
@@ -122,8 +146,15 @@ async function retained(): Promise<string[]> {
 
 const inLogs = () => NEEDLES.filter((n) => lines().includes(n));
 
-async function post(body: string, contentType = 'application/json'): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${base}/api/v1/airgap-scrub`, { method: 'POST', headers: { 'content-type': contentType }, body });
+async function post(
+  body: string,
+  contentType = 'application/json',
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${base}/api/v1/airgap-scrub`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -155,7 +186,14 @@ beforeAll(async () => {
     gateway: {
       runtime: { store, config, pairs, catalogue, queue, now: () => Date.now() },
       gate: async (_ctx, next) => next(),
-      payment: { network: 'eip155:8453', asset: '0x0000000000000000000000000000000000000000', assetName: 'USD Coin', assetVersion: '2', payTo: '0x0000000000000000000000000000000000000001', maxTimeoutSeconds: 300 },
+      payment: {
+        network: 'eip155:8453',
+        asset: '0x0000000000000000000000000000000000000000',
+        assetName: 'USD Coin',
+        assetVersion: '2',
+        payTo: '0x0000000000000000000000000000000000000001',
+        maxTimeoutSeconds: 300,
+      },
     },
   });
   server = app.listen(0, '127.0.0.1');
@@ -180,8 +218,14 @@ afterAll(async () => {
 
 describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', { timeout: 120_000 }, () => {
   it('a call through the queue returns the scrubbed text and leaves nothing in Redis or the logs', async () => {
-    const body = await queue.run<{ text: string }, { scrubbed: string; entities_redacted: string[] }>(JOB, { text: TEXT }, { deadlineMs: DEADLINE_MS });
-    expect(body.entities_redacted).toEqual(expect.arrayContaining(['SSN', 'CREDIT_CARD', 'EMAIL', 'PHONE', 'ADDRESS', 'ZIP']));
+    const body = await queue.run<{ text: string }, { scrubbed: string; entities_redacted: string[] }>(
+      JOB,
+      { text: TEXT },
+      { deadlineMs: DEADLINE_MS },
+    );
+    expect(body.entities_redacted).toEqual(
+      expect.arrayContaining(['SSN', 'CREDIT_CARD', 'EMAIL', 'PHONE', 'ADDRESS', 'ZIP']),
+    );
     for (const needle of NEEDLES.filter((n) => n !== marker)) expect(body.scrubbed).not.toContain(needle);
     expect(body.scrubbed).toContain(marker); // not PII: kept in the answer, and only there
     await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
@@ -201,12 +245,17 @@ describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', { 
 
   it('failing calls (bad input to the processor, strict mode without AI, refused or broken bodies) leave nothing', async () => {
     // Straight to the processor through the queue: input the API would have refused, and strict mode without a provider.
-    const bad = await queue.run(JOB, { text: TEXT, strictMode: 'yes' }, { deadlineMs: DEADLINE_MS }).catch((e: unknown) => e);
+    const bad = await queue
+      .run(JOB, { text: TEXT, strictMode: 'yes' }, { deadlineMs: DEADLINE_MS })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(JobError);
     expect(bad).toMatchObject({ code: 'invalid_parameter', status: 400 });
-    const strict = await queue.run(JOB, { text: TEXT, strictMode: true }, { deadlineMs: DEADLINE_MS }).catch((e: unknown) => e);
+    const strict = await queue
+      .run(JOB, { text: TEXT, strictMode: true }, { deadlineMs: DEADLINE_MS })
+      .catch((e: unknown) => e);
     expect(strict).toMatchObject({ code: 'ai_unavailable', status: 503 });
-    for (const err of [bad, strict]) expect(JSON.stringify({ m: (err as Error).message, d: (err as JobError).details })).not.toContain(ssn);
+    for (const err of [bad, strict])
+      expect(JSON.stringify({ m: (err as Error).message, d: (err as JobError).details })).not.toContain(ssn);
     // Over HTTP: strict mode (503 from the worker), an unknown field carrying a secret, and a body that is not JSON.
     expect((await post(JSON.stringify({ text: TEXT, strictMode: true }))).status).toBe(503);
     const unknown = await post(JSON.stringify({ text: TEXT, note: `SSN ${ssn}` }));
@@ -220,31 +269,40 @@ describe('airgap-scrub: zero data retention (BullMQ on Redis, API in front)', { 
   it('repeated calls through BullMQ leave nothing retained either', async () => {
     // (Latency through the API and BullMQ is a bench figure: npm run bench:utility.)
     for (let i = 0; i < 20; i++) {
-      const body = await queue.run<{ text: string }, { scrubbed: string }>(JOB, { text: TEXT }, { deadlineMs: DEADLINE_MS });
+      const body = await queue.run<{ text: string }, { scrubbed: string }>(
+        JOB,
+        { text: TEXT },
+        { deadlineMs: DEADLINE_MS },
+      );
       expect(body.scrubbed).not.toContain(ssn);
     }
     await eventually(retained, (found) => found.length === 0, RETENTION_WAIT_MS);
     expect(inLogs()).toEqual([]);
   });
 
-  it('on disk: the project\'s Redis persists nothing (no AOF, no RDB), and no file of its data dir holds the text', async () => {
+  it("on disk: the project's Redis persists nothing (no AOF, no RDB), and no file of its data dir holds the text", async () => {
     const [, appendonly] = (await admin.config('GET', 'appendonly')) as string[];
     const [, save] = (await admin.config('GET', 'save')) as string[];
     const [, dir] = (await admin.config('GET', 'dir')) as string[];
     // scripts/engines/redis/redis.conf.template (and docker-compose.yml): a job payload must never reach a disk.
     expect({ appendonly, save }).toEqual({ appendonly: 'no', save: '' });
-    const local = await stat(dir!).then((s) => s.isDirectory(), () => false);
+    const local = await stat(dir!).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!local) {
       console.warn(`airgap-retention: Redis data dir ${dir} is not on this machine; the file search is skipped`);
       return;
     }
     // Every file in Redis' data dir (AOF base/incr files, the RDB, if any), searched for this run's secrets.
     const files: string[] = [];
-    for (const entry of await readdir(dir!, { withFileTypes: true, recursive: true })) if (entry.isFile()) files.push(join(entry.parentPath, entry.name));
+    for (const entry of await readdir(dir!, { withFileTypes: true, recursive: true }))
+      if (entry.isFile()) files.push(join(entry.parentPath, entry.name));
     const found: string[] = [];
     for (const file of files) {
       const content = (await readFile(file)).toString('latin1');
-      for (const needle of [marker, ssn, emailLocal]) if (content.includes(needle)) found.push(`${file} contains ${needle}`);
+      for (const needle of [marker, ssn, emailLocal])
+        if (content.includes(needle)) found.push(`${file} contains ${needle}`);
     }
     expect(found, 'nothing of the text may be on disk').toEqual([]);
   });

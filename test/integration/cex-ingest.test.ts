@@ -43,7 +43,11 @@ interface Harness {
   latency: LatencyEvent[];
 }
 
-async function harness(pairs: PairSpec[], staleMs: number, prepare?: (server: CoinbaseServer) => void): Promise<Harness> {
+async function harness(
+  pairs: PairSpec[],
+  staleMs: number,
+  prepare?: (server: CoinbaseServer) => void,
+): Promise<Harness> {
   const logger = testLogger();
   const server = await startCoinbaseServer();
   prepare?.(server);
@@ -92,11 +96,19 @@ async function teardown(h: Harness | undefined): Promise<void> {
   await h.server.close();
 }
 
-const symbolHealth = (h: Harness, symbol: string) => (h.ingestor.health().symbols as Record<string, SymbolHealth>)[symbol]!;
+const symbolHealth = (h: Harness, symbol: string) =>
+  (h.ingestor.health().symbols as Record<string, SymbolHealth>)[symbol]!;
 
 /** Polls until `find` finds something; the ceiling is generous (a busy machine), the poll returns as soon as it does. */
 function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  return (eventually(async () => find(), (v) => v !== undefined, timeoutMs, 20) as Promise<T>).catch((err: Error) => {
+  return (
+    eventually(
+      async () => find(),
+      (v) => v !== undefined,
+      timeoutMs,
+      20,
+    ) as Promise<T>
+  ).catch((err: Error) => {
     throw new Error(`${what}: ${err.message}`);
   });
 }
@@ -157,16 +169,42 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
   }
 
   it('loads markets through the documented endpoints and publishes quotes with ladders from the served book', async () => {
-    const eth = await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':ws:')), 'first ETH/USD websocket quote');
-    const btc = await waitFor(() => lastQuote(h, (q) => q.pair === 'cbBTC/USD' && q.event_id.includes(':ws:')), 'first cbBTC/USD websocket quote');
+    const eth = await waitFor(
+      () => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':ws:')),
+      'first ETH/USD websocket quote',
+    );
+    const btc = await waitFor(
+      () => lastQuote(h, (q) => q.pair === 'cbBTC/USD' && q.event_id.includes(':ws:')),
+      'first cbBTC/USD websocket quote',
+    );
 
     // What ccxt asked for while loading markets: currencies, rates, spot + FUTURE + PERPETUAL products.
     const paths = h.server.requests.map((r) => r.path);
-    expect(paths).toEqual(expect.arrayContaining(['/v2/currencies', '/v2/currencies/crypto', '/v2/exchange-rates', '/api/v3/brokerage/market/products']));
-    expect(h.server.hits('/api/v3/brokerage/market/products').map((r) => r.query.product_type ?? 'SPOT').sort()).toEqual(['FUTURE', 'FUTURE', 'SPOT']);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/v2/currencies',
+        '/v2/currencies/crypto',
+        '/v2/exchange-rates',
+        '/api/v3/brokerage/market/products',
+      ]),
+    );
+    expect(
+      h.server
+        .hits('/api/v3/brokerage/market/products')
+        .map((r) => r.query.product_type ?? 'SPOT')
+        .sort(),
+    ).toEqual(['FUTURE', 'FUTURE', 'SPOT']);
     expect(h.server.subscribes.flatMap((s) => s.product_ids).sort()).toEqual(['BTC-USD', 'ETH-USD']);
 
-    expect(eth).toMatchObject({ venue: 'coinbase', venue_kind: 'cex', source: 'live', bid: 3012.45, bid_size: 0.8, ask: 3012.46, ask_size: 0.5 });
+    expect(eth).toMatchObject({
+      venue: 'coinbase',
+      venue_kind: 'cex',
+      source: 'live',
+      bid: 3012.45,
+      bid_size: 0.8,
+      ask: 3012.46,
+      ask_size: 0.5,
+    });
     expect(eth).toMatchObject({ fee_bps: 60, fee_included: false, gas_usd: null, gas_price_gwei: null });
     expect(eth.event_id).toMatch(/^cex:coinbase:ETH\/USD:ws:\d+:\d+:[0-9a-f]{16}$/);
     expect(idMatchesContent(eth)).toBe(true); // identity + digest of the content (core/events/event-id.ts)
@@ -202,16 +240,26 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
       { side: 'offer', price: '3012.46', size: '0' },
       { side: 'bid', price: '3012.48', size: '0.3' },
     ]);
-    const q = await waitFor(() => lastQuote(h, (x) => x.pair === 'ETH/USD' && x.ask === 3012.5), 'quote after the update');
+    const q = await waitFor(
+      () => lastQuote(h, (x) => x.pair === 'ETH/USD' && x.ask === 3012.5),
+      'quote after the update',
+    );
     expect(q).toMatchObject({ bid: 3012.48, bid_size: 0.3, ask: 3012.5, ask_size: 1.2 });
     expect(q.event_id).toContain(':ws:');
     // $1000 buy fits in 1.2 @ 3012.5; the sell takes 0.3 @ 3012.48 ($903.744) + $96.256 @ 3012.45
-    expect(q.ladder[0]).toEqual({ size_usd: 1000, buy_price: 3012.5, sell_price: expect.closeTo(1000 / (0.3 + 96.256 / 3012.45), 8) });
+    expect(q.ladder[0]).toEqual({
+      size_usd: 1000,
+      buy_price: 3012.5,
+      sell_price: expect.closeTo(1000 / (0.3 + 96.256 / 3012.45), 8),
+    });
   });
 
-  it('publishes snapshots: mutating ccxt\'s live book afterwards changes nothing published', async () => {
+  it("publishes snapshots: mutating ccxt's live book afterwards changes nothing published", async () => {
     await bookAt([ASK_3012_46_TAKEN, BID_3012_48], 3012.48, 3012.5);
-    await waitFor(() => h.books.findLast((b) => b.event.pair === 'ETH/USD' && b.event.bids[0]![0] === 3012.48), 'book event after the update');
+    await waitFor(
+      () => h.books.findLast((b) => b.event.pair === 'ETH/USD' && b.event.bids[0]![0] === 3012.48),
+      'book event after the update',
+    );
     const published = h.books.filter((b) => b.event.pair === 'ETH/USD');
     const before = published.map((b) => structuredClone(b.event));
     const latest = h.ingestor.latestBook('ETH/USD')!;
@@ -234,7 +282,9 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
     }
     // A quote and the book of the same update come from the same copy (same pair, venue time and sequence; distinct ids).
     const last = published.at(-1)!.event;
-    const sameUpdate = h.quotes.find((q) => q.pair === last.pair && q.event_time_ms === last.event_time_ms && q.sequence === last.sequence)!;
+    const sameUpdate = h.quotes.find(
+      (q) => q.pair === last.pair && q.event_time_ms === last.event_time_ms && q.sequence === last.sequence,
+    )!;
     expect(sameUpdate.event_id).not.toBe(last.event_id);
     expect(sameUpdate.bid).toBe(last.bids[0]![0]);
     expect(sameUpdate.ask).toBe(last.asks[0]![0]);
@@ -253,7 +303,10 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
 
     // The book changes while only REST can see it.
     h.server.pushUpdate('ETH-USD', [{ side: 'bid', price: '3012.49', size: '0.25' }]);
-    const viaRest = await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':rest:') && q.bid === 3012.49), 'REST quote with the new bid');
+    const viaRest = await waitFor(
+      () => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':rest:') && q.bid === 3012.49),
+      'REST quote with the new bid',
+    );
     expect(viaRest).toMatchObject({ bid_size: 0.25, ask: 3012.5, sequence: null });
     expect(viaRest.event_id).toMatch(/^cex:coinbase:ETH\/USD:rest:\d+:[0-9a-f]{16}$/);
     // Polling keeps going, for both symbols.
@@ -266,13 +319,19 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
     expect(symbolHealth(h, 'ETH/USD').ws_failures).toBeGreaterThanOrEqual(2); // the drop, then refused re-dials
 
     h.server.setWsAvailable(true);
-    await waitFor(() => (symbolHealth(h, 'ETH/USD').mode === 'ws' && symbolHealth(h, 'BTC/USD').mode === 'ws' ? true : undefined), 'back on the websocket');
+    await waitFor(
+      () => (symbolHealth(h, 'ETH/USD').mode === 'ws' && symbolHealth(h, 'BTC/USD').mode === 'ws' ? true : undefined),
+      'back on the websocket',
+    );
     const back = symbolHealth(h, 'ETH/USD');
     expect(back.reconnects).toBeGreaterThanOrEqual(1);
     expect(back.status).toBe('ok');
     expect(h.ingestor.health().status).toBe('ok');
     const t = Date.now();
-    const viaWs = await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':ws:') && q.ingest_time_ms >= t), 'websocket quote after reconnecting');
+    const viaWs = await waitFor(
+      () => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':ws:') && q.ingest_time_ms >= t),
+      'websocket quote after reconnecting',
+    );
     expect(viaWs.bid).toBe(3012.49);
   });
 
@@ -288,12 +347,19 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
     const t = Date.now();
     // Resync: a new connection, new subscriptions, a snapshot that includes the lost change.
     const q = await waitFor(
-      () => lastQuote(h, (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:') && x.ingest_time_ms >= t && x.ask === 3012.91),
+      () =>
+        lastQuote(
+          h,
+          (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:') && x.ingest_time_ms >= t && x.ask === 3012.91,
+        ),
       'websocket quote from the resynced book',
     );
     expect(q.bid).toBe(3012.49);
     expect(h.server.subscribes.length).toBeGreaterThan(subscribesBefore);
-    await waitFor(() => (symbolHealth(h, 'ETH/USD').mode === 'ws' ? true : undefined), 'back on the websocket after the gap');
+    await waitFor(
+      () => (symbolHealth(h, 'ETH/USD').mode === 'ws' ? true : undefined),
+      'back on the websocket after the gap',
+    );
     expect(h.ingestor.latestBook('ETH/USD')!.asks.slice(0, 2)).toEqual([
       [3012.91, 2],
       [3013.4, 4.6],
@@ -306,9 +372,16 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
     const t = Date.now();
     // A bid above the best ask arrives on the wire only (the exchange's book never had it).
     h.server.pushUpdate('ETH-USD', [{ side: 'bid', price: '3020', size: '1' }], { wireOnly: true });
-    await waitFor(() => (symbolHealth(h, 'ETH/USD').crossed > crossedBefore ? true : undefined), 'crossed book detected');
+    await waitFor(
+      () => (symbolHealth(h, 'ETH/USD').crossed > crossedBefore ? true : undefined),
+      'crossed book detected',
+    );
     const q = await waitFor(
-      () => lastQuote(h, (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:') && x.ingest_time_ms >= t && x.bid === 3012.49),
+      () =>
+        lastQuote(
+          h,
+          (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:') && x.ingest_time_ms >= t && x.bid === 3012.49,
+        ),
       'websocket quote from the resynced book',
     );
     expect(q.ask).toBe(3012.91);
@@ -326,17 +399,30 @@ describe('CEX ingestion: ccxt coinbase against a loopback Advanced Trade', { tim
       expect(symbolHealth(h, 'ETH/USD')).toMatchObject({ mode: 'rest', status: 'degraded' });
       expect(symbolHealth(h, 'ETH/USD').reason).toMatch(/stale/);
       const t = Date.now();
-      await waitFor(() => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':rest:') && q.ingest_time_ms >= t), 'REST quote while stale');
+      await waitFor(
+        () => lastQuote(h, (q) => q.pair === 'ETH/USD' && q.event_id.includes(':rest:') && q.ingest_time_ms >= t),
+        'REST quote while stale',
+      );
       expect(symbolHealth(h, 'BTC/USD').mode).toBe('ws');
     } finally {
       ticking['ETH-USD'] = true;
     }
-    await waitFor(() => (symbolHealth(h, 'ETH/USD').mode === 'ws' ? true : undefined), 'websocket again once updates resume');
+    await waitFor(
+      () => (symbolHealth(h, 'ETH/USD').mode === 'ws' ? true : undefined),
+      'websocket again once updates resume',
+    );
   });
 
   it('publishes REST latency samples of the time endpoint', async () => {
     const sample = await waitFor(() => h.latency.findLast((l) => l.ok), 'latency sample');
-    expect(sample).toMatchObject({ venue: 'coinbase', venue_kind: 'cex', kind: 'cex_rest', endpoint: 'GET /api/v3/brokerage/time', ok: true, source: 'live' });
+    expect(sample).toMatchObject({
+      venue: 'coinbase',
+      venue_kind: 'cex',
+      kind: 'cex_rest',
+      endpoint: 'GET /api/v3/brokerage/time',
+      ok: true,
+      source: 'live',
+    });
     // A round trip's duration (not a timestamp); the figure itself is the benches' business, so the bound is only sane.
     expect(sample.rtt_ms).toBeGreaterThan(0);
     expect(sample.rtt_ms).toBeLessThan(30_000);
@@ -380,12 +466,19 @@ describe('CEX ingestion: unreachable exchange', { timeout: 120_000 }, () => {
     });
     const hh = h;
     await waitFor(
-      () => (symbolHealth(hh, 'ETH/USD').mode === 'rest' && /REST polling failing/.test(symbolHealth(hh, 'ETH/USD').reason ?? '') && hh.latency.length > 0 ? true : undefined),
+      () =>
+        symbolHealth(hh, 'ETH/USD').mode === 'rest' &&
+        /REST polling failing/.test(symbolHealth(hh, 'ETH/USD').reason ?? '') &&
+        hh.latency.length > 0
+          ? true
+          : undefined,
       'REST mode, failing polls and a failed probe',
     );
     const health = hh.ingestor.health();
     expect(health.status).toBe('degraded');
-    expect(health.reason).toMatch(/^ETH\/USD: exchange unreachable: loading markets failed: coinbase .*UNAVAILABLE.*; REST polling failing: loading markets failed/);
+    expect(health.reason).toMatch(
+      /^ETH\/USD: exchange unreachable: loading markets failed: coinbase .*UNAVAILABLE.*; REST polling failing: loading markets failed/,
+    );
     expect(hh.quotes).toHaveLength(0);
     expect(hh.latency[0]).toMatchObject({ ok: false, kind: 'cex_rest' });
     // ccxt caches a failed loadMarkets; the ingestor keeps asking for a reload.
@@ -393,7 +486,10 @@ describe('CEX ingestion: unreachable exchange', { timeout: 120_000 }, () => {
 
     hh.server.setRestAvailable(true);
     hh.server.setWsAvailable(true);
-    const q = await waitFor(() => lastQuote(hh, (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:')), 'websocket quote after recovery');
+    const q = await waitFor(
+      () => lastQuote(hh, (x) => x.pair === 'ETH/USD' && x.event_id.includes(':ws:')),
+      'websocket quote after recovery',
+    );
     expect(q).toMatchObject({ bid: 3012.45, ask: 3012.46 });
     await waitFor(() => (hh.ingestor.health().status === 'ok' ? true : undefined), 'health ok after recovery');
   });

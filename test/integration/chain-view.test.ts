@@ -32,7 +32,13 @@ const mineOne = () => chain.mint(privateKeyToAccount(generatePrivateKey()).addre
 
 beforeAll(async () => {
   chain = await startDevChain({ payerFundingAtomic: FUNDING, blockIntervalMs: 600_000 }); // blocks only from the test's own transactions
-  view = new ChainView({ client: chain.node.publicClient, asset: chain.usdc, rememberS: 600, pollMs: 100, maxStaleBlocks: 2 });
+  view = new ChainView({
+    client: chain.node.publicClient,
+    asset: chain.usdc,
+    rememberS: 600,
+    pollMs: 100,
+    maxStaleBlocks: 2,
+  });
   await view.start();
 }, 120_000);
 

@@ -50,7 +50,10 @@ interface Engines {
 
 function engines(args: string[], env: Record<string, string>): Promise<Engines> {
   const t0 = Date.now();
-  const child = spawn('bash', ['scripts/engines.sh', ...args], { cwd: ROOT, env: { ...process.env, ENGINES: 'clickhouse', ENGINES_INSTALL_COMPOSE: '0', ...env } });
+  const child = spawn('bash', ['scripts/engines.sh', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ENGINES: 'clickhouse', ENGINES_INSTALL_COMPOSE: '0', ...env },
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -81,7 +84,16 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     const up = await engines(['up'], chEnv);
     expect(up.code, up.out).toBe(0);
     bus = namespaced(
-      await createKafkaBus({ partitions: 3, batchSize: 1000, maxAttempts: 2, retryBackoffMs: 50, logger: testLogger(), brokers: config.KAFKA_BROKERS, clientId: uniqueName('outage'), connectTimeoutMs: 10000 }),
+      await createKafkaBus({
+        partitions: 3,
+        batchSize: 1000,
+        maxAttempts: 2,
+        retryBackoffMs: 50,
+        logger: testLogger(),
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('outage'),
+        connectTimeoutMs: 10000,
+      }),
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
@@ -115,8 +127,15 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     const health = async (): Promise<Sample> => {
       const at = Date.now();
       try {
-        const body = (await (await fetch(`${app!.url}/health`, { signal: AbortSignal.timeout(10_000) })).json()) as { components: Record<string, Sample['store']> };
-        return { at, store: body.components.store, quotes: body.components['aggregate.quotes'], deadLetters: body.components.dead_letters as Sample['deadLetters'] };
+        const body = (await (await fetch(`${app!.url}/health`, { signal: AbortSignal.timeout(10_000) })).json()) as {
+          components: Record<string, Sample['store']>;
+        };
+        return {
+          at,
+          store: body.components.store,
+          quotes: body.components['aggregate.quotes'],
+          deadLetters: body.components.dead_letters as Sample['deadLetters'],
+        };
       } catch {
         return { at };
       }
@@ -124,8 +143,18 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     await eventually(health, (s) => s.store?.status === 'ok' && s.quotes?.status === 'ok', 60000, 200);
 
     // Quotes at ~250/s, all distinct events; three malformed ones first.
-    await bus.publish(TOPICS.quotes, ['{broken', '{"event_id":"x"}', '[]'].map((value) => ({ key: 'ETH/USD', value })));
-    const sim = new MarketSimulator(loadPairs(), { seed: 11, startMs: Date.now() - 3_600_000, cexVenue: 'coinbase', ladderUsd: [1000, 10000], bookEveryTicks: 1_000_000, probeMs: 3_600_000 });
+    await bus.publish(
+      TOPICS.quotes,
+      ['{broken', '{"event_id":"x"}', '[]'].map((value) => ({ key: 'ETH/USD', value })),
+    );
+    const sim = new MarketSimulator(loadPairs(), {
+      seed: 11,
+      startMs: Date.now() - 3_600_000,
+      cexVenue: 'coinbase',
+      ladderUsd: [1000, 10000],
+      bookEveryTicks: 1_000_000,
+      probeMs: 3_600_000,
+    });
     const quotes = sim.generate(Number.MAX_SAFE_INTEGER);
     const ids = new Set<string>();
     let publishing = true;
@@ -153,9 +182,16 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     })();
 
     // Dead letters: the three malformed quotes, with the last reason.
-    const withDead = await eventually(health, (s) => (s.deadLetters?.topics?.[TOPICS.quotes]?.count ?? 0) >= 3, 60_000, 200);
+    const withDead = await eventually(
+      health,
+      (s) => (s.deadLetters?.topics?.[TOPICS.quotes]?.count ?? 0) >= 3,
+      60_000,
+      200,
+    );
     expect(withDead.deadLetters!.status).toBe('degraded');
-    expect(withDead.deadLetters!.reason).toMatch(/3 message\(s\) dead-lettered in the last 5 min; newest on md\.quotes\.v1: /);
+    expect(withDead.deadLetters!.reason).toMatch(
+      /3 message\(s\) dead-lettered in the last 5 min; newest on md\.quotes\.v1: /,
+    );
     expect(withDead.deadLetters!.topics![TOPICS.quotes]!.last_reason).toMatch(/quote/i);
     await new Promise((r) => setTimeout(r, 2000)); // a steady flow of inserts before the outage
 
@@ -183,9 +219,23 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     await publisher;
 
     // 2. The first failed insert, from the app's log, and what /health said from then on.
-    const lines = app.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; time: string; err?: string; group?: string });
-    const firstFailure = lines.find((l) => l.msg.startsWith('bus: handler hit a retryable failure') && Date.parse(l.time) >= stopStart);
-    expect(firstFailure, app.output().split('\n').filter((l) => !l.includes('"path":"/health"')).join('\n').slice(-6000)).toBeDefined();
+    const lines = app
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; time: string; err?: string; group?: string });
+    const firstFailure = lines.find(
+      (l) => l.msg.startsWith('bus: handler hit a retryable failure') && Date.parse(l.time) >= stopStart,
+    );
+    expect(
+      firstFailure,
+      app
+        .output()
+        .split('\n')
+        .filter((l) => !l.includes('"path":"/health"'))
+        .join('\n')
+        .slice(-6000),
+    ).toBeDefined();
     const failedAt = Date.parse(firstFailure!.time);
     const notOk = samples.find((s) => s.at >= failedAt && s.store && s.store.status !== 'ok');
     expect(notOk, JSON.stringify(samples.filter((s) => s.at >= stopStart - 500).slice(0, 20))).toBeDefined();
@@ -195,7 +245,8 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     for (const s of during) expect(s.store!.status, JSON.stringify(s)).not.toBe('ok');
     // Reachable again but no write succeeded yet: degraded with the failing writes as the reason.
     const degraded = samples.find((s) => s.store?.status === 'degraded');
-    if (degraded) expect(degraded.store!.reason).toMatch(/^writes failing since \S+ \(\d+ failed\): clickhouse: insert failed/);
+    if (degraded)
+      expect(degraded.store!.reason).toMatch(/^writes failing since \S+ \(\d+ failed\): clickhouse: insert failed/);
     const okAgain = samples.find((s) => s.at > upAt && s.store?.status === 'ok') ?? back;
     console.log(
       `ClickHouse outage: first failed insert ${failedAt - stopStart} ms after the stop began, /health store not ok ${notOk!.at - failedAt} ms after it ` +
@@ -208,7 +259,14 @@ describe('ClickHouse outage (private ClickHouse, aggregate role process)', () =>
     expect(okAgain.at - upAt).toBeLessThan(4 * RETRY_MAX_BACKOFF_MS);
 
     // 3. Nothing lost, nothing doubled.
-    store = await createClickHouseStore({ url: chUrl, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger: testLogger() });
+    store = await createClickHouseStore({
+      url: chUrl,
+      database,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      connectTimeoutMs: 10000,
+      logger: testLogger(),
+    });
     const stored = await eventually(
       async () => num((await store!.query(sql`SELECT count() AS n FROM quotes ${final}`))[0]?.n),
       (n) => n >= ids.size,

@@ -23,13 +23,17 @@ let api: PaidApi;
 let store: Store;
 let queries = 0;
 
-
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'closed-slice-'));
   api = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', MARKET_SOURCE: 'simulated' }, logger);
   store = api.proc.ctx.store!;
   const now = Date.now();
-  await insertSpreadSamples(store, [spreadSample(1, CLOSED + 10_000), spreadSample(2, CLOSED + 60_000), spreadSample(3, now - 30_000), spreadSample(4, now - 20_000)]);
+  await insertSpreadSamples(store, [
+    spreadSample(1, CLOSED + 10_000),
+    spreadSample(2, CLOSED + 60_000),
+    spreadSample(3, now - 30_000),
+    spreadSample(4, now - 20_000),
+  ]);
   const query = store.query.bind(store);
   store.query = ((...args: Parameters<Store['query']>) => {
     queries += 1;

@@ -24,7 +24,6 @@ let dir: string;
 let store: Store;
 let runtime: SkuRuntime;
 
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'coverage-freshness-'));
   store = await createDuckDbStore({ path: join(dir, 'db.duckdb'), logger });
@@ -43,29 +42,37 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const latest = async () => (await coverageHandler({ input: { pair: 'ETH/USD' }, runtime, priceAtomic: '0' })).latest_timestamp;
+const latest = async () =>
+  (await coverageHandler({ input: { pair: 'ETH/USD' }, runtime, priceAtomic: '0' })).latest_timestamp;
 
 describe('coverage freshness', () => {
-  it('serves cached figures within the TTL, refreshes in the background after it, and waits for a scan once they are too old', { timeout: 120_000 }, async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const t0 = Date.UTC(2026, 10, 24, 12, 0);
-    vi.setSystemTime(t0);
-    await insertSpreadSamples(store, [spreadSample(1, t0 - 1_000)]);
-    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+  it(
+    'serves cached figures within the TTL, refreshes in the background after it, and waits for a scan once they are too old',
+    { timeout: 120_000 },
+    async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const t0 = Date.UTC(2026, 10, 24, 12, 0);
+      vi.setSystemTime(t0);
+      await insertSpreadSamples(store, [spreadSample(1, t0 - 1_000)]);
+      expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
 
-    // Within the TTL: the cached figures, even though newer rows exist.
-    await insertSpreadSamples(store, [spreadSample(2, t0 + 1_000)]);
-    vi.setSystemTime(t0 + COVERAGE_TTL_MS - 100);
-    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+      // Within the TTL: the cached figures, even though newer rows exist.
+      await insertSpreadSamples(store, [spreadSample(2, t0 + 1_000)]);
+      vi.setSystemTime(t0 + COVERAGE_TTL_MS - 100);
+      expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
 
-    // Past the TTL but not too old: this caller gets the previous figures, the background scan brings the new ones.
-    vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100);
-    expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
-    await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), { timeout: 60_000, interval: 20 });
+      // Past the TTL but not too old: this caller gets the previous figures, the background scan brings the new ones.
+      vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100);
+      expect(await latest()).toBe(new Date(t0 - 1_000).toISOString());
+      await vi.waitFor(async () => expect(await latest()).toBe(new Date(t0 + 1_000).toISOString()), {
+        timeout: 60_000,
+        interval: 20,
+      });
 
-    // A quiet spell longer than COVERAGE_MAX_STALE_MS: the first caller waits for a fresh scan.
-    await insertSpreadSamples(store, [spreadSample(3, t0 + 60_000)]);
-    vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100 + COVERAGE_MAX_STALE_MS + 1_000);
-    expect(await latest()).toBe(new Date(t0 + 60_000).toISOString());
-  });
+      // A quiet spell longer than COVERAGE_MAX_STALE_MS: the first caller waits for a fresh scan.
+      await insertSpreadSamples(store, [spreadSample(3, t0 + 60_000)]);
+      vi.setSystemTime(t0 + COVERAGE_TTL_MS + 100 + COVERAGE_MAX_STALE_MS + 1_000);
+      expect(await latest()).toBe(new Date(t0 + 60_000).toISOString());
+    },
+  );
 });

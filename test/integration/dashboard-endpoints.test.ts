@@ -99,11 +99,25 @@ function dislocation(id: string, openedMs: number, net: number): DislocationReco
 
 async function serve(limit: number): Promise<HttpServer> {
   const pairs = loadPairs();
-  const config = testConfig({ DASHBOARD_DELAY_SECONDS: String(DELAY_S), DASHBOARD_WINDOW_HOURS: '2', DASHBOARD_RATE_LIMIT_PER_MINUTE: String(limit), MARKET_SOURCE: 'simulated' });
+  const config = testConfig({
+    DASHBOARD_DELAY_SECONDS: String(DELAY_S),
+    DASHBOARD_WINDOW_HOURS: '2',
+    DASHBOARD_RATE_LIMIT_PER_MINUTE: String(limit),
+    MARKET_SOURCE: 'simulated',
+  });
   const health = new HealthRegistry({ version: 'test', role: 'api' });
   health.register('store', async () => ({ status: 'ok' }));
   const router = new Router();
-  mountDashboard(router, { store, health, catalogue: buildCatalogue({ config, pairs }), pairs, payment: TEST_PAYMENT_INFO, config, mcpPath: '/mcp', now: () => NOW });
+  mountDashboard(router, {
+    store,
+    health,
+    catalogue: buildCatalogue({ config, pairs }),
+    pairs,
+    payment: TEST_PAYMENT_INFO,
+    config,
+    mcpPath: '/mcp',
+    now: () => NOW,
+  });
   const app = new Koa();
   app.use(requestContext(logger));
   app.use(problemErrors());
@@ -123,7 +137,11 @@ beforeAll(async () => {
     sample(4, s1 + SLICE + 1000, 2.04),
     sample(5, NOW - 60_000, 99), // 14:59, inside the delay: not shown
   ]);
-  await insertDislocations(store, [dislocation('opp-a', s1 + 5000, 3.14159), dislocation('opp-b', s1 + SLICE + 5000, -2.26), dislocation('opp-late', NOW - 30_000, 50)]);
+  await insertDislocations(store, [
+    dislocation('opp-a', s1 + 5000, 3.14159),
+    dislocation('opp-b', s1 + SLICE + 5000, -2.26),
+    dislocation('opp-late', NOW - 30_000, 50),
+  ]);
   await insertLatencySamples(
     store,
     [10, 20, 30, 40, 500].map((rtt, i) => ({
@@ -163,21 +181,43 @@ describe('dashboard data endpoints', () => {
       { time: (NOW - 3 * SLICE) / 1000, open: 2, high: 2, low: 2, close: 2 },
     ]);
     expect(m.tape).toHaveLength(2); // opp-late opened inside the delay
-    expect(Object.keys(m.tape[0]).sort()).toEqual(['direction', 'est_profit_usd', 'liquidity_depth_usd', 'net_spread_bps', 'pair', 'status', 'time']);
-    expect(m.tape[0]).toMatchObject({ pair: 'ETH/USD', direction: 'DEX->CEX', net_spread_bps: -2.3, est_profit_usd: 13, liquidity_depth_usd: 123_000 });
+    expect(Object.keys(m.tape[0]).sort()).toEqual([
+      'direction',
+      'est_profit_usd',
+      'liquidity_depth_usd',
+      'net_spread_bps',
+      'pair',
+      'status',
+      'time',
+    ]);
+    expect(m.tape[0]).toMatchObject({
+      pair: 'ETH/USD',
+      direction: 'DEX->CEX',
+      net_spread_bps: -2.3,
+      est_profit_usd: 13,
+      liquidity_depth_usd: 123_000,
+    });
     expect(m.tape[1]).toMatchObject({ net_spread_bps: 3.1 });
     expect(m.capacity).toEqual([
       { time: (NOW - 4 * SLICE) / 1000, available_volume_usd: 25_000, opportunities: 1 },
       { time: (NOW - 3 * SLICE) / 1000, available_volume_usd: 25_000, opportunities: 1 },
     ]);
-    expect(m.latency.cex_rest).toEqual([{ time: (NOW - 4 * SLICE) / 1000, p50_ms: 30, p90_ms: 500, p99_ms: 500, samples: 5 }]);
+    expect(m.latency.cex_rest).toEqual([
+      { time: (NOW - 4 * SLICE) / 1000, p50_ms: 30, p90_ms: 500, p99_ms: 500, samples: 5 },
+    ]);
     expect(m.latency.dex_rpc).toEqual([]);
     expect(JSON.stringify(m)).not.toMatch(/2000\.12|buy_price|coinbase|uniswap|opp-/);
   });
 
   it('overview: health per component, pairs and the window', async () => {
     const o = (await (await fetch(`${http.url}/dashboard/api/overview`)).json()) as Record<string, unknown>;
-    expect(o).toMatchObject({ status: 'ok', components: { store: { status: 'ok' } }, delay_seconds: DELAY_S, window_hours: 2, market_source: 'simulated' });
+    expect(o).toMatchObject({
+      status: 'ok',
+      components: { store: { status: 'ok' } },
+      delay_seconds: DELAY_S,
+      window_hours: 2,
+      market_source: 'simulated',
+    });
     expect(o.pairs).toContain('ETH/USD');
   });
 

@@ -41,13 +41,34 @@ let devchain: Devchain;
 let fixture: UniswapFixture;
 
 beforeAll(async () => {
-  devchain = await startDevchain({ chainId: 100_000 + Math.floor(Math.random() * 800_000), allowUnlimitedContractSize: true, blockIntervalMs: 1000 });
+  devchain = await startDevchain({
+    chainId: 100_000 + Math.floor(Math.random() * 800_000),
+    allowUnlimitedContractSize: true,
+    blockIntervalMs: 1000,
+  });
   fixture = await deployUniswapFixture(devchain, {
     pools: [
       // WETH below USDC (token0, as on Base): full range plus a concentrated position +-1 % around the price.
-      { pair: 'ETH/USD', baseSymbol: 'WETH', baseDecimals: 18, price: ETH_PRICE, fee: 500, baseIsToken0: true, liquidityUsdPerSide: 2_000_000, concentrated: { halfWidthTicks: 100, liquidityUsdPerSide: 3_000_000 } },
+      {
+        pair: 'ETH/USD',
+        baseSymbol: 'WETH',
+        baseDecimals: 18,
+        price: ETH_PRICE,
+        fee: 500,
+        baseIsToken0: true,
+        liquidityUsdPerSide: 2_000_000,
+        concentrated: { halfWidthTicks: 100, liquidityUsdPerSide: 3_000_000 },
+      },
       // cbBTC above USDC (token1): full range only, 0.3 % fee.
-      { pair: 'cbBTC/USD', baseSymbol: 'cbBTC', baseDecimals: 8, price: BTC_PRICE, fee: 3000, baseIsToken0: false, liquidityUsdPerSide: 4_000_000 },
+      {
+        pair: 'cbBTC/USD',
+        baseSymbol: 'cbBTC',
+        baseDecimals: 8,
+        price: BTC_PRICE,
+        fee: 3000,
+        baseIsToken0: false,
+        liquidityUsdPerSide: 4_000_000,
+      },
     ],
   });
 }, 120_000);
@@ -76,9 +97,16 @@ function walk(levels: [number, number][], usd: number): number | null {
   return null;
 }
 
-const reference: ReferenceBook = { feeBps: CEX_FEE_BPS, buyPrice: (s) => walk(CEX_BOOK.asks, s), sellPrice: (s) => walk(CEX_BOOK.bids, s) };
+const reference: ReferenceBook = {
+  feeBps: CEX_FEE_BPS,
+  buyPrice: (s) => walk(CEX_BOOK.asks, s),
+  sellPrice: (s) => walk(CEX_BOOK.bids, s),
+};
 
-async function quotesFrom(options: { depthMaxUsd?: number; reference?: boolean }): Promise<{ quotes: QuoteEvent[]; ingestor: DexIngestor }> {
+async function quotesFrom(options: {
+  depthMaxUsd?: number;
+  reference?: boolean;
+}): Promise<{ quotes: QuoteEvent[]; ingestor: DexIngestor }> {
   const bus: Bus = await createMemoryBus({ partitions: 1, batchSize: 500, maxAttempts: 2, retryBackoffMs: 20, logger });
   const quotes: QuoteEvent[] = [];
   const consumer: Consumer = await bus.consume({
@@ -104,7 +132,11 @@ async function quotesFrom(options: { depthMaxUsd?: number; reference?: boolean }
   });
   try {
     await ingestor.start();
-    await eventually(async () => new Set(quotes.filter((q) => q.depth).map((q) => q.pair)).size, (n) => n === 2, 60_000);
+    await eventually(
+      async () => new Set(quotes.filter((q) => q.depth).map((q) => q.pair)).size,
+      (n) => n === 2,
+      60_000,
+    );
   } finally {
     await ingestor.stop();
     await consumer.stop();
@@ -116,14 +148,25 @@ async function quotesFrom(options: { depthMaxUsd?: number; reference?: boolean }
 function modelOf(pool: FixturePool, blockNumber: bigint): Promise<V3State> {
   const spacing = pool.fee === 500 ? 10 : 60;
   const full = Math.floor(MAX_TICK / spacing) * spacing;
-  const ticks = [-full, full, ...(pool.concentratedTicks ? [pool.concentratedTicks.lower, pool.concentratedTicks.upper] : [])];
-  return readV3State(devchain.publicClient, pool.address, { ticks, fee: pool.fee, baseIsToken0: pool.baseIsToken0, baseDecimals: pool.spec.base_token.decimals, quoteDecimals: 6, blockNumber });
+  const ticks = [
+    -full,
+    full,
+    ...(pool.concentratedTicks ? [pool.concentratedTicks.lower, pool.concentratedTicks.upper] : []),
+  ];
+  return readV3State(devchain.publicClient, pool.address, {
+    ticks,
+    fee: pool.fee,
+    baseIsToken0: pool.baseIsToken0,
+    baseDecimals: pool.spec.base_token.decimals,
+    quoteDecimals: 6,
+    blockNumber,
+  });
 }
 
 const rel = (a: number, b: number) => Math.abs(a - b) / b;
 
 describe('DEX depth search on real Uniswap v3 pools', () => {
-  it('measures each side\'s depth at the impact bound as the pool\'s own maths gives it, and publishes measured prices', async () => {
+  it("measures each side's depth at the impact bound as the pool's own maths gives it, and publishes measured prices", async () => {
     const { quotes, ingestor } = await quotesFrom({ reference: true });
     for (const pool of fixture.pools) {
       const q = quotes.find((x) => x.pair === pool.pair && x.depth)!;
@@ -134,7 +177,9 @@ describe('DEX depth search on real Uniswap v3 pools', () => {
       for (const side of ['buy', 'sell'] as const) {
         const expected = solveIncreasing((s) => impactBps(model, side, s), IMPACT_BPS, 0, 1e9);
         const measured = side === 'buy' ? d.buy_usd : d.sell_usd;
-        console.log(`${pool.pair} ${side}: depth measured ${measured.toFixed(2)} USD, pool maths ${expected.toFixed(2)} USD (${(rel(measured, expected) * 100).toFixed(3)} %)`);
+        console.log(
+          `${pool.pair} ${side}: depth measured ${measured.toFixed(2)} USD, pool maths ${expected.toFixed(2)} USD (${(rel(measured, expected) * 100).toFixed(3)} %)`,
+        );
         expect(rel(measured, expected)).toBeLessThan(SEARCH_TOLERANCE);
         expect(side === 'buy' ? d.buy_capped : d.sell_capped).toBe(false);
         // Measured between or beyond the rungs, never a rung or the top of the ladder.
@@ -152,7 +197,12 @@ describe('DEX depth search on real Uniswap v3 pools', () => {
     const q = quotes.find((x) => x.pair === 'ETH/USD' && x.depth)!;
     const model = await modelOf(eth, BigInt(q.sequence!));
     const inner = { ...model, ticks: [] };
-    expect(rel(solveIncreasing((s) => impactBps(inner, 'buy', s), IMPACT_BPS, 0, 1e9), q.depth!.buy_usd)).toBeGreaterThan(0.05);
+    expect(
+      rel(
+        solveIncreasing((s) => impactBps(inner, 'buy', s), IMPACT_BPS, 0, 1e9),
+        q.depth!.buy_usd,
+      ),
+    ).toBeGreaterThan(0.05);
 
     const stats = ingestor.depthSearchStats();
     const perPool = (stats.ladderCalls + stats.searchCalls) / stats.poolBlocks;
@@ -200,7 +250,9 @@ describe('DEX depth search on real Uniswap v3 pools', () => {
       depth: measuredBookDepth(CEX_BOOK, IMPACT_BPS)!,
     };
     const e = evaluateDirection(q, cex);
-    console.log(`ETH/USD buy DEX / sell CEX: capacity ${e.capacity_usd.toFixed(2)} USD, pool maths ${crossing.toFixed(2)} USD`);
+    console.log(
+      `ETH/USD buy DEX / sell CEX: capacity ${e.capacity_usd.toFixed(2)} USD, pool maths ${crossing.toFixed(2)} USD`,
+    );
     expect(e.capacity_capped).toBe(false);
     expect(rel(e.capacity_usd, crossing)).toBeLessThan(0.005);
   }, 120_000);

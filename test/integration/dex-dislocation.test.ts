@@ -82,14 +82,21 @@ function byHand(buy: QuoteEvent, sell: QuoteEvent) {
   for (const b of buy.ladder) {
     const s = sell.ladder.find((x) => x.size_usd === b.size_usd);
     if (b.buy_price === null || !s || s.sell_price === null) continue;
-    nets.push({ size: b.size_usd, net: ((s.sell_price - b.buy_price) / b.buy_price) * 1e4 - fees - (gasUsd / b.size_usd) * 1e4 });
+    nets.push({
+      size: b.size_usd,
+      net: ((s.sell_price - b.buy_price) / b.buy_price) * 1e4 - fees - (gasUsd / b.size_usd) * 1e4,
+    });
   }
   const net = nets.length ? Math.max(...nets.map((x) => x.net)) : raw - fees;
   const profit = Math.max(0, ...nets.map((x) => (x.size * x.net) / 1e4));
   // Depth: the measured sides the direction trades (the CEX's asks within the bound, the pool's sells within it);
   // a side without a measurement counts with its largest fillable rung.
-  const buyDepth = buy.depth ? buy.depth.buy_usd : Math.max(0, ...buy.ladder.filter((x) => x.buy_price !== null).map((x) => x.size_usd));
-  const sellDepth = sell.depth ? sell.depth.sell_usd : Math.max(0, ...sell.ladder.filter((x) => x.sell_price !== null).map((x) => x.size_usd));
+  const buyDepth = buy.depth
+    ? buy.depth.buy_usd
+    : Math.max(0, ...buy.ladder.filter((x) => x.buy_price !== null).map((x) => x.size_usd));
+  const sellDepth = sell.depth
+    ? sell.depth.sell_usd
+    : Math.max(0, ...sell.ladder.filter((x) => x.sell_price !== null).map((x) => x.size_usd));
   return { raw, fees, net, profit, depth: Math.min(buyDepth, sellDepth) };
 }
 
@@ -108,14 +115,36 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
   let cexError: unknown;
 
   beforeAll(async () => {
-    devchain = await startDevchain({ chainId: 100_000 + Math.floor(Math.random() * 800_000), allowUnlimitedContractSize: true, blockIntervalMs: 1000 });
-    fixture = await deployUniswapFixture(devchain, { pools: [{ pair: PAIR, baseSymbol: 'WETH', baseDecimals: 18, price: PRICE, fee: 500, baseIsToken0: true }] });
+    devchain = await startDevchain({
+      chainId: 100_000 + Math.floor(Math.random() * 800_000),
+      allowUnlimitedContractSize: true,
+      blockIntervalMs: 1000,
+    });
+    fixture = await deployUniswapFixture(devchain, {
+      pools: [{ pair: PAIR, baseSymbol: 'WETH', baseDecimals: 18, price: PRICE, fee: 500, baseIsToken0: true }],
+    });
     bus = namespaced(
-      await createKafkaBus({ partitions: 3, batchSize: 500, maxAttempts: 3, retryBackoffMs: 50, logger, brokers: config.KAFKA_BROKERS, clientId: uniqueName('dex-dis'), connectTimeoutMs: 15000 }),
+      await createKafkaBus({
+        partitions: 3,
+        batchSize: 500,
+        maxAttempts: 3,
+        retryBackoffMs: 50,
+        logger,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('dex-dis'),
+        connectTimeoutMs: 15000,
+      }),
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger });
+    store = await createClickHouseStore({
+      url: config.CLICKHOUSE_URL,
+      database,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      connectTimeoutMs: 10000,
+      logger,
+    });
     await store.migrate();
   }, 120_000);
 
@@ -168,7 +197,8 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
 
     // Before the swap: both venues are stored and evaluated against each other, and they do not cross.
     await eventually(
-      async () => num((await store.query(sql`SELECT count(*) AS n FROM spread_samples ${final} WHERE pair = ${PAIR}`))[0]?.n),
+      async () =>
+        num((await store.query(sql`SELECT count(*) AS n FROM spread_samples ${final} WHERE pair = ${PAIR}`))[0]?.n),
       (x) => x >= 3,
       90_000,
       100,
@@ -181,7 +211,9 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
       50,
     );
     expect(venues.map((r) => r.venue)).toEqual([CEX_VENUE, DEX_VENUE]);
-    const [pre] = await store.query(sql`SELECT max(raw_spread_bps) AS raw FROM spread_samples ${final} WHERE pair = ${PAIR}`);
+    const [pre] = await store.query(
+      sql`SELECT max(raw_spread_bps) AS raw FROM spread_samples ${final} WHERE pair = ${PAIR}`,
+    );
     expect(num(pre?.raw)).toBeLessThan(0);
     expect(num((await store.query(sql`SELECT count(*) AS n FROM dislocations ${final}`))[0]?.n)).toBe(0);
 
@@ -189,13 +221,20 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     const swap = await fixture.swap(PAIR, 'buy', SWAP_USDC);
     const minedAt = Date.now();
     const row = await eventually(
-      async () => (await store.query(sql`SELECT * FROM dislocations ${final} WHERE pair = ${PAIR} AND revision = 0 ORDER BY opened_at_ms LIMIT 1`))[0],
+      async () =>
+        (
+          await store.query(
+            sql`SELECT * FROM dislocations ${final} WHERE pair = ${PAIR} AND revision = 0 ORDER BY opened_at_ms LIMIT 1`,
+          )
+        )[0],
       (r) => r !== undefined,
       90_000,
       25,
     );
     const latencyMs = Date.now() - minedAt;
-    console.log(`dislocation queryable in ClickHouse ${latencyMs} ms after the swap (block ${swap.blockNumber}) was mined`);
+    console.log(
+      `dislocation queryable in ClickHouse ${latencyMs} ms after the swap (block ${swap.blockNumber}) was mined`,
+    );
     expect(cexError).toBeUndefined();
 
     expect(row!.status).toBe('OPPORTUNITY');
@@ -203,19 +242,28 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     expect(row!.sell_venue).toBe(DEX_VENUE);
 
     // The two quotes of the evaluation that opened it: the trigger, and the counterpart its spread sample names.
-    const [sample] = await store.query(sql`SELECT * FROM spread_samples ${final} WHERE quote_event_id = ${String(row!.trigger_event_id)}`);
+    const [sample] = await store.query(
+      sql`SELECT * FROM spread_samples ${final} WHERE quote_event_id = ${String(row!.trigger_event_id)}`,
+    );
     expect(sample).toBeDefined();
     const ids = [String(sample!.quote_event_id), String(sample!.counterpart_event_id)];
     // The quote consumer writes the raw quotes and the revision in one batch; eventually() only bridges the poll.
     const stored = (
-      await eventually(() => store.query(sql`SELECT * FROM quotes ${final} WHERE event_id IN (${ids[0]!}, ${ids[1]!})`), (rows) => rows.length === 2, 60_000, 25)
+      await eventually(
+        () => store.query(sql`SELECT * FROM quotes ${final} WHERE event_id IN (${ids[0]!}, ${ids[1]!})`),
+        (rows) => rows.length === 2,
+        60_000,
+        25,
+      )
     ).map(quoteFromRow);
     const buy = stored.find((q) => q.venue === CEX_VENUE)!;
     const sell = stored.find((q) => q.venue === DEX_VENUE)!;
     // The CEX quote is the fixed book as published; the DEX quote is the pool after the swap.
     expect(buy).toEqual(published.get(buy.event_id));
     const pool = fixture.pools[0]!;
-    expect(sell.event_id).toMatch(new RegExp(`^dex:${devchain.chainId}:${pool.address.toLowerCase()}:${sell.sequence}:[0-9a-f]{16}$`));
+    expect(sell.event_id).toMatch(
+      new RegExp(`^dex:${devchain.chainId}:${pool.address.toLowerCase()}:${sell.sequence}:[0-9a-f]{16}$`),
+    );
     expect(sell.sequence!).toBeGreaterThanOrEqual(Number(swap.blockNumber));
     expect(sell.bid).toBeGreaterThan(PRICE * 1.05);
 

@@ -35,7 +35,11 @@ const timings: Record<string, number> = {};
 
 beforeAll(async () => {
   // A chain id of its own: event ids embed it, so earlier runs' events on a shared Kafka topic never match.
-  devchain = await startDevchain({ chainId: 100_000 + Math.floor(Math.random() * 800_000), allowUnlimitedContractSize: true, blockIntervalMs: BLOCK_MS });
+  devchain = await startDevchain({
+    chainId: 100_000 + Math.floor(Math.random() * 800_000),
+    allowUnlimitedContractSize: true,
+    blockIntervalMs: BLOCK_MS,
+  });
   timings.devchain_start_ms = devchain.startMs;
   fixture = await deployUniswapFixture(devchain, {
     pools: [
@@ -92,13 +96,24 @@ async function collect(bus: Bus, since: number): Promise<Collected> {
 
 const rel = (a: number, b: number) => Math.abs(a - b) / b;
 const latestFor = (c: Collected, pair: string, minBlock = 0) =>
-  c.quotes.filter((q) => q.pair === pair && (q.sequence ?? -1) >= minBlock).sort((a, b) => (b.sequence ?? 0) - (a.sequence ?? 0))[0];
+  c.quotes
+    .filter((q) => q.pair === pair && (q.sequence ?? -1) >= minBlock)
+    .sort((a, b) => (b.sequence ?? 0) - (a.sequence ?? 0))[0];
 
 /** The pool's own price (slot0) at a block, read directly. */
 async function slot0Price(pair: string, blockNumber: bigint): Promise<number> {
   const pool = fixture.pools.find((p) => p.pair === pair)!;
-  const [sqrtPriceX96] = (await devchain.publicClient.readContract({ address: pool.address, abi: uniswapV3PoolAbi, functionName: 'slot0', blockNumber })) as readonly [bigint];
-  return sqrtPriceX96ToPrice(sqrtPriceX96, { baseIsToken0: pool.baseIsToken0, baseDecimals: pool.spec.base_token.decimals, quoteDecimals: 6 });
+  const [sqrtPriceX96] = (await devchain.publicClient.readContract({
+    address: pool.address,
+    abi: uniswapV3PoolAbi,
+    functionName: 'slot0',
+    blockNumber,
+  })) as readonly [bigint];
+  return sqrtPriceX96ToPrice(sqrtPriceX96, {
+    baseIsToken0: pool.baseIsToken0,
+    baseDecimals: pool.spec.base_token.decimals,
+    quoteDecimals: 6,
+  });
 }
 
 /** Checks a quote against the pool price at its block: fee and impact on both sides, worse with size. */
@@ -137,7 +152,13 @@ const cases: { name: string; createBus: () => Promise<Bus>; multicall: boolean }
   { name: 'memory bus, Multicall3 batches', createBus: () => createMemoryBus(busCommon), multicall: true },
   {
     name: 'Kafka bus, parallel calls',
-    createBus: () => createKafkaBus({ ...busCommon, brokers: config.KAFKA_BROKERS, clientId: uniqueName('dex-ingest'), connectTimeoutMs: 10000 }),
+    createBus: () =>
+      createKafkaBus({
+        ...busCommon,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('dex-ingest'),
+        connectTimeoutMs: 10000,
+      }),
     multicall: false,
   },
 ];
@@ -157,130 +178,170 @@ describe.each(cases)('DEX ingestion: $name', ({ name, createBus, multicall }) =>
     await bus?.close();
   });
 
-  it('publishes quotes at the pool prices, follows a swap, samples RPC latency, stops cleanly', { timeout: 300_000 }, async () => {
-    const since = Date.now();
-    collected = await collect(bus, since);
-    const c = collected;
-    ingestor = new DexIngestor({
-      client: devchain.publicClient,
-      chain: fixture.chainSpec,
-      pools: fixture.pools.map(({ pair, spec }) => ({ pair, spec })),
-      ladderUsd: LADDER,
-      bus,
-      logger,
-      source: 'simulated',
-      pollingIntervalMs: 100,
-      multicall: multicall ? undefined : false,
-    });
-    await ingestor.start();
+  it(
+    'publishes quotes at the pool prices, follows a swap, samples RPC latency, stops cleanly',
+    { timeout: 300_000 },
+    async () => {
+      const since = Date.now();
+      collected = await collect(bus, since);
+      const c = collected;
+      ingestor = new DexIngestor({
+        client: devchain.publicClient,
+        chain: fixture.chainSpec,
+        pools: fixture.pools.map(({ pair, spec }) => ({ pair, spec })),
+        ladderUsd: LADDER,
+        bus,
+        logger,
+        source: 'simulated',
+        pollingIntervalMs: 100,
+        multicall: multicall ? undefined : false,
+      });
+      await ingestor.start();
 
-    // 1. Quotes at the initialised prices.
-    await eventually(async () => [latestFor(c, 'ETH/USD'), latestFor(c, 'cbBTC/USD')], (qs) => qs.every(Boolean), 60_000);
-    const eth = latestFor(c, 'ETH/USD')!;
-    const btc = latestFor(c, 'cbBTC/USD')!;
-    // slot0 holds the initial price up to sqrtPriceX96's rounding; the quotes sit within fee + impact of it.
-    expect(rel(await expectSaneQuote(eth, 5), ETH_PRICE)).toBeLessThan(1e-12);
-    expect(rel(await expectSaneQuote(btc, 30), BTC_PRICE)).toBeLessThan(1e-12);
-    expect(rel((eth.bid + eth.ask) / 2, ETH_PRICE)).toBeLessThan(0.0005);
-    expect(rel((btc.bid + btc.ask) / 2, BTC_PRICE)).toBeLessThan(0.003);
-    const ethPool = fixture.pools.find((p) => p.pair === 'ETH/USD')!;
-    expect(eth.event_id).toMatch(new RegExp(`^dex:${devchain.chainId}:${ethPool.address.toLowerCase()}:${eth.sequence}:[0-9a-f]{16}$`));
-    expect(idMatchesContent(eth)).toBe(true); // identity + digest of the content (core/events/event-id.ts)
-    // Gas priced with the ETH/USD pool: gas_usd = QuoterV2's gasEstimate (a v3 swap: ~80k-200k) x gas price x ETH/USD.
-    for (const q of [eth, btc]) {
-      const gasUnits = q.gas_usd! / (q.gas_price_gwei! * 1e-9 * ETH_PRICE);
-      expect(gasUnits).toBeGreaterThan(50_000);
-      expect(gasUnits).toBeLessThan(300_000);
-    }
+      // 1. Quotes at the initialised prices.
+      await eventually(
+        async () => [latestFor(c, 'ETH/USD'), latestFor(c, 'cbBTC/USD')],
+        (qs) => qs.every(Boolean),
+        60_000,
+      );
+      const eth = latestFor(c, 'ETH/USD')!;
+      const btc = latestFor(c, 'cbBTC/USD')!;
+      // slot0 holds the initial price up to sqrtPriceX96's rounding; the quotes sit within fee + impact of it.
+      expect(rel(await expectSaneQuote(eth, 5), ETH_PRICE)).toBeLessThan(1e-12);
+      expect(rel(await expectSaneQuote(btc, 30), BTC_PRICE)).toBeLessThan(1e-12);
+      expect(rel((eth.bid + eth.ask) / 2, ETH_PRICE)).toBeLessThan(0.0005);
+      expect(rel((btc.bid + btc.ask) / 2, BTC_PRICE)).toBeLessThan(0.003);
+      const ethPool = fixture.pools.find((p) => p.pair === 'ETH/USD')!;
+      expect(eth.event_id).toMatch(
+        new RegExp(`^dex:${devchain.chainId}:${ethPool.address.toLowerCase()}:${eth.sequence}:[0-9a-f]{16}$`),
+      );
+      expect(idMatchesContent(eth)).toBe(true); // identity + digest of the content (core/events/event-id.ts)
+      // Gas priced with the ETH/USD pool: gas_usd = QuoterV2's gasEstimate (a v3 swap: ~80k-200k) x gas price x ETH/USD.
+      for (const q of [eth, btc]) {
+        const gasUnits = q.gas_usd! / (q.gas_price_gwei! * 1e-9 * ETH_PRICE);
+        expect(gasUnits).toBeGreaterThan(50_000);
+        expect(gasUnits).toBeLessThan(300_000);
+      }
 
-    const health = ingestor.health();
-    expect(health.status, String(health.reason)).toBe('ok');
-    expect(health.multicall).toBe(multicall ? '0xcA11bde05977b3631167028862bE2a173976CA11' : null);
-    expect((health.pools as { pool: string }[]).map((p) => p.pool)).toEqual(fixture.pools.map((p) => p.address));
+      const health = ingestor.health();
+      expect(health.status, String(health.reason)).toBe('ok');
+      expect(health.multicall).toBe(multicall ? '0xcA11bde05977b3631167028862bE2a173976CA11' : null);
+      expect((health.pools as { pool: string }[]).map((p) => p.pool)).toEqual(fixture.pools.map((p) => p.address));
 
-    // 2. A big buy of ETH and a big sell of cbBTC: later quotes show the moved prices.
-    const buy = await fixture.swap('ETH/USD', 'buy', 1_000_000);
-    const sell = await fixture.swap('cbBTC/USD', 'sell', 10);
-    const [ethAfter, btcAfter] = await eventually(
-      async () => [latestFor(c, 'ETH/USD', Number(buy.blockNumber)), latestFor(c, 'cbBTC/USD', Number(sell.blockNumber))],
-      (qs) => qs.every(Boolean),
-      60_000,
-    );
-    expect(ethAfter!.sequence!).toBeGreaterThan(eth.sequence!);
-    // Buying ETH pushed its price up, selling cbBTC pushed its price down; the quotes follow the pool.
-    expect(await expectSaneQuote(ethAfter!, 5)).toBeGreaterThan(ETH_PRICE * 1.2);
-    expect(await expectSaneQuote(btcAfter!, 30)).toBeLessThan(BTC_PRICE * 0.9);
-    expect(ethAfter!.bid).toBeGreaterThan(eth.ask);
-    expect(btcAfter!.ask).toBeLessThan(btc.bid);
-    const mids = (ingestor.health().pools as { last_mid: number }[]).map((p) => p.last_mid);
-    expect(mids[0]).toBeGreaterThan(ETH_PRICE * 1.2);
-    expect(mids[1]).toBeLessThan(BTC_PRICE * 0.9);
+      // 2. A big buy of ETH and a big sell of cbBTC: later quotes show the moved prices.
+      const buy = await fixture.swap('ETH/USD', 'buy', 1_000_000);
+      const sell = await fixture.swap('cbBTC/USD', 'sell', 10);
+      const [ethAfter, btcAfter] = await eventually(
+        async () => [
+          latestFor(c, 'ETH/USD', Number(buy.blockNumber)),
+          latestFor(c, 'cbBTC/USD', Number(sell.blockNumber)),
+        ],
+        (qs) => qs.every(Boolean),
+        60_000,
+      );
+      expect(ethAfter!.sequence!).toBeGreaterThan(eth.sequence!);
+      // Buying ETH pushed its price up, selling cbBTC pushed its price down; the quotes follow the pool.
+      expect(await expectSaneQuote(ethAfter!, 5)).toBeGreaterThan(ETH_PRICE * 1.2);
+      expect(await expectSaneQuote(btcAfter!, 30)).toBeLessThan(BTC_PRICE * 0.9);
+      expect(ethAfter!.bid).toBeGreaterThan(eth.ask);
+      expect(btcAfter!.ask).toBeLessThan(btc.bid);
+      const mids = (ingestor.health().pools as { last_mid: number }[]).map((p) => p.last_mid);
+      expect(mids[0]).toBeGreaterThan(ETH_PRICE * 1.2);
+      expect(mids[1]).toBeLessThan(BTC_PRICE * 0.9);
 
-    // 3. RPC round trips, one per processed block.
-    await eventually(async () => c.latency.length, (n) => n > 0, 60_000);
-    const latency = c.latency[0]!;
-    expect(latency).toMatchObject({ venue: 'base_rpc', venue_kind: 'dex', kind: 'dex_rpc', endpoint: 'eth_gasPrice', ok: true, source: 'simulated' });
-    // A round trip's duration (not a timestamp): the figure itself is the benches' business, so the bound is only sane.
-    expect(latency.rtt_ms).toBeGreaterThanOrEqual(0);
-    expect(latency.rtt_ms).toBeLessThan(60_000);
+      // 3. RPC round trips, one per processed block.
+      await eventually(
+        async () => c.latency.length,
+        (n) => n > 0,
+        60_000,
+      );
+      const latency = c.latency[0]!;
+      expect(latency).toMatchObject({
+        venue: 'base_rpc',
+        venue_kind: 'dex',
+        kind: 'dex_rpc',
+        endpoint: 'eth_gasPrice',
+        ok: true,
+        source: 'simulated',
+      });
+      // A round trip's duration (not a timestamp): the figure itself is the benches' business, so the bound is only sane.
+      expect(latency.rtt_ms).toBeGreaterThanOrEqual(0);
+      expect(latency.rtt_ms).toBeLessThan(60_000);
 
-    const h = ingestor.health();
-    expect(h.status, String(h.reason)).toBe('ok');
-    timings[`${name}: blocks_processed`] = h.blocks_processed as number;
-    timings[`${name}: avg_process_ms (2 pools x 4 sizes x 2 sides)`] = h.avg_process_ms as number;
-    timings[`${name}: max_process_ms`] = h.max_process_ms as number;
-    timings[`${name}: blocks_skipped_busy`] = h.blocks_skipped_busy as number;
-    timings[`${name}: blocks_missed`] = h.blocks_missed as number;
-    timings[`${name}: last_rtt_ms`] = h.last_rtt_ms as number;
+      const h = ingestor.health();
+      expect(h.status, String(h.reason)).toBe('ok');
+      timings[`${name}: blocks_processed`] = h.blocks_processed as number;
+      timings[`${name}: avg_process_ms (2 pools x 4 sizes x 2 sides)`] = h.avg_process_ms as number;
+      timings[`${name}: max_process_ms`] = h.max_process_ms as number;
+      timings[`${name}: blocks_skipped_busy`] = h.blocks_skipped_busy as number;
+      timings[`${name}: blocks_missed`] = h.blocks_missed as number;
+      timings[`${name}: last_rtt_ms`] = h.last_rtt_ms as number;
 
-    // 4. Stop: nothing is published afterwards, though blocks keep coming.
-    await ingestor.stop();
-    const stoppedAt = Date.now();
-    const processed = ingestor.health().blocks_processed;
-    const blockAtStop = await devchain.publicClient.getBlockNumber();
-    await eventually(() => devchain.publicClient.getBlockNumber(), (n) => n >= blockAtStop + 3n, 60_000);
-    await new Promise((r) => setTimeout(r, 300)); // consumer catch-up
-    expect(c.quotes.filter((q) => q.ingest_time_ms > stoppedAt)).toEqual([]);
-    expect(c.latency.filter((l) => l.ingest_time_ms > stoppedAt)).toEqual([]);
-    expect(ingestor.health().blocks_processed).toBe(processed);
-    expect(ingestor.health().status).toBe('degraded');
-    expect(ingestor.health().reason).toMatch(/not running/);
-  });
+      // 4. Stop: nothing is published afterwards, though blocks keep coming.
+      await ingestor.stop();
+      const stoppedAt = Date.now();
+      const processed = ingestor.health().blocks_processed;
+      const blockAtStop = await devchain.publicClient.getBlockNumber();
+      await eventually(
+        () => devchain.publicClient.getBlockNumber(),
+        (n) => n >= blockAtStop + 3n,
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 300)); // consumer catch-up
+      expect(c.quotes.filter((q) => q.ingest_time_ms > stoppedAt)).toEqual([]);
+      expect(c.latency.filter((l) => l.ingest_time_ms > stoppedAt)).toEqual([]);
+      expect(ingestor.health().blocks_processed).toBe(processed);
+      expect(ingestor.health().status).toBe('degraded');
+      expect(ingestor.health().reason).toMatch(/not running/);
+    },
+  );
 });
 
 describe('DEX ingestion: catalogue checks', () => {
-  it('disables a pool whose catalogue decimals disagree with the chain, or that the factory does not know, and says why', { timeout: 180_000 }, async () => {
-    const bus = await createMemoryBus(busCommon);
-    const [eth, btc] = fixture.pools;
-    const ingestor = new DexIngestor({
-      client: devchain.publicClient,
-      chain: fixture.chainSpec,
-      pools: [
-        { pair: eth!.pair, spec: eth!.spec },
-        { pair: btc!.pair, spec: { ...btc!.spec, base_token: { ...btc!.spec.base_token, decimals: 18 } } },
-        { pair: 'ETH/USD', spec: { ...eth!.spec, fee_tier: 10000 } },
-      ],
-      ladderUsd: LADDER,
-      bus,
-      logger,
-      source: 'simulated',
-      pollingIntervalMs: 100,
-    });
-    try {
-      await ingestor.start();
-      const health = await eventually(async () => ingestor.health(), (h) => (h.blocks_processed as number) > 0, 60_000);
-      expect(health.status).toBe('degraded');
-      expect(health.reason).toMatch(/cbBTC\/USD uniswap_v3_base disabled: cbBTC decimals: catalogue 18, on chain 8/);
-      expect(health.reason).toMatch(/no Uniswap v3 pool for WETH\/USDC fee 10000/);
-      const pools = health.pools as { pair: string; status: string; pool: string | null }[];
-      expect(pools.map((p) => p.status)).toEqual(['ready', 'disabled', 'disabled']);
-      expect(pools[0]!.pool).toBe(eth!.address);
-      // The healthy pool is still quoted.
-      const end = await eventually(() => bus.endOffsets(TOPICS.quotes), (o) => Object.values(o).some((x) => Number(x) > 0), 60_000);
-      expect(Object.values(end).reduce((a, x) => a + Number(x), 0)).toBeGreaterThan(0);
-    } finally {
-      await ingestor.stop();
-      await bus.close();
-    }
-  });
+  it(
+    'disables a pool whose catalogue decimals disagree with the chain, or that the factory does not know, and says why',
+    { timeout: 180_000 },
+    async () => {
+      const bus = await createMemoryBus(busCommon);
+      const [eth, btc] = fixture.pools;
+      const ingestor = new DexIngestor({
+        client: devchain.publicClient,
+        chain: fixture.chainSpec,
+        pools: [
+          { pair: eth!.pair, spec: eth!.spec },
+          { pair: btc!.pair, spec: { ...btc!.spec, base_token: { ...btc!.spec.base_token, decimals: 18 } } },
+          { pair: 'ETH/USD', spec: { ...eth!.spec, fee_tier: 10000 } },
+        ],
+        ladderUsd: LADDER,
+        bus,
+        logger,
+        source: 'simulated',
+        pollingIntervalMs: 100,
+      });
+      try {
+        await ingestor.start();
+        const health = await eventually(
+          async () => ingestor.health(),
+          (h) => (h.blocks_processed as number) > 0,
+          60_000,
+        );
+        expect(health.status).toBe('degraded');
+        expect(health.reason).toMatch(/cbBTC\/USD uniswap_v3_base disabled: cbBTC decimals: catalogue 18, on chain 8/);
+        expect(health.reason).toMatch(/no Uniswap v3 pool for WETH\/USDC fee 10000/);
+        const pools = health.pools as { pair: string; status: string; pool: string | null }[];
+        expect(pools.map((p) => p.status)).toEqual(['ready', 'disabled', 'disabled']);
+        expect(pools[0]!.pool).toBe(eth!.address);
+        // The healthy pool is still quoted.
+        const end = await eventually(
+          () => bus.endOffsets(TOPICS.quotes),
+          (o) => Object.values(o).some((x) => Number(x) > 0),
+          60_000,
+        );
+        expect(Object.values(end).reduce((a, x) => a + Number(x), 0)).toBeGreaterThan(0);
+      } finally {
+        await ingestor.stop();
+        await bus.close();
+      }
+    },
+  );
 });

@@ -15,8 +15,14 @@ const pairsOf = (name: string) => (dexFixture(name).pairs ?? []).map((p) => DexP
 
 describe('query classification', () => {
   it('tells EVM addresses, Solana addresses and symbols apart', () => {
-    expect(classifyQuery(' 0x940181a94A35A4569E4529A3CDfB74e38FD98631 ')).toEqual({ kind: 'evm_address', address: '0x940181a94a35a4569e4529a3cdfb74e38fd98631' });
-    expect(classifyQuery('DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263')).toEqual({ kind: 'solana_address', address: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263' });
+    expect(classifyQuery(' 0x940181a94A35A4569E4529A3CDfB74e38FD98631 ')).toEqual({
+      kind: 'evm_address',
+      address: '0x940181a94a35a4569e4529a3cdfb74e38fd98631',
+    });
+    expect(classifyQuery('DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263')).toEqual({
+      kind: 'solana_address',
+      address: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263',
+    });
     expect(classifyQuery('$DEGEN')).toEqual({ kind: 'symbol', symbol: 'DEGEN' });
     expect(classifyQuery('0xBTC')).toEqual({ kind: 'symbol', symbol: '0xBTC' });
     expect(classifyQuery('Aerodrome Finance')).toEqual({ kind: 'symbol', symbol: 'Aerodrome Finance' });
@@ -30,11 +36,19 @@ describe('pair selection', () => {
   it('keeps pairs where the token is the base token and ranks them by USD liquidity', () => {
     const pairs = pairsOf('search-aero.json');
     const sel = selectPairs({ kind: 'symbol', symbol: 'aero' }, pairs);
-    expect(sel.candidates.map((p) => p.chainId + ':' + p.dexId)).toEqual(['base:aerodrome', 'base:aerodrome', 'base:uniswap', 'bsc:pancakeswap', 'base:aerodrome']);
+    expect(sel.candidates.map((p) => p.chainId + ':' + p.dexId)).toEqual([
+      'base:aerodrome',
+      'base:aerodrome',
+      'base:uniswap',
+      'bsc:pancakeswap',
+      'base:aerodrome',
+    ]);
     expect(sel.candidates.every((p) => p.baseToken.symbol === 'AERO')).toBe(true);
     expect(sel.top?.liquidity?.usd).toBe(41200000.12);
     // A name matches too.
-    expect(selectPairs({ kind: 'symbol', symbol: 'aerodrome finance' }, pairs).top?.pairAddress).toBe(sel.top?.pairAddress);
+    expect(selectPairs({ kind: 'symbol', symbol: 'aerodrome finance' }, pairs).top?.pairAddress).toBe(
+      sel.top?.pairAddress,
+    );
   });
 
   it('breaks liquidity ties by 24h volume, then by pair address; pairs without a USD price never win', () => {
@@ -61,9 +75,13 @@ describe('catalogue match for own data', () => {
   it('matches a pair base, a pool base token symbol or a Base token address', () => {
     expect(matchOwnToken(tokens, { kind: 'symbol', symbol: 'eth' })?.pair).toBe('ETH/USD');
     expect(matchOwnToken(tokens, { kind: 'symbol', symbol: 'WETH' })?.pair).toBe('ETH/USD');
-    expect(matchOwnToken(tokens, { kind: 'evm_address', address: '0x940181a94a35a4569e4529a3cdfb74e38fd98631' })?.pair).toBe('AERO/USD');
+    expect(
+      matchOwnToken(tokens, { kind: 'evm_address', address: '0x940181a94a35a4569e4529a3cdfb74e38fd98631' })?.pair,
+    ).toBe('AERO/USD');
     expect(matchOwnToken(tokens, { kind: 'symbol', symbol: 'BONK' })).toBeUndefined();
-    expect(matchOwnToken(tokens, { kind: 'solana_address', address: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263' })).toBeUndefined();
+    expect(
+      matchOwnToken(tokens, { kind: 'solana_address', address: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263' }),
+    ).toBeUndefined();
     expect(matchOwnToken(tokens, { kind: 'symbol', symbol: 'AERO' })?.venues).toEqual(['aerodrome_base']);
   });
 });

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DexPriceSummaryOutput, type DexPriceSummaryRequest } from '../../jobs/dex-price-summary/sku.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createStore } from '../../core/ports.js';
-import type { JobError} from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { type JobContext } from '../../core/queue/queue.js';
 import type { Store } from '../../core/store/store.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
@@ -44,11 +44,22 @@ const ctx = (deadlineMs = 30_000): JobContext => ({
 
 function config(overrides: Record<string, string> = {}) {
   // A timeout a busy machine never reaches on loopback; the timeout test sets its own short one.
-  return testConfig({ DEXSCREENER_BASE_URL: dex.url, DEXSCREENER_TIMEOUT_MS: '10000', DEX_PRICE_CACHE_TTL_MS: '0', DEX_PRICE_OWN_MAX_AGE_MS: '30000', ...overrides });
+  return testConfig({
+    DEXSCREENER_BASE_URL: dex.url,
+    DEXSCREENER_TIMEOUT_MS: '10000',
+    DEX_PRICE_CACHE_TTL_MS: '0',
+    DEX_PRICE_OWN_MAX_AGE_MS: '30000',
+    ...overrides,
+  });
 }
 
 async function make(overrides: Record<string, string> = {}, withStore?: Store) {
-  return createDexPriceSummaryProcessor({ config: config(overrides), logger: testLogger(), pairs, ...(withStore ? { store: withStore } : {}) });
+  return createDexPriceSummaryProcessor({
+    config: config(overrides),
+    logger: testLogger(),
+    pairs,
+    ...(withStore ? { store: withStore } : {}),
+  });
 }
 
 async function ask(query: string, p = processor): Promise<DexPriceSummaryResult> {
@@ -123,34 +134,73 @@ describe('aggregator answers', () => {
 
   it('Solana address: top pair by liquidity among its base-token pairs', async () => {
     const out = await ask(BONK);
-    expect(out.summary).toMatchObject({ symbol: 'Bonk', chainId: 'solana', dexId: 'raydium', priceUsd: 0.00002411, liquidityUsd: 7012339.9 });
+    expect(out.summary).toMatchObject({
+      symbol: 'Bonk',
+      chainId: 'solana',
+      dexId: 'raydium',
+      priceUsd: 0.00002411,
+      liquidityUsd: 7012339.9,
+    });
     expect(out.totalPairsFound).toBe(3);
   });
 
   it('a native symbol falls back to its wrapped form (ETH -> WETH), ranking across chains', async () => {
     const out = await ask('eth');
-    expect(out.summary).toMatchObject({ symbol: 'WETH', chainId: 'ethereum', pairAddress: '0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640', priceUsd: 3412.77 });
+    expect(out.summary).toMatchObject({
+      symbol: 'WETH',
+      chainId: 'ethereum',
+      pairAddress: '0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640',
+      priceUsd: 3412.77,
+    });
     expect(out.totalPairsFound).toBe(4);
     expect(out.query).toBe('eth');
   });
 
   it('ranks by liquidity, not by list order or volume', async () => {
     const answer = dexFixture('search-aero.json');
-    const reordered = [...(answer.pairs ?? [])].reverse().map((p) =>
-      p.pairAddress === '0x3d5D143381916280ff91407FeBEB52f2b60f33Cf' ? { ...p, volume: { h24: 9e9 }, liquidity: { usd: 41200000.11, base: 1, quote: 1 } } : p,
-    );
-    dex.searches.set('AEROX', { schemaVersion: '1.0.0', pairs: reordered.map((p) => ({ ...p, baseToken: { ...(p.baseToken as object), symbol: (p.baseToken as { symbol: string }).symbol === 'AERO' ? 'AEROX' : 'OTHER' } })) });
+    const reordered = [...(answer.pairs ?? [])]
+      .reverse()
+      .map((p) =>
+        p.pairAddress === '0x3d5D143381916280ff91407FeBEB52f2b60f33Cf'
+          ? { ...p, volume: { h24: 9e9 }, liquidity: { usd: 41200000.11, base: 1, quote: 1 } }
+          : p,
+      );
+    dex.searches.set('AEROX', {
+      schemaVersion: '1.0.0',
+      pairs: reordered.map((p) => ({
+        ...p,
+        baseToken: {
+          ...(p.baseToken as object),
+          symbol: (p.baseToken as { symbol: string }).symbol === 'AERO' ? 'AEROX' : 'OTHER',
+        },
+      })),
+    });
     const out = await ask('AEROX');
     expect(out.summary?.pairAddress).toBe('0x6cDcb1C4A4D1C3C6d054b27AC5B77e89eAFb971d');
   });
 
   it('not found: 200 with found false, summary null, no pairs', async () => {
-    expect(await ask('NOSUCHTOKEN123')).toMatchObject({ success: true, query: 'NOSUCHTOKEN123', found: false, summary: null, totalPairsFound: 0, source: 'dex-aggregator' });
-    expect(await ask('0x000000000000000000000000000000000000dEaD')).toMatchObject({ found: false, summary: null, totalPairsFound: 0 });
+    expect(await ask('NOSUCHTOKEN123')).toMatchObject({
+      success: true,
+      query: 'NOSUCHTOKEN123',
+      found: false,
+      summary: null,
+      totalPairsFound: 0,
+      source: 'dex-aggregator',
+    });
+    expect(await ask('0x000000000000000000000000000000000000dEaD')).toMatchObject({
+      found: false,
+      summary: null,
+      totalPairsFound: 0,
+    });
   });
 
   it('400 invalid_query for a malformed address or an unusable query', async () => {
-    expect(await failure('0x1234567890abcdef')).toMatchObject({ code: 'invalid_query', status: 400, details: { field: 'query' } });
+    expect(await failure('0x1234567890abcdef')).toMatchObject({
+      code: 'invalid_query',
+      status: 400,
+      details: { field: 'query' },
+    });
     expect(await failure('   ')).toMatchObject({ code: 'invalid_query', status: 400 });
     expect(await failure('a/b?c')).toMatchObject({ code: 'invalid_query', status: 400 });
   });
@@ -161,7 +211,11 @@ describe('upstream failures', () => {
     dex.faults.set('search:FAIL5XX', { kind: 'status', status: 502 });
     dex.faults.set('search:HTMLY', { kind: 'garbage', body: '<html>Cloudflare</html>', contentType: 'text/html' });
     dex.faults.set('search:NOPAIRS', { kind: 'garbage', body: '{"schemaVersion":"1.0.0","results":[]}' });
-    expect(await failure('FAIL5XX')).toMatchObject({ code: 'upstream_error', status: 502, details: { upstream_status: 502 } });
+    expect(await failure('FAIL5XX')).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      details: { upstream_status: 502 },
+    });
     expect(await failure('HTMLY')).toMatchObject({ code: 'upstream_error', status: 502 });
     expect(await failure('NOPAIRS')).toMatchObject({ code: 'upstream_error', status: 502 });
   });
@@ -179,7 +233,11 @@ describe('upstream failures', () => {
 
   it('503 upstream_rate_limited with retry_after_seconds on an upstream 429', async () => {
     dex.faults.set('search:LIMITED', { kind: 'rate_limit', retryAfter: '42' });
-    expect(await failure('LIMITED')).toMatchObject({ code: 'upstream_rate_limited', status: 503, details: { retry_after_seconds: 42 } });
+    expect(await failure('LIMITED')).toMatchObject({
+      code: 'upstream_rate_limited',
+      status: 503,
+      details: { retry_after_seconds: 42 },
+    });
   });
 
   it('502 when the aggregator is unreachable', async () => {
@@ -230,8 +288,26 @@ describe('own Base pool data (embedded store)', () => {
   it('prices an ingested token from a fresh live quote; stale, simulated or implausible quotes are not used', async () => {
     const p = await make({}, store);
     const now = Date.now();
-    const q = (id: string, ageMs: number, bid: number, ask: number, source: 'live' | 'simulated' = 'live', pair = 'AERO/USD', venue = 'aerodrome_base') =>
-      dexQuote({ event_id: `own-${id}`, pair, venue, event_time_ms: now - ageMs, ingest_time_ms: now - ageMs + 20, source, bid, ask, ladder: [{ size_usd: 1000, buy_price: ask, sell_price: bid }] });
+    const q = (
+      id: string,
+      ageMs: number,
+      bid: number,
+      ask: number,
+      source: 'live' | 'simulated' = 'live',
+      pair = 'AERO/USD',
+      venue = 'aerodrome_base',
+    ) =>
+      dexQuote({
+        event_id: `own-${id}`,
+        pair,
+        venue,
+        event_time_ms: now - ageMs,
+        ingest_time_ms: now - ageMs + 20,
+        source,
+        bid,
+        ask,
+        ladder: [{ size_usd: 1000, buy_price: ask, sell_price: bid }],
+      });
 
     // No quote at all.
     expect((await ask('AERO', p)).source).toBe('dex-aggregator');
@@ -247,9 +323,22 @@ describe('own Base pool data (embedded store)', () => {
     expect(own).toMatchObject({
       found: true,
       source: 'own-base-pools+dex-aggregator',
-      summary: { priceUsd: 0.816, pairAddress: '0x6cDcb1C4A4D1C3C6d054b27AC5B77e89eAFb971d', liquidityUsd: 41200000.12, priceChange24h: -2.4 },
+      summary: {
+        priceUsd: 0.816,
+        pairAddress: '0x6cDcb1C4A4D1C3C6d054b27AC5B77e89eAFb971d',
+        liquidityUsd: 41200000.12,
+        priceChange24h: -2.4,
+      },
       aggregatorPriceUsd: 0.8123,
-      ownBasePool: { pair: 'AERO/USD', venue: 'aerodrome_base', chainId: 'base', priceUsd: 0.816, bid: 0.815, ask: 0.817, quotedAt: new Date(now - 1_000).toISOString() },
+      ownBasePool: {
+        pair: 'AERO/USD',
+        venue: 'aerodrome_base',
+        chainId: 'base',
+        priceUsd: 0.816,
+        bid: 0.815,
+        ask: 0.817,
+        quotedAt: new Date(now - 1_000).toISOString(),
+      },
     });
     expect(own.ownBasePool!.ageMs).toBeGreaterThanOrEqual(1_000);
     // The token's Base address finds the same own price.
@@ -265,9 +354,25 @@ describe('own Base pool data (embedded store)', () => {
   it('ETH: catalogue pair ETH/USD priced from its WETH/USDC Base pool next to the aggregator top pair', async () => {
     const p = await make({}, store);
     const now = Date.now();
-    await insertQuotes(store, [dexQuote({ event_id: 'own-eth-1', pair: 'ETH/USD', venue: 'uniswap_v3_base', event_time_ms: now - 1500, ingest_time_ms: now - 1400, source: 'live', bid: 3410.9, ask: 3412.3 })]);
+    await insertQuotes(store, [
+      dexQuote({
+        event_id: 'own-eth-1',
+        pair: 'ETH/USD',
+        venue: 'uniswap_v3_base',
+        event_time_ms: now - 1500,
+        ingest_time_ms: now - 1400,
+        source: 'live',
+        bid: 3410.9,
+        ask: 3412.3,
+      }),
+    ]);
     const out = await ask('ETH', p);
-    expect(out).toMatchObject({ source: 'own-base-pools+dex-aggregator', summary: { symbol: 'WETH', priceUsd: 3411.6 }, aggregatorPriceUsd: 3412.77, ownBasePool: { pair: 'ETH/USD', venue: 'uniswap_v3_base' } });
+    expect(out).toMatchObject({
+      source: 'own-base-pools+dex-aggregator',
+      summary: { symbol: 'WETH', priceUsd: 3411.6 },
+      aggregatorPriceUsd: 3412.77,
+      ownBasePool: { pair: 'ETH/USD', venue: 'uniswap_v3_base' },
+    });
   });
 
   it('a failing store does not fail the call', async () => {

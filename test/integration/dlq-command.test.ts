@@ -31,7 +31,13 @@ const database = uniqueName('dlq_cmd');
 function dlq(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/dlq.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', BUS: 'kafka', KAFKA_BROKERS: config.KAFKA_BROKERS.join(','), BUS_NAMESPACE: namespace },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      BUS: 'kafka',
+      KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
+      BUS_NAMESPACE: namespace,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -56,15 +62,39 @@ describe('dlq command (child process, Kafka)', () => {
 
   beforeAll(async () => {
     bus = namespaced(
-      await createKafkaBus({ partitions: 3, batchSize: 500, maxAttempts: 2, retryBackoffMs: 20, logger, brokers: config.KAFKA_BROKERS, clientId: uniqueName('dlq-it'), connectTimeoutMs: 15000 }),
+      await createKafkaBus({
+        partitions: 3,
+        batchSize: 500,
+        maxAttempts: 2,
+        retryBackoffMs: 20,
+        logger,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('dlq-it'),
+        connectTimeoutMs: 15000,
+      }),
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger });
+    store = await createClickHouseStore({
+      url: config.CLICKHOUSE_URL,
+      database,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      connectTimeoutMs: 10000,
+      logger,
+    });
     await store.migrate();
-    await bus.publish(TOPICS.quotes, malformed.map((value, i) => ({ key: i === 0 ? 'ETH/USD' : 'cbBTC/USD', value, headers: { trace: `t${i}` } })));
+    await bus.publish(
+      TOPICS.quotes,
+      malformed.map((value, i) => ({ key: i === 0 ? 'ETH/USD' : 'cbBTC/USD', value, headers: { trace: `t${i}` } })),
+    );
     const consumer = await startQuoteConsumer(bus, store, { logger });
-    await eventually(async () => sum(await bus.endOffsets(dlqTopic(TOPICS.quotes))), (n) => n === 3, 60_000, 100);
+    await eventually(
+      async () => sum(await bus.endOffsets(dlqTopic(TOPICS.quotes))),
+      (n) => n === 3,
+      60_000,
+      100,
+    );
     await consumer.stop();
   }, 240_000);
 
@@ -83,28 +113,58 @@ describe('dlq command (child process, Kafka)', () => {
     expect(r.stdout).toContain('md.quotes.v1.dlq: 3 dead letter(s)');
     expect(r.stdout).toContain('  group aggregate.quotes: 3');
     expect(r.stdout).toMatch(/reasons \(\d\):\n(\s+\d+\s+.*quote.*\n){1,3}/);
-    for (const t of [TOPICS.books, TOPICS.latency, TOPICS.heartbeat, TOPICS.dislocations]) expect(r.stdout).toContain(`${t}.dlq: 0 dead letter(s)`);
+    for (const t of [TOPICS.books, TOPICS.latency, TOPICS.heartbeat, TOPICS.dislocations])
+      expect(r.stdout).toContain(`${t}.dlq: 0 dead letter(s)`);
   }, 240_000);
 
   it('inspects dead letters with their origin, reason, key, headers and value; filters; JSON lines', async () => {
     const r = await dlq(['inspect', '--topic', TOPICS.quotes]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('3 matching dead letter(s) in md.quotes.v1.dlq');
-    expect(r.stdout).toMatch(/md\.quotes\.v1\.dlq\[\d\]@\d+ {2}origin md\.quotes\.v1\[\d\]@\d+ {2}group aggregate\.quotes {2}failed \d{4}-\d\d-\d\dT/);
+    expect(r.stdout).toMatch(
+      /md\.quotes\.v1\.dlq\[\d\]@\d+ {2}origin md\.quotes\.v1\[\d\]@\d+ {2}group aggregate\.quotes {2}failed \d{4}-\d\d-\d\dT/,
+    );
     expect(r.stdout).toContain('  value:   {broken json');
     expect(r.stdout).toContain('"trace":"t1"');
 
     const json = await dlq(['inspect', '--topic', TOPICS.quotes, '--json', '--group', 'aggregate.quotes']);
     expect(json.code, json.stderr).toBe(0);
-    const rows = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { origin: string; reason: string; value: string; key: string; group: string; attempts: number });
+    const rows = json.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            origin: string;
+            reason: string;
+            value: string;
+            key: string;
+            group: string;
+            attempts: number;
+          },
+      );
     expect(rows.map((x) => x.value).sort()).toEqual([...malformed].sort());
     const first = rows.find((x) => x.value === malformed[0])!;
     expect(first.key).toBe('ETH/USD');
     expect(first.group).toBe('aggregate.quotes');
     expect(first.reason).toMatch(/quote/i);
 
-    const one = await dlq(['inspect', '--topic', TOPICS.quotes, '--json', '--partition', first.origin.match(/\[(\d+)\]/)![1]!, '--offset', first.origin.split('@')[1]!]);
-    expect(one.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { value: string }).value)).toEqual([malformed[0]]);
+    const one = await dlq([
+      'inspect',
+      '--topic',
+      TOPICS.quotes,
+      '--json',
+      '--partition',
+      first.origin.match(/\[(\d+)\]/)![1]!,
+      '--offset',
+      first.origin.split('@')[1]!,
+    ]);
+    expect(
+      one.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { value: string }).value),
+    ).toEqual([malformed[0]]);
     const none = await dlq(['inspect', '--topic', TOPICS.quotes, '--reason', 'no such reason at all']);
     expect(none.stdout).toContain('0 matching dead letter(s)');
     const limited = await dlq(['inspect', '--topic', TOPICS.quotes, '--limit', '1']);
@@ -114,17 +174,26 @@ describe('dlq command (child process, Kafka)', () => {
   it('re-drives dead letters to their topic once the cause is fixed (dry run first), with a progress bar', async () => {
     const topic = 'orders.v1';
     await bus.ensureTopics([topic]);
-    await bus.publish(topic, Array.from({ length: 12 }, (_, i) => ({ key: `k${i % 3}`, value: i % 4 === 0 ? `needs-v2-${i}` : `ok-${i}` })));
+    await bus.publish(
+      topic,
+      Array.from({ length: 12 }, (_, i) => ({ key: `k${i % 3}`, value: i % 4 === 0 ? `needs-v2-${i}` : `ok-${i}` })),
+    );
     const group = 'orders.sink';
     // v1 of the consumer cannot handle `needs-v2-*` messages: it dead-letters them.
     const v1 = await bus.consume({
       groupId: group,
       topics: [topic],
       async handleBatch(messages, ctx) {
-        for (const m of messages) if (m.value.startsWith('needs-v2-')) await ctx.deadLetter(m, `unsupported format: ${m.value}`);
+        for (const m of messages)
+          if (m.value.startsWith('needs-v2-')) await ctx.deadLetter(m, `unsupported format: ${m.value}`);
       },
     });
-    await eventually(async () => sum(await bus.committedOffsets(group, topic)), (n) => n === 12, 60_000, 100);
+    await eventually(
+      async () => sum(await bus.committedOffsets(group, topic)),
+      (n) => n === 12,
+      60_000,
+      100,
+    );
     await v1.stop();
     expect(sum(await bus.endOffsets(dlqTopic(topic)))).toBe(3);
 
@@ -149,7 +218,12 @@ describe('dlq command (child process, Kafka)', () => {
     expect(r.stdout).toContain(`re-drove 3 dead letter(s) from ${topic}.dlq to ${topic}`);
     // At least once: a redelivery (a rebalance on a busy machine) may hand one over twice; each must arrive.
     const redriven = () => [...new Set(handled.map((m) => m.value))].sort();
-    await eventually(async () => redriven().length, (n) => n >= 3, 60_000, 100);
+    await eventually(
+      async () => redriven().length,
+      (n) => n >= 3,
+      60_000,
+      100,
+    );
     await v2.stop();
     expect(redriven()).toEqual(['needs-v2-0', 'needs-v2-4', 'needs-v2-8']);
     for (const m of handled) expect(m.headers['dlq-redriven-from']).toMatch(/^orders\.v1\.dlq\[\d\]@\d+$/);

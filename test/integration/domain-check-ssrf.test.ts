@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPairs } from '../../core/markets/pairs.js';
-import type { JobError} from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { type JobContext } from '../../core/queue/queue.js';
 import { createDomainCheckProcessor, type DomainCheckResult } from '../../jobs/domain-check/processor.js';
 import type { SkuProcessor } from '../../jobs/sku-processor.js';
@@ -34,7 +34,12 @@ let dns: FixtureDns;
 let dir: string;
 let processor: SkuProcessor<DomainCheckRequest, DomainCheckResult>;
 
-const ctx = (): JobContext => ({ jobId: 'test', attempt: 1, deadline: Date.now() + 60_000, signal: new AbortController().signal });
+const ctx = (): JobContext => ({
+  jobId: 'test',
+  attempt: 1,
+  deadline: Date.now() + 60_000,
+  signal: new AbortController().signal,
+});
 const port = (server: RdapServer) => new URL(server.url).port;
 
 async function failure(domain: string, p = processor): Promise<JobError> {
@@ -66,7 +71,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'domain-check-ssrf-'));
   const file = writeBootstrapFile(dir, [[['net'], [`${registry.url}/net/v1/`]]], '2026-01-01T00:00:00Z');
 
-  const redirect = (name: string, location: string) => registry.route(`/net/v1/domain/${name}`, { kind: 'redirect', status: 302, location });
+  const redirect = (name: string, location: string) =>
+    registry.route(`/net/v1/domain/${name}`, { kind: 'redirect', status: 302, location });
   redirect('meta-http.net', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/');
   redirect('meta-https.net', 'https://169.254.169.254/rdap/domain/meta-https.net');
   redirect('ecs-meta.net', 'http://169.254.170.2/v2/credentials/');
@@ -82,7 +88,11 @@ beforeAll(async () => {
   redirect('rebind.net', `http://rdap.rebind-registrar.net:${port(registrar)}/rdap/domain/rebind.net`);
   // Second hop refused: registry -> registrar (allowed) -> metadata.
   redirect('two-hops.net', `${registrar.url}/rdap/domain/two-hops.net`);
-  registrar.route('/rdap/domain/two-hops.net', { kind: 'redirect', status: 301, location: 'http://169.254.169.254/latest/user-data' });
+  registrar.route('/rdap/domain/two-hops.net', {
+    kind: 'redirect',
+    status: 301,
+    location: 'http://169.254.169.254/latest/user-data',
+  });
   for (const name of ['named.net', 'rebind.net', 'split-name.net', 'creds.net']) {
     registrar.domain('/rdap/', name, { ...rdapFixture('registrar-example-net.json'), ldhName: name.toUpperCase() });
   }
@@ -118,22 +128,37 @@ describe('registry redirects the SSRF policy refuses', () => {
 
   it('a metadata name and a URL with credentials are refused without DNS', async () => {
     const queriesBefore = dns.queries.length;
-    expect(await failure('gcp-name.net')).toMatchObject({ code: 'upstream_url_not_allowed', status: 502, details: { hop: 1, reason: 'cloud_metadata' } });
-    expect(await failure('creds.net')).toMatchObject({ code: 'upstream_url_not_allowed', status: 502, details: { hop: 1, reason: 'credentials_in_url' } });
+    expect(await failure('gcp-name.net')).toMatchObject({
+      code: 'upstream_url_not_allowed',
+      status: 502,
+      details: { hop: 1, reason: 'cloud_metadata' },
+    });
+    expect(await failure('creds.net')).toMatchObject({
+      code: 'upstream_url_not_allowed',
+      status: 502,
+      details: { hop: 1, reason: 'credentials_in_url' },
+    });
     expect(dns.queries.length).toBe(queriesBefore);
     expect(registrar.requestsTo('/rdap/domain/creds.net')).toHaveLength(0);
   });
 
   it('a name resolving to 10.x (real DNS answer) is refused after one resolution', async () => {
     const err = await failure('private-name.net');
-    expect(err).toMatchObject({ code: 'upstream_url_not_allowed', status: 502, details: { hop: 1, reason: 'private', address: '10.0.0.5' } });
+    expect(err).toMatchObject({
+      code: 'upstream_url_not_allowed',
+      status: 502,
+      details: { hop: 1, reason: 'private', address: '10.0.0.5' },
+    });
     expect(err.message).toContain('rdap.private-registrar.net resolves to 10.0.0.5');
     expect(dns.count('rdap.private-registrar.net', 'A')).toBe(1);
   });
 
   it('a name answering one loopback and one private address is refused: the registrar gets no request', async () => {
     const err = await failure('split-name.net');
-    expect(err).toMatchObject({ code: 'upstream_url_not_allowed', details: { hop: 1, reason: 'private', address: '10.20.30.40' } });
+    expect(err).toMatchObject({
+      code: 'upstream_url_not_allowed',
+      details: { hop: 1, reason: 'private', address: '10.20.30.40' },
+    });
     expect(registrar.requestsTo('/rdap/domain/split-name.net')).toHaveLength(0);
   });
 
@@ -145,11 +170,22 @@ describe('registry redirects the SSRF policy refuses', () => {
 
   it('a bootstrap base URL on a private address is refused at hop 0', async () => {
     const sub = await mkdtemp(join(dir, 'private-base-'));
-    const file = writeBootstrapFile(sub, [[['com'], ['http://10.1.2.3/rdap/']], [['org'], ['https://[fe80::1]/rdap/']]]);
+    const file = writeBootstrapFile(sub, [
+      [['com'], ['http://10.1.2.3/rdap/']],
+      [['org'], ['https://[fe80::1]/rdap/']],
+    ]);
     const p = await createDomainCheckProcessor({ config: config(file), logger: testLogger(), pairs });
     try {
-      expect(await failure('example.com', p)).toMatchObject({ code: 'upstream_url_not_allowed', status: 502, details: { hop: 0, reason: 'private', address: '10.1.2.3' } });
-      expect(await failure('example.org', p)).toMatchObject({ code: 'upstream_url_not_allowed', status: 502, details: { hop: 0, reason: 'link_local' } });
+      expect(await failure('example.com', p)).toMatchObject({
+        code: 'upstream_url_not_allowed',
+        status: 502,
+        details: { hop: 0, reason: 'private', address: '10.1.2.3' },
+      });
+      expect(await failure('example.org', p)).toMatchObject({
+        code: 'upstream_url_not_allowed',
+        status: 502,
+        details: { hop: 0, reason: 'link_local' },
+      });
     } finally {
       await p.close?.();
     }
@@ -159,7 +195,12 @@ describe('registry redirects the SSRF policy refuses', () => {
 describe('controls: allowed hops still work through the pinned connection', () => {
   it('a redirect to a name resolving to the (loopback) registrar is followed; one resolution', async () => {
     const out = await processor.handle({ domain: 'named.net' }, ctx());
-    expect(out).toMatchObject({ domain: 'named.net', available: false, registrar: 'NameCheap, Inc.', rdapServer: `http://rdap.registrar-example.net:${port(registrar)}` });
+    expect(out).toMatchObject({
+      domain: 'named.net',
+      available: false,
+      registrar: 'NameCheap, Inc.',
+      rdapServer: `http://rdap.registrar-example.net:${port(registrar)}`,
+    });
     expect(registrar.requestsTo('/rdap/domain/named.net')).toHaveLength(1);
     expect(dns.count('rdap.registrar-example.net', 'A')).toBe(1);
   });

@@ -18,12 +18,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainCheckOutput, type DomainCheckRequest } from '../../jobs/domain-check/sku.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import type { JobError} from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { type JobContext } from '../../core/queue/queue.js';
 import { createDomainCheckProcessor, type DomainCheckResult } from '../../jobs/domain-check/processor.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
-import { bootstrapDocument, rdapFixture, RdapServer, writeBootstrapFile, type BootstrapService } from '../helpers/rdap-server.js';
+import {
+  bootstrapDocument,
+  rdapFixture,
+  RdapServer,
+  writeBootstrapFile,
+  type BootstrapService,
+} from '../helpers/rdap-server.js';
 import { jobErrorOf } from '../helpers/job-error.js';
 
 const pairs = loadPairs();
@@ -33,7 +39,12 @@ let dir: string;
 let bootstrapFile: string;
 let processor: SkuProcessor<DomainCheckRequest, DomainCheckResult>;
 
-const ctx = (timeoutMs = 30_000): JobContext => ({ jobId: 'test', attempt: 1, deadline: Date.now() + timeoutMs, signal: new AbortController().signal });
+const ctx = (timeoutMs = 30_000): JobContext => ({
+  jobId: 'test',
+  attempt: 1,
+  deadline: Date.now() + timeoutMs,
+  signal: new AbortController().signal,
+});
 
 async function check(domain: string, processorUnderTest = processor): Promise<DomainCheckResult> {
   const out = await processorUnderTest.handle({ domain }, ctx());
@@ -74,29 +85,72 @@ beforeAll(async () => {
   registry.domain('/com/v1/', 'google.com', rdapFixture('verisign-com-google.json'));
   registry.domain('/rdap/', 'wikipedia.org', rdapFixture('pir-org-wikipedia.json'));
   // A registry that does not hold the object and points at the registrar's RDAP server (RFC 7480 §5.2).
-  registry.route('/net/v1/domain/moved-example.net', { kind: 'redirect', status: 301, location: `${registrar.url}/rdap/domain/moved-example.net` });
+  registry.route('/net/v1/domain/moved-example.net', {
+    kind: 'redirect',
+    status: 301,
+    location: `${registrar.url}/rdap/domain/moved-example.net`,
+  });
   registrar.domain('/rdap/', 'moved-example.net', rdapFixture('registrar-example-net.json'));
   // A redirect to a registrar that has no such object.
-  registry.route('/net/v1/domain/dangling.net', { kind: 'redirect', location: `${registrar.url}/rdap/domain/dangling.net` });
+  registry.route('/net/v1/domain/dangling.net', {
+    kind: 'redirect',
+    location: `${registrar.url}/rdap/domain/dangling.net`,
+  });
   // Four hops: more than RDAP_MAX_REDIRECTS (3).
-  for (let i = 0; i < 4; i++) registry.route(`/net/v1/domain/hop${i}.net`, { kind: 'redirect', location: `/net/v1/domain/hop${i + 1}.net` });
+  for (let i = 0; i < 4; i++)
+    registry.route(`/net/v1/domain/hop${i}.net`, { kind: 'redirect', location: `/net/v1/domain/hop${i + 1}.net` });
   registry.route('/net/v1/domain/loop.net', { kind: 'redirect', location: '/net/v1/domain/loop.net' });
   registry.domain('/net/v1/', 'hop4.net', { ...rdapFixture('verisign-com-google.json'), ldhName: 'HOP4.NET' });
-  registry.route('/com/v1/domain/broken.com', { kind: 'json', status: 503, body: { errorCode: 503, title: 'Service Unavailable' } });
-  registry.route('/com/v1/domain/html.com', { kind: 'raw', status: 200, contentType: 'text/html', body: '<html><body>Maintenance</body></html>' });
-  registry.route('/com/v1/domain/garbage.com', { kind: 'raw', status: 200, contentType: 'application/rdap+json', body: '{"objectClassName": "domain", "handle": ' });
+  registry.route('/com/v1/domain/broken.com', {
+    kind: 'json',
+    status: 503,
+    body: { errorCode: 503, title: 'Service Unavailable' },
+  });
+  registry.route('/com/v1/domain/html.com', {
+    kind: 'raw',
+    status: 200,
+    contentType: 'text/html',
+    body: '<html><body>Maintenance</body></html>',
+  });
+  registry.route('/com/v1/domain/garbage.com', {
+    kind: 'raw',
+    status: 200,
+    contentType: 'application/rdap+json',
+    body: '{"objectClassName": "domain", "handle": ',
+  });
   registry.route('/com/v1/domain/entity.com', { kind: 'json', body: { objectClassName: 'entity', handle: 'X' } });
   // Far slower than RDAP_TIMEOUT_MS (1.5 s): a lookup that waited for it would stand out on any machine.
-  registry.route('/com/v1/domain/slow.com', { kind: 'json', body: rdapFixture('verisign-com-google.json'), delayMs: 30_000 });
-  registry.route('/com/v1/domain/busy.com', { kind: 'json', status: 429, body: { errorCode: 429, title: 'Too Many Requests' }, headers: { 'retry-after': '120' } });
+  registry.route('/com/v1/domain/slow.com', {
+    kind: 'json',
+    body: rdapFixture('verisign-com-google.json'),
+    delayMs: 30_000,
+  });
+  registry.route('/com/v1/domain/busy.com', {
+    kind: 'json',
+    status: 429,
+    body: { errorCode: 429, title: 'Too Many Requests' },
+    headers: { 'retry-after': '120' },
+  });
   registry.route('/com/v1/domain/refused.com', {
     kind: 'json',
     status: 400,
-    body: { errorCode: 400, title: 'Bad Request', description: ['Domain name label exceeds the registry policy length.'] },
+    body: {
+      errorCode: 400,
+      title: 'Bad Request',
+      description: ['Domain name label exceeds the registry policy length.'],
+    },
   });
   const pendingDelete = rdapFixture('verisign-com-google.json');
-  registry.domain('/com/v1/', 'expiring.com', { ...pendingDelete, ldhName: 'EXPIRING.COM', status: ['pending delete', 'redemption period'] });
-  registry.domain('/com/v1/', 'redeem.com', { ...pendingDelete, ldhName: 'REDEEM.COM', status: ['redemption period', 'client hold'] });
+  registry.domain('/com/v1/', 'expiring.com', {
+    ...pendingDelete,
+    ldhName: 'EXPIRING.COM',
+    status: ['pending delete', 'redemption period'],
+  });
+  registry.domain('/com/v1/', 'redeem.com', {
+    ...pendingDelete,
+    ldhName: 'REDEEM.COM',
+    status: ['redemption period', 'client hold'],
+  });
 
   processor = await createDomainCheckProcessor({ config: processorConfig(), logger: testLogger(), pairs });
 });
@@ -123,7 +177,7 @@ describe('registered domains', () => {
       nameservers: ['ns1.google.com', 'ns2.google.com', 'ns3.google.com', 'ns4.google.com'],
       handle: '2138514_DOMAIN_COM-VRSN',
       source: 'rdap',
-      rdapStatus: (rdapFixture('verisign-com-google.json').status as string[]),
+      rdapStatus: rdapFixture('verisign-com-google.json').status as string[],
       rdapServer: registry.url,
     });
     const request = registry.requestsTo('/com/v1/domain/google.com').at(-1);
@@ -217,7 +271,15 @@ describe('errors', () => {
   });
 
   it('400 invalid_domain for names that are not registrable domains', async () => {
-    for (const bad of ['co.uk', 'exa mple.com', '-bad-.com', '192.168.0.1', 'https://example.com/x', 'single', 'xn--zz.com']) {
+    for (const bad of [
+      'co.uk',
+      'exa mple.com',
+      '-bad-.com',
+      '192.168.0.1',
+      'https://example.com/x',
+      'single',
+      'xn--zz.com',
+    ]) {
       const err = await failure(bad);
       expect(err, bad).toMatchObject({ code: 'invalid_domain', status: 400, details: { field: 'domain' } });
     }
@@ -225,7 +287,11 @@ describe('errors', () => {
 
   it('400 invalid_domain when the registry itself refuses the name (400)', async () => {
     const err = await failure('refused.com');
-    expect(err).toMatchObject({ code: 'invalid_domain', status: 400, details: { field: 'domain', upstream_status: 400 } });
+    expect(err).toMatchObject({
+      code: 'invalid_domain',
+      status: 400,
+      details: { field: 'domain', upstream_status: 400 },
+    });
     expect(err.message).toContain('exceeds the registry policy length');
   });
 
@@ -238,7 +304,11 @@ describe('errors', () => {
   });
 
   it('502 when a redirect leads to a server without the object, too many hops, or a loop', async () => {
-    expect(await failure('dangling.net')).toMatchObject({ code: 'upstream_error', status: 502, details: { upstream_status: 404 } });
+    expect(await failure('dangling.net')).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      details: { upstream_status: 404 },
+    });
     const tooMany = await failure('hop0.net');
     expect(tooMany).toMatchObject({ code: 'upstream_error', status: 502 });
     expect(tooMany.message).toContain('redirects');
@@ -272,7 +342,11 @@ describe('errors', () => {
     const url = gone.url;
     await gone.close();
     const file = writeBootstrapFile(await mkdtemp(join(dir, 'gone-')), [[['com'], [`${url}/com/v1/`]]]);
-    const p = await createDomainCheckProcessor({ config: processorConfig({ RDAP_BOOTSTRAP_FILE: file }), logger: testLogger(), pairs });
+    const p = await createDomainCheckProcessor({
+      config: processorConfig({ RDAP_BOOTSTRAP_FILE: file }),
+      logger: testLogger(),
+      pairs,
+    });
     try {
       expect(await failure('google.com', p)).toMatchObject({ code: 'upstream_error', status: 502 });
     } finally {
@@ -281,59 +355,106 @@ describe('errors', () => {
   });
 
   it('uses only https base URLs unless the test setting allows http', async () => {
-    const p = await createDomainCheckProcessor({ config: processorConfig({ RDAP_ALLOW_HTTP: 'false' }), logger: testLogger(), pairs });
+    const p = await createDomainCheckProcessor({
+      config: processorConfig({ RDAP_ALLOW_HTTP: 'false' }),
+      logger: testLogger(),
+      pairs,
+    });
     try {
       expect(await failure('google.com', p)).toMatchObject({ code: 'tld_not_supported', status: 400 });
     } finally {
       await p.close?.();
     }
     for (const env of ['production', 'development']) {
-      await expect(createDomainCheckProcessor({ config: { ...processorConfig(), NODE_ENV: env as 'production' }, logger: testLogger(), pairs })).rejects.toThrow(/RDAP_ALLOW_HTTP/);
+      await expect(
+        createDomainCheckProcessor({
+          config: { ...processorConfig(), NODE_ENV: env as 'production' },
+          logger: testLogger(),
+          pairs,
+        }),
+      ).rejects.toThrow(/RDAP_ALLOW_HTTP/);
     }
   });
 });
 
 describe('bootstrap refresh', () => {
-  it('refreshes on schedule from RDAP_BOOTSTRAP_URL; a failed refresh keeps the last good copy and is logged', { timeout: 120_000 }, async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
-    const logger = pino({ level: 'info' }, sink);
-    // The published document first fails (500), then is invalid, then a newer one adds .dev.
-    let mode: 'fail' | 'garbage' | 'good' = 'fail';
-    const newer = bootstrapDocument([...services(), [['dev'], [`${registry.url}/dev/`]]], '2026-06-01T00:00:00Z');
-    registry.route('/bootstrap/dns.json', () =>
-      mode === 'fail'
-        ? { kind: 'json', status: 500, body: { error: 'internal' } }
-        : mode === 'garbage'
-          ? { kind: 'raw', status: 200, contentType: 'application/json', body: '{"services": "nope"}' }
-          : { kind: 'json', body: newer, contentType: 'application/json' },
-    );
-    registry.domain('/dev/', 'web.dev', { ...rdapFixture('verisign-com-google.json'), ldhName: 'web.dev', handle: 'WEBDEV-GOOGLE' });
-    const p = await createDomainCheckProcessor({ config: processorConfig({ RDAP_BOOTSTRAP_REFRESH_MS: '150' }), logger, pairs });
-    try {
-      expect(lines.find((l) => l.msg === 'rdap bootstrap: snapshot loaded')).toMatchObject({ publication: '2026-01-01T00:00:00Z' });
-      await eventually(async () => lines.filter((l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy').length, (n) => n >= 1, 30_000, 25);
-      // The last good copy still serves lookups; .dev is not known yet.
-      expect((await check('google.com', p)).available).toBe(false);
-      expect(await failure('web.dev', p)).toMatchObject({ code: 'tld_not_supported' });
-      mode = 'garbage';
-      const failedBefore = lines.filter((l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy').length;
-      await eventually(async () => lines.filter((l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy').length, (n) => n > failedBefore, 30_000, 25);
-      expect(await failure('web.dev', p)).toMatchObject({ code: 'tld_not_supported' });
-      mode = 'good';
-      const refreshed = await eventually(async () => lines.find((l) => l.msg === 'rdap bootstrap: refreshed'), (l) => l !== undefined, 30_000, 25);
-      expect(refreshed).toMatchObject({ publication: '2026-06-01T00:00:00Z', origin: `${registry.url}/bootstrap/dns.json` });
-      expect(await check('web.dev', p)).toMatchObject({ handle: 'WEBDEV-GOOGLE', available: false });
-      expect(registry.requestsTo('/bootstrap/dns.json').length).toBeGreaterThanOrEqual(3);
-    } finally {
-      await p.close?.();
-    }
-  });
+  it(
+    'refreshes on schedule from RDAP_BOOTSTRAP_URL; a failed refresh keeps the last good copy and is logged',
+    { timeout: 120_000 },
+    async () => {
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          for (const line of chunk.toString().split('\n'))
+            if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      });
+      const logger = pino({ level: 'info' }, sink);
+      // The published document first fails (500), then is invalid, then a newer one adds .dev.
+      let mode: 'fail' | 'garbage' | 'good' = 'fail';
+      const newer = bootstrapDocument([...services(), [['dev'], [`${registry.url}/dev/`]]], '2026-06-01T00:00:00Z');
+      registry.route('/bootstrap/dns.json', () =>
+        mode === 'fail'
+          ? { kind: 'json', status: 500, body: { error: 'internal' } }
+          : mode === 'garbage'
+            ? { kind: 'raw', status: 200, contentType: 'application/json', body: '{"services": "nope"}' }
+            : { kind: 'json', body: newer, contentType: 'application/json' },
+      );
+      registry.domain('/dev/', 'web.dev', {
+        ...rdapFixture('verisign-com-google.json'),
+        ldhName: 'web.dev',
+        handle: 'WEBDEV-GOOGLE',
+      });
+      const p = await createDomainCheckProcessor({
+        config: processorConfig({ RDAP_BOOTSTRAP_REFRESH_MS: '150' }),
+        logger,
+        pairs,
+      });
+      try {
+        expect(lines.find((l) => l.msg === 'rdap bootstrap: snapshot loaded')).toMatchObject({
+          publication: '2026-01-01T00:00:00Z',
+        });
+        await eventually(
+          async () =>
+            lines.filter((l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy').length,
+          (n) => n >= 1,
+          30_000,
+          25,
+        );
+        // The last good copy still serves lookups; .dev is not known yet.
+        expect((await check('google.com', p)).available).toBe(false);
+        expect(await failure('web.dev', p)).toMatchObject({ code: 'tld_not_supported' });
+        mode = 'garbage';
+        const failedBefore = lines.filter(
+          (l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy',
+        ).length;
+        await eventually(
+          async () =>
+            lines.filter((l) => l.msg === 'rdap bootstrap: refresh failed, keeping the last good copy').length,
+          (n) => n > failedBefore,
+          30_000,
+          25,
+        );
+        expect(await failure('web.dev', p)).toMatchObject({ code: 'tld_not_supported' });
+        mode = 'good';
+        const refreshed = await eventually(
+          async () => lines.find((l) => l.msg === 'rdap bootstrap: refreshed'),
+          (l) => l !== undefined,
+          30_000,
+          25,
+        );
+        expect(refreshed).toMatchObject({
+          publication: '2026-06-01T00:00:00Z',
+          origin: `${registry.url}/bootstrap/dns.json`,
+        });
+        expect(await check('web.dev', p)).toMatchObject({ handle: 'WEBDEV-GOOGLE', available: false });
+        expect(registry.requestsTo('/bootstrap/dns.json').length).toBeGreaterThanOrEqual(3);
+      } finally {
+        await p.close?.();
+      }
+    },
+  );
 });
 
 describe('through the in-process queue', () => {
@@ -341,9 +462,15 @@ describe('through the in-process queue', () => {
     const queue = await createInProcessQueue({ concurrency: 4, maxAttempts: 2, logger: testLogger() });
     try {
       await queue.process(skuJobName('domain-check'), processor.handle);
-      const ok = await queue.run<DomainCheckRequest, DomainCheckResult>(skuJobName('domain-check'), { domain: 'google.com' }, { deadlineMs: 30_000 });
+      const ok = await queue.run<DomainCheckRequest, DomainCheckResult>(
+        skuJobName('domain-check'),
+        { domain: 'google.com' },
+        { deadlineMs: 30_000 },
+      );
       expect(DomainCheckOutput.parse(ok).registrar).toBe('MarkMonitor Inc.');
-      await expect(queue.run(skuJobName('domain-check'), { domain: 'example.zz' }, { deadlineMs: 30_000 })).rejects.toMatchObject({
+      await expect(
+        queue.run(skuJobName('domain-check'), { domain: 'example.zz' }, { deadlineMs: 30_000 }),
+      ).rejects.toMatchObject({
         code: 'tld_not_supported',
         status: 400,
         details: { field: 'domain' },

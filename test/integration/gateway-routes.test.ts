@@ -143,14 +143,89 @@ function disloc(o: Opp): DislocationRecord {
   };
 }
 
-const A = { opp: 'dis_aaaaaaaaaaaaaaaa', id: 1001, opened: T0 + 60_000, buy: 'uniswap_v3_base', sell: 'coinbase', buyPrice: 2000, sellPrice: 2010, depth: 50_000 };
-const B = { opp: 'dis_bbbbbbbbbbbbbbbb', id: 1002, opened: T0 + 600_000, buy: 'coinbase', sell: 'uniswap_v3_base', buyPrice: 2001, sellPrice: 2003, depth: 20_000 };
-const C = { opp: 'dis_cccccccccccccccc', id: 1003, opened: T0 - 2 * MIN, buy: 'coinbase', sell: 'uniswap_v3_base', buyPrice: 2001, sellPrice: 2002, depth: 10_000 };
+const A = {
+  opp: 'dis_aaaaaaaaaaaaaaaa',
+  id: 1001,
+  opened: T0 + 60_000,
+  buy: 'uniswap_v3_base',
+  sell: 'coinbase',
+  buyPrice: 2000,
+  sellPrice: 2010,
+  depth: 50_000,
+};
+const B = {
+  opp: 'dis_bbbbbbbbbbbbbbbb',
+  id: 1002,
+  opened: T0 + 600_000,
+  buy: 'coinbase',
+  sell: 'uniswap_v3_base',
+  buyPrice: 2001,
+  sellPrice: 2003,
+  depth: 20_000,
+};
+const C = {
+  opp: 'dis_cccccccccccccccc',
+  id: 1003,
+  opened: T0 - 2 * MIN,
+  buy: 'coinbase',
+  sell: 'uniswap_v3_base',
+  buyPrice: 2001,
+  sellPrice: 2002,
+  depth: 10_000,
+};
 const DISLOCATIONS: DislocationRecord[] = [
-  disloc({ ...A, rev: 0, updated: A.opened, status: 'OPPORTUNITY', raw: 50, net: 35, profit: 24.47, cap: 26_463.5, peakCap: 26_463.5, peakProfit: 24.47, capMs: 0 }),
-  disloc({ ...A, rev: 1, updated: A.opened + 10_000, status: 'CLOSED', raw: 50, net: 35, profit: 24.47, cap: 26_463.5, peakCap: 26_463.5, peakProfit: 24.47, capMs: 26_463.5 * 10_000 }),
-  disloc({ ...B, rev: 0, updated: B.opened, status: 'OPPORTUNITY', raw: 9.99, net: 1.5, profit: 3, cap: 5000, peakCap: 5000, peakProfit: 3, capMs: 0 }),
-  disloc({ ...C, rev: 0, updated: C.opened, status: 'EXPIRED', raw: 5, net: -1, profit: 0, cap: 0, peakCap: 0, peakProfit: 0, capMs: 0 }),
+  disloc({
+    ...A,
+    rev: 0,
+    updated: A.opened,
+    status: 'OPPORTUNITY',
+    raw: 50,
+    net: 35,
+    profit: 24.47,
+    cap: 26_463.5,
+    peakCap: 26_463.5,
+    peakProfit: 24.47,
+    capMs: 0,
+  }),
+  disloc({
+    ...A,
+    rev: 1,
+    updated: A.opened + 10_000,
+    status: 'CLOSED',
+    raw: 50,
+    net: 35,
+    profit: 24.47,
+    cap: 26_463.5,
+    peakCap: 26_463.5,
+    peakProfit: 24.47,
+    capMs: 26_463.5 * 10_000,
+  }),
+  disloc({
+    ...B,
+    rev: 0,
+    updated: B.opened,
+    status: 'OPPORTUNITY',
+    raw: 9.99,
+    net: 1.5,
+    profit: 3,
+    cap: 5000,
+    peakCap: 5000,
+    peakProfit: 3,
+    capMs: 0,
+  }),
+  disloc({
+    ...C,
+    rev: 0,
+    updated: C.opened,
+    status: 'EXPIRED',
+    raw: 5,
+    net: -1,
+    profit: 0,
+    cap: 0,
+    peakCap: 0,
+    peakProfit: 0,
+    capMs: 0,
+  }),
 ];
 
 function execution(o: typeof A, decided: number, filled: boolean, size: number, profit: number): PaperExecution {
@@ -294,7 +369,11 @@ async function refused(path: string, init: RequestInit | undefined, status: numb
   return body;
 }
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const keysOf = (o: object) => Object.keys(o).sort();
 
 beforeAll(async () => {
@@ -302,7 +381,13 @@ beforeAll(async () => {
   database = uniqueName('gateway_routes');
   ({ proc, api, url, payer } = await startPaidApi(
     dataDir,
-    { STORE: 'clickhouse', CLICKHOUSE_DATABASE: database, CEX_EXCHANGE: 'coinbase', MARKET_SOURCE: 'simulated', SKUS_DISABLED: 'summarize' },
+    {
+      STORE: 'clickhouse',
+      CLICKHOUSE_DATABASE: database,
+      CEX_EXCHANGE: 'coinbase',
+      MARKET_SOURCE: 'simulated',
+      SKUS_DISABLED: 'summarize',
+    },
     logger,
   ));
   store = proc.ctx.store!;
@@ -321,16 +406,33 @@ beforeAll(async () => {
     asks: BOOK_ASKS,
     sequence: 7,
   };
-  const staleBook: BookEvent = { ...book, event_id: 'book-cbbtc-old', pair: 'cbBTC/USD', event_time_ms: now - 5 * MIN, ingest_time_ms: now - 5 * MIN + 5 };
+  const staleBook: BookEvent = {
+    ...book,
+    event_id: 'book-cbbtc-old',
+    pair: 'cbBTC/USD',
+    event_time_ms: now - 5 * MIN,
+    ingest_time_ms: now - 5 * MIN + 5,
+  };
   await Promise.all([
     insertSpreadSamples(store, SAMPLES),
     insertDislocations(store, DISLOCATIONS),
     insertPaperExecutions(store, EXECUTIONS),
-    insertLatencySamples(store, [...LATENCIES, ...HORIZON_RTT.map((r, i) => latency('cex_rest', now - 10 * MIN + i * 1000, r))]),
+    insertLatencySamples(store, [
+      ...LATENCIES,
+      ...HORIZON_RTT.map((r, i) => latency('cex_rest', now - 10 * MIN + i * 1000, r)),
+    ]),
     insertBookSnapshots(store, [book, staleBook]),
     insertQuotes(
       store,
-      QUOTE_MIDS.map(([dt, mid], i) => cexQuote({ event_id: `vol-quote-${i}`, event_time_ms: bookAt + dt, ingest_time_ms: bookAt + dt + 5, bid: mid - 1, ask: mid + 1 })),
+      QUOTE_MIDS.map(([dt, mid], i) =>
+        cexQuote({
+          event_id: `vol-quote-${i}`,
+          event_time_ms: bookAt + dt,
+          ingest_time_ms: bookAt + dt + 5,
+          bid: mid - 1,
+          ask: mid + 1,
+        }),
+      ),
     ),
   ]);
 });
@@ -347,13 +449,28 @@ afterAll(async () => {
 // ------------------------------------------------------------------ tests
 
 describe('coverage (free)', () => {
-  it('answers without payment with the stored span, pairs, totals and the catalogue\'s prices', async () => {
+  it("answers without payment with the stored span, pairs, totals and the catalogue's prices", async () => {
     const res = await fetch(`${url}/api/v1/crypto/coverage`);
     expect(res.status).toBe(200);
     expect(res.headers.get('payment-required')).toBeNull();
     const body = CoverageOutput.parse(await res.json());
     expect(keysOf(body)).toEqual(
-      ['service', 'version', 'status', 'updated_at', 'earliest_timestamp', 'latest_timestamp', 'supported_pairs', 'slice_interval_minutes', 'total_dislocations', 'total_executions', 'endpoints', 'pricing', 'pre_flight_protection', 'source'].sort(),
+      [
+        'service',
+        'version',
+        'status',
+        'updated_at',
+        'earliest_timestamp',
+        'latest_timestamp',
+        'supported_pairs',
+        'slice_interval_minutes',
+        'total_dislocations',
+        'total_executions',
+        'endpoints',
+        'pricing',
+        'pre_flight_protection',
+        'source',
+      ].sort(),
     );
     expect(body).toMatchObject({
       status: 'stale',
@@ -367,11 +484,21 @@ describe('coverage (free)', () => {
     });
     const telemetry = catalogue.skus.filter((s) => s.path.startsWith('/api/v1/crypto/'));
     expect(body.endpoints).toEqual(Object.fromEntries(telemetry.map((s) => [s.id, s.path])));
-    expect(body.pricing).toMatchObject({ coverage: 'free', 'spread-candles': '0.015 USDC', dislocations: '0.045 USDC', 'shadow-capacity': '0.15 USDC' });
+    expect(body.pricing).toMatchObject({
+      coverage: 'free',
+      'spread-candles': '0.015 USDC',
+      dislocations: '0.045 USDC',
+      'shadow-capacity': '0.15 USDC',
+    });
     expect(body.pre_flight_protection).toMatch(/404/);
 
     const eth = CoverageOutput.parse(await (await fetch(`${url}/api/v1/crypto/coverage?pair=ETH-USD`)).json());
-    expect(eth).toMatchObject({ earliest_timestamp: iso(T0 - MIN), latest_timestamp: iso(ETH_LAST), supported_pairs: ['ETH/USD'], total_dislocations: 3 });
+    expect(eth).toMatchObject({
+      earliest_timestamp: iso(T0 - MIN),
+      latest_timestamp: iso(ETH_LAST),
+      supported_pairs: ['ETH/USD'],
+      total_dislocations: 3,
+    });
     const viaPost = await fetch(`${url}/api/v1/crypto/coverage`, post({ pair: 'eth/usd' }));
     expect(viaPost.status).toBe(200);
     expect(((await viaPost.json()) as { latest_timestamp: string }).latest_timestamp).toBe(iso(ETH_LAST));
@@ -398,16 +525,46 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       dislocation_count: 2, // A and B opened in the slice; C opened at 09:13
       source: SOURCE,
     };
-    const body = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0915', undefined, SpreadCandlesOutput, 'spread-candles');
+    const body = await paid(
+      '/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0915',
+      undefined,
+      SpreadCandlesOutput,
+      'spread-candles',
+    );
     expect(keysOf(body)).toEqual(
-      ['pair', 'interval', 'slice_start', 'slice_end', 'open_raw_spread_bps', 'high_raw_spread_bps', 'low_raw_spread_bps', 'close_raw_spread_bps', 'avg_net_spread_bps', 'max_net_spread_bps', 'volume_depth_usd', 'volume_depth_capped', 'dislocation_count', 'source'].sort(),
+      [
+        'pair',
+        'interval',
+        'slice_start',
+        'slice_end',
+        'open_raw_spread_bps',
+        'high_raw_spread_bps',
+        'low_raw_spread_bps',
+        'close_raw_spread_bps',
+        'avg_net_spread_bps',
+        'max_net_spread_bps',
+        'volume_depth_usd',
+        'volume_depth_capped',
+        'dislocation_count',
+        'source',
+      ].sort(),
     );
     expect(body).toEqual(expected);
     // A time inside the slice floors to it; POST with a JSON body and the ETH-USD spelling answers the same.
-    const viaPost = await paid('/api/v1/crypto/spread-candles', post({ pair: 'ETH-USD', date: '2025-03-10', time: '0929' }), SpreadCandlesOutput, 'spread-candles');
+    const viaPost = await paid(
+      '/api/v1/crypto/spread-candles',
+      post({ pair: 'ETH-USD', date: '2025-03-10', time: '0929' }),
+      SpreadCandlesOutput,
+      'spread-candles',
+    );
     expect(viaPost).toEqual(expected);
     // 1h bucket 09:00-10:00: samples 0..4 (09:14 .. 09:25); 09:30:30 too. The interval in any case.
-    const hour = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0900&interval=1H', undefined, SpreadCandlesOutput, 'spread-candles');
+    const hour = await paid(
+      '/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=0900&interval=1H',
+      undefined,
+      SpreadCandlesOutput,
+      'spread-candles',
+    );
     const h = SAMPLES.filter((s) => s.pair === 'ETH/USD' && s.ts_ms >= T0 - 15 * MIN && s.ts_ms < T0 + 45 * MIN);
     expect(hour).toMatchObject({
       interval: '1h',
@@ -423,12 +580,27 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(hour.avg_net_spread_bps).toBe(dp(mean(h.map((s) => s.net_spread_bps)), 2));
     expect(hour.volume_depth_usd).toBe(dp(mean(h.map((s) => s.liquidity_depth_usd)), 2));
     // Neither date nor time: the slice holding the newest sample of the pair (11:00).
-    const newest = await paid('/api/v1/crypto/spread-candles?pair=ETH/USD', undefined, SpreadCandlesOutput, 'spread-candles');
-    expect(newest).toMatchObject({ slice_start: iso(Date.UTC(2025, 2, 10, 11, 0)), open_raw_spread_bps: 3, close_raw_spread_bps: 3, dislocation_count: 0 });
+    const newest = await paid(
+      '/api/v1/crypto/spread-candles?pair=ETH/USD',
+      undefined,
+      SpreadCandlesOutput,
+      'spread-candles',
+    );
+    expect(newest).toMatchObject({
+      slice_start: iso(Date.UTC(2025, 2, 10, 11, 0)),
+      open_raw_spread_bps: 3,
+      close_raw_spread_bps: 3,
+      dislocation_count: 0,
+    });
   });
 
   it('dislocations: A (latest revision: CLOSED) and B, oldest first; C opened before the slice', async () => {
-    const body = await paid('/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915', undefined, DislocationsOutput, 'dislocations');
+    const body = await paid(
+      '/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915',
+      undefined,
+      DislocationsOutput,
+      'dislocations',
+    );
     expect(keysOf(body)).toEqual(['pair', 'slice_start', 'slice_end', 'count', 'dislocations', 'source'].sort());
     expect(body).toEqual({
       pair: 'ETH/USD',
@@ -492,31 +664,98 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     for (const item of body.dislocations) {
       expect(keysOf(item)).toEqual(
         [
-          ...['id', 'timestamp', 'pair', 'buy_venue', 'sell_venue', 'buy_price', 'sell_price', 'raw_spread_bps', 'net_spread_bps', 'est_profit_usd', 'liquidity_depth_usd', 'status', 'duration_ms'],
-          ...['liquidity_depth_capped', 'capacity_usd', 'capacity_capped', 'peak_raw_spread_bps', 'peak_net_spread_bps', 'peak_profit_usd', 'peak_size_usd', 'peak_capacity_usd', 'revision_count', 'updated_at'],
+          ...[
+            'id',
+            'timestamp',
+            'pair',
+            'buy_venue',
+            'sell_venue',
+            'buy_price',
+            'sell_price',
+            'raw_spread_bps',
+            'net_spread_bps',
+            'est_profit_usd',
+            'liquidity_depth_usd',
+            'status',
+            'duration_ms',
+          ],
+          ...[
+            'liquidity_depth_capped',
+            'capacity_usd',
+            'capacity_capped',
+            'peak_raw_spread_bps',
+            'peak_net_spread_bps',
+            'peak_profit_usd',
+            'peak_size_usd',
+            'peak_capacity_usd',
+            'revision_count',
+            'updated_at',
+          ],
         ].sort(),
       );
     }
     // revisions=true (any case): every revision of each opportunity beside it, oldest first.
-    const withRevisions = await paid('/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915&revisions=TRUE', undefined, DislocationsOutput, 'dislocations');
+    const withRevisions = await paid(
+      '/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915&revisions=TRUE',
+      undefined,
+      DislocationsOutput,
+      'dislocations',
+    );
     const [a, b] = withRevisions.dislocations;
     expect(a!.revisions!.map((r) => [r.revision, r.status, r.updated_at])).toEqual([
       [0, 'OPPORTUNITY', iso(A.opened)],
       [1, 'CLOSED', iso(A.opened + 10_000)],
     ]);
-    expect(a!.revisions![0]).toMatchObject({ raw_spread_bps: 50, net_spread_bps: 35, est_profit_usd: 24.47, profit_size_usd: 10_000, capacity_usd: 26_463.5, liquidity_depth_usd: 50_000, capacity_capped: false, liquidity_depth_capped: false });
+    expect(a!.revisions![0]).toMatchObject({
+      raw_spread_bps: 50,
+      net_spread_bps: 35,
+      est_profit_usd: 24.47,
+      profit_size_usd: 10_000,
+      capacity_usd: 26_463.5,
+      liquidity_depth_usd: 50_000,
+      capacity_capped: false,
+      liquidity_depth_capped: false,
+    });
     expect(b!.revisions!.map((r) => r.revision)).toEqual([0]);
     expect({ ...a, revisions: undefined }).toEqual({ ...body.dislocations[0], revisions: undefined });
     // POST alias; an empty slice inside coverage is a valid (paid) empty list.
-    const empty = await paid('/api/v1/crypto/dislocations', post({ pair: 'ETH/USD', date: '2025-03-10', time: '1000' }), DislocationsOutput, 'dislocations');
-    expect(empty).toMatchObject({ count: 0, dislocations: [], slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)), source: SOURCE });
+    const empty = await paid(
+      '/api/v1/crypto/dislocations',
+      post({ pair: 'ETH/USD', date: '2025-03-10', time: '1000' }),
+      DislocationsOutput,
+      'dislocations',
+    );
+    expect(empty).toMatchObject({
+      count: 0,
+      dislocations: [],
+      slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)),
+      source: SOURCE,
+    });
   });
 
   it('execution-latency: nearest-rank percentiles of the successful samples, per-kind means, fill rate 50 %', async () => {
     const all = [...CEX_RTT, ...DEX_RTT];
-    const body = await paid('/api/v1/crypto/execution-latency?date=2025-03-10&time=0915', undefined, ExecutionLatencyOutput, 'execution-latency');
+    const body = await paid(
+      '/api/v1/crypto/execution-latency?date=2025-03-10&time=0915',
+      undefined,
+      ExecutionLatencyOutput,
+      'execution-latency',
+    );
     expect(keysOf(body)).toEqual(
-      ['slice_start', 'slice_end', 'sample_count', 'p50_latency_ms', 'p90_latency_ms', 'p99_latency_ms', 'min_latency_ms', 'max_latency_ms', 'avg_latency_ms', 'fill_rate_pct', 'venues', 'source'].sort(),
+      [
+        'slice_start',
+        'slice_end',
+        'sample_count',
+        'p50_latency_ms',
+        'p90_latency_ms',
+        'p99_latency_ms',
+        'min_latency_ms',
+        'max_latency_ms',
+        'avg_latency_ms',
+        'fill_rate_pct',
+        'venues',
+        'source',
+      ].sort(),
     );
     expect(keysOf(body.venues)).toEqual(['cex_rest_ms', 'dex_base_ms']);
     expect(body).toEqual({
@@ -535,15 +774,42 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     });
     expect(body.p50_latency_ms).toBe(90);
 
-    const cex = await paid('/api/v1/crypto/execution-latency', post({ date: '2025-03-10', time: '0915', venue: 'coinbase' }), ExecutionLatencyOutput, 'execution-latency');
-    expect(cex).toMatchObject({ sample_count: 5, p50_latency_ms: rank(CEX_RTT, 0.5), p90_latency_ms: rank(CEX_RTT, 0.9), avg_latency_ms: dp(mean(CEX_RTT), 1), fill_rate_pct: 50 });
+    const cex = await paid(
+      '/api/v1/crypto/execution-latency',
+      post({ date: '2025-03-10', time: '0915', venue: 'coinbase' }),
+      ExecutionLatencyOutput,
+      'execution-latency',
+    );
+    expect(cex).toMatchObject({
+      sample_count: 5,
+      p50_latency_ms: rank(CEX_RTT, 0.5),
+      p90_latency_ms: rank(CEX_RTT, 0.9),
+      avg_latency_ms: dp(mean(CEX_RTT), 1),
+      fill_rate_pct: 50,
+    });
     // The venue in any case.
-    const dex = await paid('/api/v1/crypto/execution-latency?date=2025-03-10&time=0915&venue=BASE_DEX', undefined, ExecutionLatencyOutput, 'execution-latency');
-    expect(dex).toMatchObject({ sample_count: 3, p50_latency_ms: 50, min_latency_ms: 40, max_latency_ms: 60, venues: { cex_rest_ms: dp(mean(CEX_RTT), 1), dex_base_ms: dp(mean(DEX_RTT), 1) } });
+    const dex = await paid(
+      '/api/v1/crypto/execution-latency?date=2025-03-10&time=0915&venue=BASE_DEX',
+      undefined,
+      ExecutionLatencyOutput,
+      'execution-latency',
+    );
+    expect(dex).toMatchObject({
+      sample_count: 3,
+      p50_latency_ms: 50,
+      min_latency_ms: 40,
+      max_latency_ms: 60,
+      venues: { cex_rest_ms: dp(mean(CEX_RTT), 1), dex_base_ms: dp(mean(DEX_RTT), 1) },
+    });
   });
 
   it('shadow-capacity: available, captured and uncaptured volume and the capital split, by hand', async () => {
-    const body = await paid('/api/v1/crypto/shadow-capacity?date=2025-03-10&time=0915', undefined, ShadowCapacityOutput, 'shadow-capacity');
+    const body = await paid(
+      '/api/v1/crypto/shadow-capacity?date=2025-03-10&time=0915',
+      undefined,
+      ShadowCapacityOutput,
+      'shadow-capacity',
+    );
     const peakA = 26_463.5;
     const peakB = 5000;
     const captured = Math.min(10_000, peakA); // A filled at 10 000; B missed
@@ -563,7 +829,10 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       time_weighted_capacity_usd: dp((peakA * 10_000 + 0) / (15 * MIN), 2),
       capital_required_usd: { cex: uncapturedA + uncapturedB, base_dex: uncapturedA + uncapturedB },
       // A buys on the DEX (USD there) and sells on the CEX (base there); B the other way round.
-      capital_split_usd: { cex: { quote_usd: uncapturedB, base_usd: uncapturedA }, base_dex: { quote_usd: uncapturedA, base_usd: uncapturedB } },
+      capital_split_usd: {
+        cex: { quote_usd: uncapturedB, base_usd: uncapturedA },
+        base_dex: { quote_usd: uncapturedA, base_usd: uncapturedB },
+      },
     };
     expect(body.slice_start).toBe(iso(T0));
     expect(body.pair).toBeNull();
@@ -574,7 +843,12 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(pairs[0]!.pair).toBe('ETH/USD');
     expect(pairs[0]!.uncaptured_volume_usd).toBe(group.uncaptured_volume_usd);
 
-    const onePair = await paid('/api/v1/crypto/shadow-capacity', post({ date: '2025-03-10', time: '0915', pair: 'ETH-USD' }), ShadowCapacityOutput, 'shadow-capacity');
+    const onePair = await paid(
+      '/api/v1/crypto/shadow-capacity',
+      post({ date: '2025-03-10', time: '0915', pair: 'ETH-USD' }),
+      ShadowCapacityOutput,
+      'shadow-capacity',
+    );
     expect(onePair).toMatchObject({ pair: 'ETH/USD', opportunities: 2, captured_volume_usd: captured });
   });
 
@@ -596,14 +870,40 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     };
     const call = async (body: Record<string, unknown>) => {
       const tSend = Date.now();
-      const out = await paid('/api/v1/crypto/impact-simulation', post(body), ImpactSimulationOutput, 'impact-simulation');
+      const out = await paid(
+        '/api/v1/crypto/impact-simulation',
+        post(body),
+        ImpactSimulationOutput,
+        'impact-simulation',
+      );
       return { out, tSend, tRecv: Date.now() };
     };
 
     // BUY 6 ETH: 1 @ 2001, 2 @ 2002, 3 @ 2004. `BUY`, the response's own spelling, is accepted.
     const buy = await call({ pair: 'ETH-USD', side: 'BUY', size_base: 6 });
     expect(keysOf(buy.out)).toEqual(
-      ['pair', 'side', 'requested_size_base', 'requested_size_usd', 'mid_price', 'best_bid', 'best_ask', 'spread_bps', 'expected_fill_price', 'slippage_bps', 'fillable_size_base', 'fillable_size_usd', 'fill_ratio', 'full_fill_probability', 'partial_fill_probability', 'executable', 'levels_consumed', 'opposite_depth_usd', 'source', 'charged'].sort(),
+      [
+        'pair',
+        'side',
+        'requested_size_base',
+        'requested_size_usd',
+        'mid_price',
+        'best_bid',
+        'best_ask',
+        'spread_bps',
+        'expected_fill_price',
+        'slippage_bps',
+        'fillable_size_base',
+        'fillable_size_usd',
+        'fill_ratio',
+        'full_fill_probability',
+        'partial_fill_probability',
+        'executable',
+        'levels_consumed',
+        'opposite_depth_usd',
+        'source',
+        'charged',
+      ].sort(),
     );
     const vwap = (2001 * 1 + 2002 * 2 + 2004 * 3) / 6;
     expect(buy.out).toMatchObject({
@@ -637,7 +937,14 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     // SELL 10 000 USD: 1999 + 3996 from the first two levels, 4005 USD of the 1997 level.
     const sell = await call({ pair: 'ETH/USD', side: 'sell', size_usd: 10_000 });
     const baseSold = 1 + 2 + 4005 / 1997;
-    expect(sell.out).toMatchObject({ side: 'SELL', requested_size_usd: 10_000, requested_size_base: 5, fill_ratio: 1, executable: true, levels_consumed: 3 });
+    expect(sell.out).toMatchObject({
+      side: 'SELL',
+      requested_size_usd: 10_000,
+      requested_size_base: 5,
+      fill_ratio: 1,
+      executable: true,
+      levels_consumed: 3,
+    });
     expect(sell.out.fillable_size_base).toBe(Number(baseSold.toPrecision(8)));
     expect(sell.out.fillable_size_usd).toBe(10_000);
     expect(sell.out.expected_fill_price).toBe(price6(10_000 / baseSold));
@@ -648,7 +955,13 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
 
     // BUY 10 ETH: only 8 visible.
     const big = await call({ pair: 'ETH/USD', side: 'buy', size_base: 10 });
-    expect(big.out).toMatchObject({ fillable_size_base: 8, fill_ratio: 0.8, executable: false, levels_consumed: 3, full_fill_probability: 0 });
+    expect(big.out).toMatchObject({
+      fillable_size_base: 8,
+      fill_ratio: 0.8,
+      executable: false,
+      levels_consumed: 3,
+      full_fill_probability: 0,
+    });
     const [pLo, pHi] = bounds((3 / 2001) * 1e4, big.tSend, big.tRecv);
     within('big partial_fill_probability', big.out.partial_fill_probability, [pLo, pHi], big);
   });
@@ -670,12 +983,37 @@ describe('refused before any challenge, never charged', () => {
       ['/api/v1/crypto/dislocations', post({ pair: 'ETH/USD', date: 20250310 }), 'invalid_parameter', 'date'],
       ['/api/v1/crypto/execution-latency?venue=binance', undefined, 'invalid_parameter', 'venue'],
       ['/api/v1/crypto/shadow-capacity?pair=DOGE-USD', undefined, 'invalid_parameter', 'pair'],
-      ['/api/v1/crypto/impact-simulation', post({ pair: 'ETH/USD', side: 'hold', size_base: 1 }), 'invalid_parameter', 'side'],
+      [
+        '/api/v1/crypto/impact-simulation',
+        post({ pair: 'ETH/USD', side: 'hold', size_base: 1 }),
+        'invalid_parameter',
+        'side',
+      ],
       ['/api/v1/crypto/impact-simulation', post({ pair: 'ETH/USD', side: 'buy' }), 'invalid_parameter', 'size_base'],
-      ['/api/v1/crypto/impact-simulation', post({ pair: 'ETH/USD', side: 'buy', size_base: 1, size_usd: 100 }), 'invalid_parameter', 'size_usd'],
-      ['/api/v1/crypto/impact-simulation', post({ pair: 'ETH/USD', side: 'buy', size_base: -1 }), 'invalid_parameter', 'size_base'],
-      ['/api/v1/crypto/impact-simulation', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pair":' }, 'invalid_json', undefined],
-      ['/api/v1/crypto/impact-simulation', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'pair=ETH' }, 'unsupported_media_type', undefined],
+      [
+        '/api/v1/crypto/impact-simulation',
+        post({ pair: 'ETH/USD', side: 'buy', size_base: 1, size_usd: 100 }),
+        'invalid_parameter',
+        'size_usd',
+      ],
+      [
+        '/api/v1/crypto/impact-simulation',
+        post({ pair: 'ETH/USD', side: 'buy', size_base: -1 }),
+        'invalid_parameter',
+        'size_base',
+      ],
+      [
+        '/api/v1/crypto/impact-simulation',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pair":' },
+        'invalid_json',
+        undefined,
+      ],
+      [
+        '/api/v1/crypto/impact-simulation',
+        { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'pair=ETH' },
+        'unsupported_media_type',
+        undefined,
+      ],
     ];
     for (const [path, init, code, field] of cases) {
       const status = code === 'unsupported_media_type' ? 415 : 400;
@@ -699,7 +1037,11 @@ describe('refused before any challenge, never charged', () => {
       expect(body, path).toMatchObject({ status: 404, code: 'outside_coverage', field, charged: ZERO });
     }
     const gap = await refused('/api/v1/crypto/spread-candles?pair=ETH/USD&date=2025-03-10&time=1000', undefined, 404);
-    expect(gap).toMatchObject({ code: 'no_data_in_window', charged: ZERO, slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)) });
+    expect(gap).toMatchObject({
+      code: 'no_data_in_window',
+      charged: ZERO,
+      slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)),
+    });
     const noLatency = await refused('/api/v1/crypto/execution-latency?date=2025-03-10&time=1000', undefined, 404);
     expect(noLatency).toMatchObject({ code: 'no_data_in_window', charged: ZERO });
   });
@@ -719,7 +1061,13 @@ describe('refused before any challenge, never charged', () => {
   it('a paid route without payment is challenged with the catalogue price (only after validation passed)', async () => {
     const res = await fetch(`${url}/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915`);
     expect(res.status).toBe(402);
-    const header = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString('utf8')) as { x402Version: number; accepts: { amount: string; network: string; maxTimeoutSeconds: number }[] };
-    expect(header).toMatchObject({ x402Version: 2, accepts: [{ amount: '45000', network: 'eip155:8453', maxTimeoutSeconds: 300 }] });
+    const header = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString('utf8')) as {
+      x402Version: number;
+      accepts: { amount: string; network: string; maxTimeoutSeconds: number }[];
+    };
+    expect(header).toMatchObject({
+      x402Version: 2,
+      accepts: [{ amount: '45000', network: 'eip155:8453', maxTimeoutSeconds: 300 }],
+    });
   });
 });

@@ -29,7 +29,9 @@ function get(url: string, agent?: Agent): Promise<{ status: number; keepAlive: s
   return new Promise((resolve, reject) => {
     const req = request(url, { agent: agent ?? false }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, keepAlive: res.headers['keep-alive'] as string | undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, keepAlive: res.headers['keep-alive'] as string | undefined }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -73,7 +75,13 @@ describe('http server', () => {
   }, 60_000);
 
   it('takes HTTP_KEEPALIVE_TIMEOUT_MS and HTTP_LISTEN_BACKLOG from the config', async () => {
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', HTTP_PORT: '0', HTTP_KEEPALIVE_TIMEOUT_MS: '7000', HTTP_LISTEN_BACKLOG: '1024' });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      HTTP_PORT: '0',
+      HTTP_KEEPALIVE_TIMEOUT_MS: '7000',
+      HTTP_LISTEN_BACKLOG: '1024',
+    });
     http = await listen(app(), config);
     expect((await get(`${http.url}/`)).status).toBe(200);
     expect(http.server.keepAliveTimeout).toBe(7000);

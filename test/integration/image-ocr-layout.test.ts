@@ -43,12 +43,29 @@ describe('layoutToMarkdown', () => {
     [40, 300, 560].forEach((x, c) => rows.forEach((r, i) => lines.push(line(c, words(r[c]!, x, 100 + i * 40)))));
     const { markdown, tables } = layoutToMarkdown(lines);
     expect(tables).toBe(1);
-    expect(markdown).toBe(['| Port | Country | TEU |', '| --- | --- | --- |', '| Rotterdam | Netherlands | 13.4m |', '| Antwerp | Belgium | 12.5m |'].join('\n'));
+    expect(markdown).toBe(
+      [
+        '| Port | Country | TEU |',
+        '| --- | --- | --- |',
+        '| Rotterdam | Netherlands | 13.4m |',
+        '| Antwerp | Belgium | 12.5m |',
+      ].join('\n'),
+    );
   });
 
   it('leaves two-column newspaper prose as text', () => {
-    const left = ['The harbour opened at dawn and the', 'first barges moved into the basin', 'while pilots waited for the tide to', 'turn near the outer breakwater'];
-    const right = ['Cranes on the container quay were', 'already busy with the morning ships', 'and the trucks queued at the gate', 'in a line that reached the motorway'];
+    const left = [
+      'The harbour opened at dawn and the',
+      'first barges moved into the basin',
+      'while pilots waited for the tide to',
+      'turn near the outer breakwater',
+    ];
+    const right = [
+      'Cranes on the container quay were',
+      'already busy with the morning ships',
+      'and the trucks queued at the gate',
+      'in a line that reached the motorway',
+    ];
     const lines = left.map((l, i) => line(0, words(l, 40, 100 + i * 30), words(right[i]!, 520, 100 + i * 30)));
     const { markdown, tables } = layoutToMarkdown(lines);
     expect(tables).toBe(0);
@@ -64,11 +81,24 @@ describe('layoutToMarkdown', () => {
       line(2, words('Closing remarks.', 40, 260)),
     ];
     const { markdown } = layoutToMarkdown(lines);
-    expect(markdown).toBe(['Opening remarks about the report.', '', '| Code | Meaning |', '| --- | --- |', '| A\\|B | either |', '', 'Closing remarks.'].join('\n'));
+    expect(markdown).toBe(
+      [
+        'Opening remarks about the report.',
+        '',
+        '| Code | Meaning |',
+        '| --- | --- |',
+        '| A\\|B | either |',
+        '',
+        'Closing remarks.',
+      ].join('\n'),
+    );
   });
 
   it('drops low-confidence speckles that hold no letter or digit', () => {
-    const noisy = [...words('Total due: 42.00', 40, 100), { text: '~', confidence: 12, x0: 700, x1: 706, y0: 104, y1: 110 }];
+    const noisy = [
+      ...words('Total due: 42.00', 40, 100),
+      { text: '~', confidence: 12, x0: 700, x1: 706, y0: 104, y1: 110 },
+    ];
     expect(layoutToMarkdown([line(0, noisy)]).markdown).toBe('Total due: 42.00');
   });
 

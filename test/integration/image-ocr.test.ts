@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageOcrShrinkOutput, type ImageOcrShrinkRequest } from '../../jobs/image-ocr-shrink/sku.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import type { JobError} from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { type JobQueue } from '../../core/queue/queue.js';
 import { imageOcrProcessor, type ImageOcrResult } from '../../jobs/image-ocr-shrink/processor.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
@@ -54,7 +54,12 @@ function tableRows(markdown: string): string[][] {
   return markdown
     .split('\n')
     .filter((l) => l.startsWith('|') && !/^\|( ?-+ ?\|)+$/.test(l))
-    .map((l) => l.slice(1, -1).split('|').map((c) => c.trim()));
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
 }
 
 function expectInvoiceTable(markdown: string) {
@@ -96,12 +101,25 @@ beforeAll(async () => {
   serve('/scan/bomb.png', 'image/png', pngHeaderOnly(20_000, 20_000));
   serve('/scan/corrupt.png', 'image/png', pngHeaderOnly(40, 40));
   serve('/scan/fake.png', 'image/png', Buffer.from('<!DOCTYPE html><html><body>not an image</body></html>'));
-  serve('/scan/logo.svg', 'image/svg+xml', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><text>hi</text></svg>'));
+  serve(
+    '/scan/logo.svg',
+    'image/svg+xml',
+    Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><text>hi</text></svg>'),
+  );
   serve('/scan/huge.png', 'image/png', Buffer.concat([invoice.image, Buffer.alloc(2 * 1024 * 1024)]));
 
-  const config = testConfig({ FETCH_ALLOW_LOOPBACK: 'true', DATA_DIR: dataDir, OCR_WORKERS: '1', OCR_MAX_IMAGE_BYTES: String(1024 * 1024) });
+  const config = testConfig({
+    FETCH_ALLOW_LOOPBACK: 'true',
+    DATA_DIR: dataDir,
+    OCR_WORKERS: '1',
+    OCR_MAX_IMAGE_BYTES: String(1024 * 1024),
+  });
   queue = await createInProcessQueue({ concurrency: 2, maxAttempts: 1, logger });
-  processor = await imageOcrProcessor({ fetcher: { connect: loopbackOnlyNetwork() } })({ config, logger, pairs: loadPairs(config.PAIRS_FILE) });
+  processor = await imageOcrProcessor({ fetcher: { connect: loopbackOnlyNetwork() } })({
+    config,
+    logger,
+    pairs: loadPairs(config.PAIRS_FILE),
+  });
   await queue.process(JOB, processor.handle, { concurrency: 2 });
 });
 
@@ -140,7 +158,13 @@ describe('OCR of a rendered invoice', OCR_TEST, () => {
   it('right-aligned numeric columns and an empty cell', async () => {
     const r = await call(site.url('/scan/timetable.png'));
     expect(r.extractedText).toContain(
-      ['| Vessel | Departs | Berths |', '| --- | --- | --- |', '| Stena Britannica | 14:15 | 212 |', '| Stena Hollandica | 22:00 |  |', '| Caroline Russ | 09:30 | 48 |'].join('\n'),
+      [
+        '| Vessel | Departs | Berths |',
+        '| --- | --- | --- |',
+        '| Stena Britannica | 14:15 | 212 |',
+        '| Stena Hollandica | 22:00 |  |',
+        '| Caroline Russ | 09:30 | 48 |',
+      ].join('\n'),
     );
     expect(r.extractedText).toContain(TIMETABLE.footer);
   });
@@ -188,7 +212,9 @@ describe('refusals', OCR_TEST, () => {
   });
 
   it('a redirect to the metadata service is refused on the imageUrl field', async () => {
-    const err = await refused(site.url(`/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`));
+    const err = await refused(
+      site.url(`/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`),
+    );
     expect(err).toMatchObject({ code: 'url_not_allowed', status: 400 });
     expect(err.details).toMatchObject({ field: 'imageUrl', reason: 'cloud_metadata', hop: 1 });
   });
@@ -198,4 +224,3 @@ describe('refusals', OCR_TEST, () => {
     expect(await refused(site.url('/status/503'))).toMatchObject({ code: 'upstream_error', status: 502 });
   });
 });
-

@@ -12,7 +12,12 @@ import type { Store } from '../../core/store/store.js';
 import { insertBookSnapshots } from '../../core/store/tables/book-snapshots.js';
 import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
 import { insertQuotes } from '../../core/store/tables/quotes.js';
-import { IMPACT_INPUTS_MAX_AGE_MS, sharedLatestBook, sharedMedianRoundTrip, sharedVolatility } from '../../api/telemetry/impact-inputs.js';
+import {
+  IMPACT_INPUTS_MAX_AGE_MS,
+  sharedLatestBook,
+  sharedMedianRoundTrip,
+  sharedVolatility,
+} from '../../api/telemetry/impact-inputs.js';
 import { testLogger } from '../helpers/config.js';
 import { cexQuote } from '../helpers/market-fixtures.js';
 
@@ -49,7 +54,9 @@ const rtt = (i: number, t: number, ms: number): LatencyEvent => ({
 beforeAll(async () => {
   store = await createDuckDbStore({ path: ':memory:', logger: testLogger() });
   await store.migrate();
-  const quotes: QuoteEvent[] = [0, 1, 2, 3].map((i) => cexQuote({ event_id: `q-${i}-000000`, event_time_ms: T0 - 40_000 + i * 10_000, bid: 2000 + i, ask: 2001 + i }));
+  const quotes: QuoteEvent[] = [0, 1, 2, 3].map((i) =>
+    cexQuote({ event_id: `q-${i}-000000`, event_time_ms: T0 - 40_000 + i * 10_000, bid: 2000 + i, ask: 2001 + i }),
+  );
   await insertQuotes(store, quotes);
   await insertBookSnapshots(store, [book('a', T0 - 1000, 2000)]);
   await insertLatencySamples(store, [rtt(1, T0 - 60_000, 100), rtt(2, T0 - 50_000, 300), rtt(3, T0 - 40_000, 200)]);

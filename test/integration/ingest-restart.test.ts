@@ -43,13 +43,24 @@ const config = testConfig();
 const logger = testLogger();
 const LADDER = [1000, 10000, 50000, 100000];
 const full = loadPairs();
-const catalogue: PairsCatalogue = { ...full, pairs: full.pairs.filter((p) => p.pair === 'ETH/USD' || p.pair === 'cbBTC/USD') };
+const catalogue: PairsCatalogue = {
+  ...full,
+  pairs: full.pairs.filter((p) => p.pair === 'ETH/USD' || p.pair === 'cbBTC/USD'),
+};
 const busCommon = { partitions: 2, batchSize: 500, maxAttempts: 3, retryBackoffMs: 50, logger };
 
 /** Canonical content of an event: every field but the id and the ingest time, keys sorted (written again here). */
 function content(value: Record<string, unknown>): string {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   const { event_id: _id, ingest_time_ms: _t, ...rest } = value;
   return JSON.stringify(sort(rest));
 }
@@ -97,17 +108,36 @@ async function latest(store: Store): Promise<{ quoteMs: number; sampleMs: number
 }
 
 /** Runs `start` twice (a restart in between) and checks the ids and the flow (see the module comment). */
-async function restartTwice(r: Rig, run: () => Promise<() => Promise<void>>, opts: { minSamples?: boolean } = {}): Promise<void> {
+async function restartTwice(
+  r: Rig,
+  run: () => Promise<() => Promise<void>>,
+  opts: { minSamples?: boolean } = {},
+): Promise<void> {
   const stop1 = await run();
-  const first = await eventually(() => latest(r.store), (l) => l.quotes >= 4 && (!opts.minSamples || l.sampleMs > 0), 60_000, 100);
+  const first = await eventually(
+    () => latest(r.store),
+    (l) => l.quotes >= 4 && (!opts.minSamples || l.sampleMs > 0),
+    60_000,
+    100,
+  );
   await stop1();
   const afterFirst = await latest(r.store);
   const stop2 = await run();
-  const second = await eventually(() => latest(r.store), (l) => l.quoteMs > afterFirst.quoteMs && (!opts.minSamples || l.sampleMs > afterFirst.sampleMs), 60_000, 100);
+  const second = await eventually(
+    () => latest(r.store),
+    (l) => l.quoteMs > afterFirst.quoteMs && (!opts.minSamples || l.sampleMs > afterFirst.sampleMs),
+    60_000,
+    100,
+  );
   await stop2();
   expect(second.quoteMs).toBeGreaterThan(first.quoteMs);
   // Every distinct quote that reached the bus is stored: none was dropped as the "duplicate" of another one.
-  await eventually(async () => (await latest(r.store)).quotes, (n) => n === r.quoteIds.size, 60_000, 100);
+  await eventually(
+    async () => (await latest(r.store)).quotes,
+    (n) => n === r.quoteIds.size,
+    60_000,
+    100,
+  );
   const named2 = [...r.seen.entries()].filter(([, contents]) => contents.size > 1).map(([id]) => id);
   expect(named2, `ids naming two different events: ${named2.slice(0, 3).join(', ')}`).toEqual([]);
   expect(r.quoteIds.size).toBeGreaterThan(first.quotes);
@@ -119,9 +149,21 @@ describe('the simulator restarted on the same Kafka topics and ClickHouse databa
   let store: Store;
 
   beforeAll(async () => {
-    store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: config.STARTUP_TIMEOUT_MS, logger });
+    store = await createClickHouseStore({
+      url: config.CLICKHOUSE_URL,
+      database,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+      logger,
+    });
     await store.migrate();
-    const kafka = await createKafkaBus({ ...busCommon, brokers: config.KAFKA_BROKERS, clientId: uniqueName('restart-sim'), connectTimeoutMs: 15000 });
+    const kafka = await createKafkaBus({
+      ...busCommon,
+      brokers: config.KAFKA_BROKERS,
+      clientId: uniqueName('restart-sim'),
+      connectTimeoutMs: 15000,
+    });
     r = await rig(namespaced(kafka, `${uniqueName('restart')}.`), store);
   }, 60_000);
 
@@ -137,7 +179,15 @@ describe('the simulator restarted on the same Kafka topics and ClickHouse databa
       r,
       async () => {
         // Same seed both times, as `MARKET_SOURCE=simulated npm start` does.
-        const feed = new SimulatedFeed({ bus: r.bus, catalogue, cexVenue: 'coinbase', ladderUsd: LADDER, seed: 402, tickMs: 100, logger });
+        const feed = new SimulatedFeed({
+          bus: r.bus,
+          catalogue,
+          cexVenue: 'coinbase',
+          ladderUsd: LADDER,
+          seed: 402,
+          tickMs: 100,
+          logger,
+        });
         feed.start();
         return () => feed.stop();
       },
@@ -159,7 +209,10 @@ describe('the CEX ingestor restarted against the same exchange, bus and store', 
     await store.migrate();
     r = await rig(await createMemoryBus(busCommon), store);
     let tick = 0;
-    ticker = setInterval(() => server.pushUpdate('ETH-USD', [{ side: 'bid', price: '2000', size: String(1 + (++tick % 3)) }]), 100);
+    ticker = setInterval(
+      () => server.pushUpdate('ETH-USD', [{ side: 'bid', price: '2000', size: String(1 + (++tick % 3)) }]),
+      100,
+    );
   });
 
   afterAll(async () => {
@@ -201,8 +254,14 @@ describe('the DEX ingestor restarted on the same chain, bus and store', () => {
   let r: Rig;
 
   beforeAll(async () => {
-    devchain = await startDevchain({ chainId: 100_000 + Math.floor(Math.random() * 800_000), allowUnlimitedContractSize: true, blockIntervalMs: 500 });
-    fixture = await deployUniswapFixture(devchain, { pools: [{ pair: 'ETH/USD', baseSymbol: 'WETH', baseDecimals: 18, price: 3000, fee: 500, baseIsToken0: true }] });
+    devchain = await startDevchain({
+      chainId: 100_000 + Math.floor(Math.random() * 800_000),
+      allowUnlimitedContractSize: true,
+      blockIntervalMs: 500,
+    });
+    fixture = await deployUniswapFixture(devchain, {
+      pools: [{ pair: 'ETH/USD', baseSymbol: 'WETH', baseDecimals: 18, price: 3000, fee: 500, baseIsToken0: true }],
+    });
     dir = await mkdtemp(join(tmpdir(), 'restart-dex-'));
     const store = await createDuckDbStore({ path: join(dir, 'restart.duckdb'), logger });
     await store.migrate();

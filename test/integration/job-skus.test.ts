@@ -62,13 +62,22 @@ beforeAll(async () => {
     180_000,
     250,
   );
-  chain = await eventually(() => readDevChainInfo(apiDir).catch(() => undefined), (c) => c !== undefined, 60_000) as DevChainInfo;
+  chain = (await eventually(
+    () => readDevChainInfo(apiDir).catch(() => undefined),
+    (c) => c !== undefined,
+    60_000,
+  )) as DevChainInfo;
   const account = privateKeyToAccount(chain.payer_key as Hex);
   const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-  client.setSpendControls({ allowedAssets: [{ network: chain.network as `eip155:${number}`, asset: chain.asset, maxAmountPerPayment: '200000' }] });
+  client.setSpendControls({
+    allowedAssets: [
+      { network: chain.network as `eip155:${number}`, asset: chain.asset, maxAmountPerPayment: '200000' },
+    ],
+  });
   payFetch = wrapFetchWithPayment(fetch, client);
   const rpc = createPublicClient({ transport: http(chain.rpc_url) });
-  balanceOf = (who) => rpc.readContract({ address: chain.asset, abi: erc20Abi, functionName: 'balanceOf', args: [who] });
+  balanceOf = (who) =>
+    rpc.readContract({ address: chain.asset, abi: erc20Abi, functionName: 'balanceOf', args: [who] });
 }, 420_000);
 
 afterAll(async () => {
@@ -82,47 +91,72 @@ afterAll(async () => {
   await rm(workerDir, { recursive: true, force: true });
 }, 120_000);
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 describe('job SKUs through the api and worker processes (BullMQ, x402 on the dev chain)', () => {
   it('discovery marks exactly the SKUs with a registered processor available', async () => {
-    const discovery = (await (await fetch(`${api.url}/api/v1/discovery`)).json()) as { endpoints: { path: string; available: boolean }[] };
+    const discovery = (await (await fetch(`${api.url}/api/v1/discovery`)).json()) as {
+      endpoints: { path: string; available: boolean }[];
+    };
     const served = new Set(JOB_SKUS.filter((s) => s.processor).map((s) => s.id));
-    for (const id of ['stealth-dom', 'airgap-scrub', 'rag-shrink', 'code-denoise', 'domain-check', 'dex-price-summary', 'image-ocr-shrink', 'embed-text', 'embed-multilingual', 'summarize', 'x-sentiment']) {
+    for (const id of [
+      'stealth-dom',
+      'airgap-scrub',
+      'rag-shrink',
+      'code-denoise',
+      'domain-check',
+      'dex-price-summary',
+      'image-ocr-shrink',
+      'embed-text',
+      'embed-multilingual',
+      'summarize',
+      'x-sentiment',
+    ]) {
       const entry = discovery.endpoints.find((e) => e.path === `/api/v1/${id}`);
       expect(entry, id).toBeDefined();
       expect(entry!.available, id).toBe(served.has(id));
     }
   });
 
-  it.runIf(JOB_SKUS.some((s) => s.id === 'code-denoise' && s.processor))('a paid call runs in the worker and is settled on chain for exactly the price', async () => {
-    const before = { payer: await balanceOf(chain.payer), payTo: await balanceOf(chain.pay_to) };
-    const code = 'const url = "http://x.test/a//b"; // trailing comment\n/* block */\nfunction f(a) {\n\n  return a; // done\n}\n';
-    const res = await payFetch(`${api.url}/api/v1/code-denoise`, post({ code, language: 'javascript' }));
-    const body = (await res.json()) as { success: boolean; code: string; language: string };
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body.success).toBe(true);
-    expect(body.code).toContain('"http://x.test/a//b"'); // the string literal kept exactly
-    expect(body.code).not.toContain('trailing comment');
-    expect(body.code).not.toContain('block');
-    const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
-    expect(receipt.success).toBe(true);
-    expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    const after = { payer: await balanceOf(chain.payer), payTo: await balanceOf(chain.pay_to) };
-    expect(before.payer - after.payer).toBe(4000n);
-    expect(after.payTo - before.payTo).toBe(4000n);
-  });
+  it.runIf(JOB_SKUS.some((s) => s.id === 'code-denoise' && s.processor))(
+    'a paid call runs in the worker and is settled on chain for exactly the price',
+    async () => {
+      const before = { payer: await balanceOf(chain.payer), payTo: await balanceOf(chain.pay_to) };
+      const code =
+        'const url = "http://x.test/a//b"; // trailing comment\n/* block */\nfunction f(a) {\n\n  return a; // done\n}\n';
+      const res = await payFetch(`${api.url}/api/v1/code-denoise`, post({ code, language: 'javascript' }));
+      const body = (await res.json()) as { success: boolean; code: string; language: string };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.success).toBe(true);
+      expect(body.code).toContain('"http://x.test/a//b"'); // the string literal kept exactly
+      expect(body.code).not.toContain('trailing comment');
+      expect(body.code).not.toContain('block');
+      const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+      expect(receipt.success).toBe(true);
+      expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+      const after = { payer: await balanceOf(chain.payer), payTo: await balanceOf(chain.pay_to) };
+      expect(before.payer - after.payer).toBe(4000n);
+      expect(after.payTo - before.payTo).toBe(4000n);
+    },
+  );
 
-  it.runIf(JOB_SKUS.some((s) => s.id === 'summarize' && s.processor))('input the processor refuses comes back as its 4xx code with the field, and is not charged', async () => {
-    const before = await balanceOf(chain.payer);
-    // Only the worker counts words: a text of punctuation passes the schema and is refused by the processor.
-    const res = await payFetch(`${api.url}/api/v1/summarize`, post({ text: '!!! ??? ...' }));
-    const body = (await res.json()) as { status: number; code: string; field?: string };
-    expect(res.status, JSON.stringify(body)).toBe(400);
-    expect(body).toMatchObject({ code: 'empty_text', field: 'text' });
-    expect(res.headers.get('payment-response')).toBeNull();
-    expect(await balanceOf(chain.payer)).toBe(before);
-  });
+  it.runIf(JOB_SKUS.some((s) => s.id === 'summarize' && s.processor))(
+    'input the processor refuses comes back as its 4xx code with the field, and is not charged',
+    async () => {
+      const before = await balanceOf(chain.payer);
+      // Only the worker counts words: a text of punctuation passes the schema and is refused by the processor.
+      const res = await payFetch(`${api.url}/api/v1/summarize`, post({ text: '!!! ??? ...' }));
+      const body = (await res.json()) as { status: number; code: string; field?: string };
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(body).toMatchObject({ code: 'empty_text', field: 'text' });
+      expect(res.headers.get('payment-response')).toBeNull();
+      expect(await balanceOf(chain.payer)).toBe(before);
+    },
+  );
 
   it('input the schema refuses is a 400 before any challenge', async () => {
     const res = await fetch(`${api.url}/api/v1/code-denoise`, post({ code: '', language: 'javascript' }));

@@ -41,7 +41,14 @@ function member(topic: string, group: string): Member {
   const spawnedAt = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', MEMBER], {
     cwd: ROOT,
-    env: { ...process.env, TOPIC: topic, GROUP: group, KAFKA_BROKERS: config.KAFKA_BROKERS.join(','), KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), KAFKA_HEARTBEAT_INTERVAL_MS: '1000' },
+    env: {
+      ...process.env,
+      TOPIC: topic,
+      GROUP: group,
+      KAFKA_BROKERS: config.KAFKA_BROKERS.join(','),
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      KAFKA_HEARTBEAT_INTERVAL_MS: '1000',
+    },
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -86,12 +93,24 @@ describe('rejoin after a SIGKILL (real Kafka, child processes)', () => {
   });
 
   it('resumes at once (not after the session timeout) after a killed predecessor; leaves a live sibling alone', async () => {
-    bus = await createKafkaBus({ partitions: 3, batchSize: 100, maxAttempts: 3, retryBackoffMs: 50, logger: testLogger(), brokers: config.KAFKA_BROKERS, clientId: uniqueName('rejoin-test'), connectTimeoutMs: 10000 });
+    bus = await createKafkaBus({
+      partitions: 3,
+      batchSize: 100,
+      maxAttempts: 3,
+      retryBackoffMs: 50,
+      logger: testLogger(),
+      brokers: config.KAFKA_BROKERS,
+      clientId: uniqueName('rejoin-test'),
+      connectTimeoutMs: 10000,
+    });
     const topic = uniqueName('rejoin');
     const group = uniqueName('rejoin_group');
     await bus.ensureTopics([topic]);
     const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
-    await bus.publish(topic, keys.map((k) => ({ key: k, value: `before-${k}` })));
+    await bus.publish(
+      topic,
+      keys.map((k) => ({ key: k, value: `before-${k}` })),
+    );
 
     // A live sibling and the member that will die share the group (and this machine).
     const sibling = member(topic, group);
@@ -99,9 +118,19 @@ describe('rejoin after a SIGKILL (real Kafka, child processes)', () => {
     const doomed = member(topic, group);
     await doomed.at('joined');
     // At least once: a rebalance may hand a message to both; every one must have been consumed.
-    await eventually(async () => consumedValues([sibling, doomed], 'before-').size, (n) => n === keys.length, 60_000, 50);
+    await eventually(
+      async () => consumedValues([sibling, doomed], 'before-').size,
+      (n) => n === keys.length,
+      60_000,
+      50,
+    );
     // Both hold partitions (3 partitions, 2 members).
-    await eventually(async () => (await bus!.committedOffsets(group, topic)), (c) => Object.keys(c).length > 0, 60_000, 50);
+    await eventually(
+      async () => await bus!.committedOffsets(group, topic),
+      (c) => Object.keys(c).length > 0,
+      60_000,
+      50,
+    );
 
     await kill(doomed);
 
@@ -109,9 +138,17 @@ describe('rejoin after a SIGKILL (real Kafka, child processes)', () => {
     const startedAt = await successor.at('starting');
     const joinedAt = await successor.at('joined');
     // Published once the successor is in: keys a..f cover all 3 partitions, so it gets some of them.
-    await bus.publish(topic, keys.map((k) => ({ key: k, value: `after-${k}` })));
+    await bus.publish(
+      topic,
+      keys.map((k) => ({ key: k, value: `after-${k}` })),
+    );
     const resumedAt = await successor.at('consumed', 'after-', SESSION_TIMEOUT_MS + 20000);
-    await eventually(async () => consumedValues([sibling, successor], 'after-').size, (n) => n === keys.length, 60_000, 50);
+    await eventually(
+      async () => consumedValues([sibling, successor], 'after-').size,
+      (n) => n === keys.length,
+      60_000,
+      50,
+    );
     const log = successor.lines().join('\n');
     console.log(
       `rejoin after SIGKILL: successor joined ${joinedAt - startedAt} ms after its consumer started, consumed ${resumedAt - startedAt} ms after it ` +

@@ -49,10 +49,16 @@ const text = (r: CallToolResult) => (r.content[0] as { type: 'text'; text: strin
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-door-'));
-  ({ proc, api, url, payer } = await startPaidApi(dataDir, { ROLE: 'all', MARKET_SOURCE: 'simulated', STORE: 'duckdb', FETCH_ALLOW_LOOPBACK: 'true' }, logger));
+  ({ proc, api, url, payer } = await startPaidApi(
+    dataDir,
+    { ROLE: 'all', MARKET_SOURCE: 'simulated', STORE: 'duckdb', FETCH_ALLOW_LOOPBACK: 'true' },
+    logger,
+  ));
   const chain = api.payments.settlement;
   x402 = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
-  x402.setSpendControls({ allowedAssets: [{ network: chain.network, asset: chain.asset, maxAmountPerPayment: '200000' }] });
+  x402.setSpendControls({
+    allowedAssets: [{ network: chain.network, asset: chain.asset, maxAmountPerPayment: '200000' }],
+  });
   mcp = new Client({ name: 'mcp-door-test', version: '1.0.0' });
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   // A site that always answers 500: stealth_dom fails after payment.
@@ -61,7 +67,9 @@ beforeAll(async () => {
   failingUrl = `http://127.0.0.1:${(failing.address() as { port: number }).port}/page`;
   // The simulated market has stored a spread sample of ETH/USD (the free coverage tool says so).
   await eventually(
-    async () => (await callTool(mcp, 'coverage', { pair: 'ETH/USD' })).structuredContent as { latest_timestamp?: string | null } | undefined,
+    async () =>
+      (await callTool(mcp, 'coverage', { pair: 'ETH/USD' })).structuredContent as
+        { latest_timestamp?: string | null } | undefined,
     (c) => Boolean(c?.latest_timestamp),
     60_000,
     500,
@@ -93,7 +101,8 @@ describe('MCP door: tools and free calls', () => {
       const tool = tools.find((t) => t.name === sku.id.replace(/-/g, '_'))!;
       expect(tool.inputSchema).toEqual(inputJsonSchema(sku));
       // The catalogue's output schema, or (isError) the x402 PaymentRequired or the problem.
-      const { title: _title, ...result } = (tool.outputSchema as unknown as { anyOf: Record<string, unknown>[] }).anyOf[0]!;
+      const { title: _title, ...result } = (tool.outputSchema as unknown as { anyOf: Record<string, unknown>[] })
+        .anyOf[0]!;
       expect(result).toEqual(outputJsonSchema(sku));
       expect((tool.outputSchema as unknown as { anyOf: unknown[] }).anyOf).toHaveLength(sku.free ? 2 : 3);
       expect(tool._meta?.['x402/pricing']).toMatchObject({ free: sku.free, amount: sku.priceAtomic });
@@ -114,10 +123,14 @@ describe('MCP door: tools and free calls', () => {
     const { resources } = await mcp.listResources();
     const agents = resources.find((r) => r.uri.endsWith('/agents.md'))!;
     expect(agents).toBeDefined();
-    expect(resources.map((r) => new URL(r.uri).pathname)).toEqual(expect.arrayContaining(['/skill.md', '/openapi.json', '/.well-known/mcp.json', '/api/v1/discovery']));
+    expect(resources.map((r) => new URL(r.uri).pathname)).toEqual(
+      expect.arrayContaining(['/skill.md', '/openapi.json', '/.well-known/mcp.json', '/api/v1/discovery']),
+    );
     const read = await mcp.readResource({ uri: agents.uri });
     expect((read.contents[0] as { text: string }).text).toContain(`${url}/mcp`);
-    const card = JSON.parse(((await mcp.readResource({ uri: `${url}/.well-known/mcp.json` })).contents[0] as { text: string }).text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const card = JSON.parse(
+      ((await mcp.readResource({ uri: `${url}/.well-known/mcp.json` })).contents[0] as { text: string }).text,
+    ) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(card.transport).toMatchObject({ type: 'streamable-http', url: `${url}/mcp` });
   });
 
@@ -141,7 +154,13 @@ describe('MCP door: paying for a tool', () => {
     expect(pr.x402Version).toBe(2);
     expect(pr.resource).toMatchObject({ url: 'mcp://tool/spread_candles', mimeType: 'application/json' });
     expect(pr.accepts).toHaveLength(1);
-    expect(pr.accepts[0]).toMatchObject({ scheme: 'exact', amount: '15000', network: api.payments.settlement.network, asset: api.payments.settlement.asset, maxTimeoutSeconds: 300 });
+    expect(pr.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      amount: '15000',
+      network: api.payments.settlement.network,
+      asset: api.payments.settlement.asset,
+      maxTimeoutSeconds: 300,
+    });
     const wrapped = JSON.parse(text(r)) as { 'x402/error': { code: number; message: string; data: unknown } };
     expect(wrapped['x402/error'].code).toBe(402);
     expect(wrapped['x402/error'].data).toEqual(r.structuredContent);
@@ -175,7 +194,9 @@ describe('MCP door: paying for a tool', () => {
     const challenge = decodePaymentRequiredHeader(res402.headers.get('payment-required')!);
     const payment = await x402.createPaymentPayload(challenge);
     const before = await balance();
-    const paidOverHttp = await fetch(`${url}/api/v1/crypto/spread-candles?pair=ETH/USD`, { headers: { 'payment-signature': encodePaymentSignatureHeader(payment) } });
+    const paidOverHttp = await fetch(`${url}/api/v1/crypto/spread-candles?pair=ETH/USD`, {
+      headers: { 'payment-signature': encodePaymentSignatureHeader(payment) },
+    });
     expect(paidOverHttp.status).toBe(200);
     expect(before - (await balance())).toBe(15_000n);
     const again = await callTool(mcp, 'spread_candles', candles, payment);
@@ -230,7 +251,12 @@ describe('MCP door: paying for a tool', () => {
     const unknown = await callTool(mcp, 'spread_candles', { pair: 'ETH/USD', colour: 'red' });
     expect(unknown.structuredContent).toMatchObject({ code: 'unknown_parameter', field: 'colour' });
     const outside = await callTool(mcp, 'spread_candles', { pair: 'ETH/USD', date: '2001-01-01' }, payment);
-    expect(outside.structuredContent).toMatchObject({ status: 404, code: 'outside_coverage', field: 'date', charged: '0 USDC (pre-flight rejection, no charge)' });
+    expect(outside.structuredContent).toMatchObject({
+      status: 404,
+      code: 'outside_coverage',
+      field: 'date',
+      charged: '0 USDC (pre-flight rejection, no charge)',
+    });
     expect(await balance()).toBe(before);
     // The refused calls never touched the signature: it still pays.
     expect((await callTool(mcp, 'spread_candles', candles, payment)).isError).toBeFalsy();
@@ -253,37 +279,69 @@ describe('MCP door: paying for a tool', () => {
 
 describe('MCP door: the bundled client', () => {
   // A child process (tsx start-up, an MCP session, a payment): seconds when quiet, minutes on a busy machine.
-  it('npm run pay:mcp finds the server by HTTP_PORT, pays with the demo payer from devchain.json, and prints the settlement', { timeout: 240_000 }, async () => {
-    const before = await balance();
-    const port = new URL(url).port;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay-mcp.ts', 'spread_candles', '{"pair":"ETH/USD"}'], {
-      env: { ...process.env, PAY_SERVER_URL: '', PAYER_KEY: '', HTTP_PORT: port, DATA_DIR: dataDir },
-      timeout: 180_000,
-    });
-    expect(stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT; set PAY_SERVER_URL or HTTP_PORT to call another)`);
-    expect(stdout).toContain(`1. payment required: 15000 atomic units of ${api.payments.settlement.asset}`);
-    expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
-    expect(stdout).toContain('"pair": "ETH/USD"');
-    expect(before - (await balance())).toBe(15_000n);
-  });
+  it(
+    'npm run pay:mcp finds the server by HTTP_PORT, pays with the demo payer from devchain.json, and prints the settlement',
+    { timeout: 240_000 },
+    async () => {
+      const before = await balance();
+      const port = new URL(url).port;
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/pay-mcp.ts', 'spread_candles', '{"pair":"ETH/USD"}'],
+        {
+          env: { ...process.env, PAY_SERVER_URL: '', PAYER_KEY: '', HTTP_PORT: port, DATA_DIR: dataDir },
+          timeout: 180_000,
+        },
+      );
+      expect(stdout).toContain(
+        `server http://127.0.0.1:${port} (from HTTP_PORT; set PAY_SERVER_URL or HTTP_PORT to call another)`,
+      );
+      expect(stdout).toContain(`1. payment required: 15000 atomic units of ${api.payments.settlement.asset}`);
+      expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
+      expect(stdout).toContain('"pair": "ETH/USD"');
+      expect(before - (await balance())).toBe(15_000n);
+    },
+  );
 });
 
 describe('MCP door: the Streamable HTTP transport (stateless, JSON answers), as a raw HTTP client sees it', () => {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${url}/mcp`, {
       method: 'POST',
-      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18', ...headers },
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-06-18',
+        ...headers,
+      },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  const call = (id: number | string, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-  const jsonRpcError = async (res: Response) => ((await res.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } });
+  const call = (id: number | string, name: string, args: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args },
+  });
+  const jsonRpcError = async (res: Response) =>
+    (await res.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
 
   it('initialize without a session: the server info, no Mcp-Session-Id', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }, { 'mcp-protocol-version': '' });
+    const res = await post(
+      {
+        jsonrpc: '2.0',
+        id: 'init-1',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      },
+      { 'mcp-protocol-version': '' },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    const body = (await res.json()) as { id: string; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: Record<string, unknown> } };
+    const body = (await res.json()) as {
+      id: string;
+      result: { protocolVersion: string; serverInfo: { name: string }; capabilities: Record<string, unknown> };
+    };
     expect(body.id).toBe('init-1');
     expect(body.result.protocolVersion).toBe('2025-06-18');
     expect(body.result.capabilities).toHaveProperty('tools');
@@ -298,7 +356,12 @@ describe('MCP door: the Streamable HTTP transport (stateless, JSON answers), as 
   });
 
   it('a batch: the answers in the order of the requests; an unknown tool is an error answer in its place', async () => {
-    const res = await post([call('b', 'coverage'), { jsonrpc: '2.0', method: 'notifications/initialized' }, call('a', 'no_such_tool'), { jsonrpc: '2.0', id: 'c', method: 'tools/list' }]);
+    const res = await post([
+      call('b', 'coverage'),
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      call('a', 'no_such_tool'),
+      { jsonrpc: '2.0', id: 'c', method: 'tools/list' },
+    ]);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { id: string; result?: unknown; error?: { code: number } }[];
     expect(body.map((m) => m.id)).toEqual(['b', 'a', 'c']);

@@ -29,11 +29,18 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 function rootUpTo(dialect: 'duckdb' | 'clickhouse', upTo: number): string {
   const root = mkdtempSync(join(tmpdir(), 'mig-root-'));
   dirs.push(root);
-  cpSync(join(SQL_ROOT, dialect), join(root, dialect), { recursive: true, filter: (src) => !/\/\d{3}_/.test(src) || Number(/\/(\d{3})_/.exec(src)![1]) <= upTo });
+  cpSync(join(SQL_ROOT, dialect), join(root, dialect), {
+    recursive: true,
+    filter: (src) => !/\/\d{3}_/.test(src) || Number(/\/(\d{3})_/.exec(src)![1]) <= upTo,
+  });
   return root;
 }
 
-const cases: { name: string; dialect: 'duckdb' | 'clickhouse'; open(): Promise<{ store: Store; done(): Promise<void> }> }[] = [
+const cases: {
+  name: string;
+  dialect: 'duckdb' | 'clickhouse';
+  open(): Promise<{ store: Store; done(): Promise<void> }>;
+}[] = [
   {
     name: 'DuckDB',
     dialect: 'duckdb',
@@ -49,8 +56,21 @@ const cases: { name: string; dialect: 'duckdb' | 'clickhouse'; open(): Promise<{
     dialect: 'clickhouse',
     async open() {
       const database = uniqueName('mig_upgrade');
-      const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: config.STARTUP_TIMEOUT_MS, logger });
-      return { store, done: async () => { await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`); await store.close(); } };
+      const store = await createClickHouseStore({
+        url: config.CLICKHOUSE_URL,
+        database,
+        username: config.CLICKHOUSE_USER,
+        password: config.CLICKHOUSE_PASSWORD,
+        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+        logger,
+      });
+      return {
+        store,
+        done: async () => {
+          await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
+          await store.close();
+        },
+      };
     },
   },
 ];
@@ -59,17 +79,55 @@ describe.each(cases)('migration 003 on a $name store with data', ({ dialect, ope
   it('applies over rows written before it, which read back unmeasured and not capped', async () => {
     const { store, done } = await open();
     try {
-      expect((await store.migrate(rootUpTo(dialect, 2))).applied).toEqual(['001_pipeline_heartbeats.sql', '002_market_data.sql']);
+      expect((await store.migrate(rootUpTo(dialect, 2))).applied).toEqual([
+        '001_pipeline_heartbeats.sql',
+        '002_market_data.sql',
+      ]);
       // Rows in the shape the previous release wrote.
       await store.insert(
         'quotes',
         Array.from({ length: 500 }, (_, i) => ({
-          event_id: `old-${i}`, pair: 'ETH/USD', venue: 'coinbase', venue_kind: 'cex', ts: new Date(1_735_689_600_000 + i), ts_ms: 1_735_689_600_000 + i,
-          ingest_time_ms: 1_735_689_600_005 + i, source: 'live', bid: 2000, ask: 2001, bid_size: 1, ask_size: 1, ladder_size_usd: [1000], ladder_buy_price: [2001],
-          ladder_sell_price: [2000], fee_bps: 10, fee_included: 0, gas_usd: null, gas_price_gwei: null, sequence: i,
+          event_id: `old-${i}`,
+          pair: 'ETH/USD',
+          venue: 'coinbase',
+          venue_kind: 'cex',
+          ts: new Date(1_735_689_600_000 + i),
+          ts_ms: 1_735_689_600_000 + i,
+          ingest_time_ms: 1_735_689_600_005 + i,
+          source: 'live',
+          bid: 2000,
+          ask: 2001,
+          bid_size: 1,
+          ask_size: 1,
+          ladder_size_usd: [1000],
+          ladder_buy_price: [2001],
+          ladder_sell_price: [2000],
+          fee_bps: 10,
+          fee_included: 0,
+          gas_usd: null,
+          gas_price_gwei: null,
+          sequence: i,
         })),
       );
-      await store.insert('spread_samples', [{ sample_id: 's-1', pair: 'ETH/USD', seq: 1, ts: new Date(1_735_689_600_000), ts_ms: 1_735_689_600_000, buy_venue: 'coinbase', sell_venue: 'uniswap_v3_base', raw_spread_bps: 1, net_spread_bps: -1, est_profit_usd: 0, capacity_usd: 0, liquidity_depth_usd: 100_000, quote_event_id: 'old-1', counterpart_event_id: 'x', source: 'live' }]);
+      await store.insert('spread_samples', [
+        {
+          sample_id: 's-1',
+          pair: 'ETH/USD',
+          seq: 1,
+          ts: new Date(1_735_689_600_000),
+          ts_ms: 1_735_689_600_000,
+          buy_venue: 'coinbase',
+          sell_venue: 'uniswap_v3_base',
+          raw_spread_bps: 1,
+          net_spread_bps: -1,
+          est_profit_usd: 0,
+          capacity_usd: 0,
+          liquidity_depth_usd: 100_000,
+          quote_event_id: 'old-1',
+          counterpart_event_id: 'x',
+          source: 'live',
+        },
+      ]);
       expect((await store.migrate()).applied).toEqual(['003_measured_depth_and_peaks.sql']);
       const [q] = await store.query(sql`SELECT * FROM quotes WHERE event_id = ${'old-7'}`);
       const quote = quoteFromRow(q!);

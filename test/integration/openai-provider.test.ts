@@ -11,7 +11,11 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AiUpstreamError, AiUpstreamTimeoutError } from '../../core/ai/ai-provider.js';
-import { OpenAiCompatibleProvider, retryAfterMs, type OpenAiCompatibleOptions } from '../../core/ai/openai-compatible-provider.js';
+import {
+  OpenAiCompatibleProvider,
+  retryAfterMs,
+  type OpenAiCompatibleOptions,
+} from '../../core/ai/openai-compatible-provider.js';
 import { countWords } from '../../core/ai/text.js';
 import { OpenAiServer, fakeVector } from '../helpers/openai-server.js';
 
@@ -19,10 +23,24 @@ import { OpenAiServer, fakeVector } from '../helpers/openai-server.js';
 const DOCUMENT = `some document about market structure. ${'Spreads between the exchange and the pools widen around the US open, when the exchange moves first and the pools wait for arbitrageurs; gas stays cheap, so the cost of closing the gap does not explain it. '.repeat(6)}`;
 
 const server = new OpenAiServer();
-const MODELS = { embedText: 'emb-small', embedMultilingual: 'emb-large', summarize: 'chat-sum', sentiment: 'chat-sent', redaction: 'chat-red' };
+const MODELS = {
+  embedText: 'emb-small',
+  embedMultilingual: 'emb-large',
+  summarize: 'chat-sum',
+  sentiment: 'chat-sent',
+  redaction: 'chat-red',
+};
 
 function provider(over: Partial<OpenAiCompatibleOptions> = {}): OpenAiCompatibleProvider {
-  return new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'sk-test-123', timeoutMs: 5000, maxRetries: 2, embedBatch: 64, models: MODELS, ...over });
+  return new OpenAiCompatibleProvider({
+    baseURL: server.baseURL,
+    apiKey: 'sk-test-123',
+    timeoutMs: 5000,
+    maxRetries: 2,
+    embedBatch: 64,
+    models: MODELS,
+    ...over,
+  });
 }
 
 const norm = (v: ArrayLike<number>) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
@@ -71,24 +89,33 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
 
   it('a model that ignores `dimensions` is a 502 naming the mismatch', async () => {
     server.reset({ vectorLength: 1536 });
-    const err = await provider().embed(['x'], { route: 'text', dimensions: 768 }).catch((e: unknown) => e);
+    const err = await provider()
+      .embed(['x'], { route: 'text', dimensions: 768 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AiUpstreamError);
     expect(err).toMatchObject({ status: 502, code: 'ai_upstream_error', details: { expected: 768, got: 1536 } });
   });
 
   it('summaries ask for JSON with the word budget and are held to it in every format', async () => {
-    const long = 'The spread widened sharply at the open while the pools lagged behind the exchange for several minutes.';
+    const long =
+      'The spread widened sharply at the open while the pools lagged behind the exchange for several minutes.';
     server.reset({
       chat: (req) => {
         const system = req.messages[0]!.content;
         if (system.includes('"bullets"')) return JSON.stringify({ bullets: [long, long, long, long] });
-        if (system.includes('"headline"')) return JSON.stringify({ headline: 'Spreads widen at the open.', key_points: [long, long, long] });
+        if (system.includes('"headline"'))
+          return JSON.stringify({ headline: 'Spreads widen at the open.', key_points: [long, long, long] });
         return JSON.stringify({ summary: `${long} ${long} ${long}` });
       },
     });
     const p = provider();
     const bullets = await p.summarize(DOCUMENT, { format: 'bullets', maxWords: 40 });
-    const req = server.requests[0]!.body as { model: string; temperature: number; response_format: unknown; messages: { content: string }[] };
+    const req = server.requests[0]!.body as {
+      model: string;
+      temperature: number;
+      response_format: unknown;
+      messages: { content: string }[];
+    };
     expect(req.model).toBe('chat-sum');
     expect(req.temperature).toBe(0);
     expect(req.response_format).toEqual({ type: 'json_object' });
@@ -114,7 +141,16 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
 
   it('sentiment: the subject and texts go to the sentiment model; the JSON verdict comes back with normalised weights', async () => {
     server.reset({
-      chat: () => JSON.stringify({ score: -0.6, confidence: 0.8, texts_with_signal: 2, signals: [{ signal: 'rug pull', direction: 'bearish', weight: 3 }, { signal: 'ETF inflows', direction: 'bullish', weight: 1 }] }),
+      chat: () =>
+        JSON.stringify({
+          score: -0.6,
+          confidence: 0.8,
+          texts_with_signal: 2,
+          signals: [
+            { signal: 'rug pull', direction: 'bearish', weight: 3 },
+            { signal: 'ETF inflows', direction: 'bullish', weight: 1 },
+          ],
+        }),
     });
     const r = await provider().sentiment(['the dev rugged', 'ETF inflows are strong'], { subject: 'ETH' });
     const req = server.requests[0]!.body as { model: string; messages: { content: string }[] };
@@ -131,7 +167,14 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
   it('strict-mode entities: every occurrence is located, bios absorb the names inside them', async () => {
     const text = 'Ask Anna Lee. Anna Lee was born in Oslo and studied law. Anna Lee agrees.';
     server.reset({
-      chat: () => JSON.stringify({ entities: [{ text: 'Anna Lee', kind: 'NAME' }, { text: 'Anna Lee was born in Oslo and studied law.', kind: 'BIO' }, { text: 'Nobody Here', kind: 'NAME' }] }),
+      chat: () =>
+        JSON.stringify({
+          entities: [
+            { text: 'Anna Lee', kind: 'NAME' },
+            { text: 'Anna Lee was born in Oslo and studied law.', kind: 'BIO' },
+            { text: 'Nobody Here', kind: 'NAME' },
+          ],
+        }),
     });
     const r = await provider().findSensitiveSpans(text);
     expect((server.requests[0]!.body as { model: string }).model).toBe('chat-red');
@@ -145,7 +188,10 @@ describe('OpenAI-compatible adapter: requests and answers', () => {
 
   it('a model answer that is not the asked JSON is a 502', async () => {
     server.reset({ chat: () => 'Sure! Here is a summary: things happened.' });
-    await expect(provider().summarize(DOCUMENT, { format: 'paragraph', maxWords: 20 })).rejects.toMatchObject({ status: 502, code: 'ai_upstream_error' });
+    await expect(provider().summarize(DOCUMENT, { format: 'paragraph', maxWords: 20 })).rejects.toMatchObject({
+      status: 502,
+      code: 'ai_upstream_error',
+    });
     server.reset({ chat: () => JSON.stringify({ score: 7, confidence: 0.5 }) });
     await expect(provider().sentiment(['x'])).rejects.toMatchObject({ status: 502, code: 'ai_upstream_error' });
   });
@@ -179,16 +225,28 @@ describe('OpenAI-compatible adapter: retries and failures', () => {
 
   it('persistent 5xx: gives up after the retries with a 502 ai_upstream_error', async () => {
     server.failAlways({ status: 500 });
-    const err = await provider({ maxRetries: 2 }).embed(['x'], { route: 'text', dimensions: 4 }).catch((e: unknown) => e);
+    const err = await provider({ maxRetries: 2 })
+      .embed(['x'], { route: 'text', dimensions: 4 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AiUpstreamError);
-    expect(err).toMatchObject({ status: 502, code: 'ai_upstream_error', details: { upstream_status: 500, attempts: 3, endpoint: 'embeddings' } });
+    expect(err).toMatchObject({
+      status: 502,
+      code: 'ai_upstream_error',
+      details: { upstream_status: 500, attempts: 3, endpoint: 'embeddings' },
+    });
     expect(server.requests).toHaveLength(3);
   });
 
   it('a non-retryable 4xx (bad key) is a 502 at once', async () => {
     server.failAlways({ status: 401 });
-    const err = await provider().embed(['x'], { route: 'text', dimensions: 4 }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ status: 502, code: 'ai_upstream_error', details: { upstream_status: 401, attempts: 1 } });
+    const err = await provider()
+      .embed(['x'], { route: 'text', dimensions: 4 })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      status: 502,
+      code: 'ai_upstream_error',
+      details: { upstream_status: 401, attempts: 1 },
+    });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -196,7 +254,9 @@ describe('OpenAI-compatible adapter: retries and failures', () => {
     server.failNext({ status: 429, headers: { 'retry-after': '30' } });
     const t0 = Date.now();
     // Retry-After 30 s against a 20 s deadline: "at once" is well before the deadline, with room for a busy machine.
-    const err = await provider().embed(['x'], { route: 'text', dimensions: 4, deadline: Date.now() + 20_000 }).catch((e: unknown) => e);
+    const err = await provider()
+      .embed(['x'], { route: 'text', dimensions: 4, deadline: Date.now() + 20_000 })
+      .catch((e: unknown) => e);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(err).toMatchObject({ status: 502, code: 'ai_upstream_error', details: { upstream_status: 429 } });
     expect((err as Error).message).toContain('past the deadline');
@@ -206,7 +266,9 @@ describe('OpenAI-compatible adapter: retries and failures', () => {
     // The server would answer after 30 s; two attempts of 250 ms and a backoff take about a second.
     server.failAlways({ hangMs: 30_000 });
     const t0 = Date.now();
-    const err = await provider({ timeoutMs: 250, maxRetries: 1 }).embed(['x'], { route: 'text', dimensions: 4 }).catch((e: unknown) => e);
+    const err = await provider({ timeoutMs: 250, maxRetries: 1 })
+      .embed(['x'], { route: 'text', dimensions: 4 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AiUpstreamTimeoutError);
     expect(err).toMatchObject({ status: 504, code: 'ai_upstream_timeout', details: { attempts: 2 } });
     expect(server.requests).toHaveLength(2);
@@ -218,7 +280,9 @@ describe('OpenAI-compatible adapter: retries and failures', () => {
     const controller = new AbortController();
     const t0 = Date.now();
     setTimeout(() => controller.abort(new Error('caller gave up')), 200);
-    const err = await provider({ maxRetries: 5 }).embed(['x'], { route: 'text', dimensions: 4, signal: controller.signal }).catch((e: unknown) => e);
+    const err = await provider({ maxRetries: 5 })
+      .embed(['x'], { route: 'text', dimensions: 4, signal: controller.signal })
+      .catch((e: unknown) => e);
     expect((err as Error).message).toBe('caller gave up');
     // Five retries with their backoffs (0.5 + 1 + 2 + 4 + 8 s, less 25 % jitter) would take over 11 s.
     expect(Date.now() - t0).toBeLessThan(5000);

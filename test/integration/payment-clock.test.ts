@@ -36,7 +36,10 @@ const headLeadS = async () => {
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'payment-clock-'));
   health = new HealthRegistry({ version: 'test', role: 'api' }, 5000);
-  payments = await startPayments(testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dataDir, PAYMENT_REPLAY_STORE: 'memory' }), { logger, health });
+  payments = await startPayments(
+    testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dataDir, PAYMENT_REPLAY_STORE: 'memory' }),
+    { logger, health },
+  );
   await payments.gate.ready();
   app = await startGateApp(payments.gate, logger);
   payer = privateKeyToAccount(dc().payerKey);
@@ -55,33 +58,42 @@ describe('a dev chain that keeps time', () => {
     // A block every 2 s, read every second: the head is seconds old. The chain and the reader are timers, late on a busy
     // machine, so the head is polled; a chain that stood still during the idle spell stays 90 s old and never passes.
     const settlement = await eventually(
-      async () => (await health.check()).components.settlement as unknown as { status: string; head?: { age_ms: number } },
+      async () =>
+        (await health.check()).components.settlement as unknown as { status: string; head?: { age_ms: number } },
       (c) => c.status === 'ok' && (c.head?.age_ms ?? Infinity) < 5000,
       30_000,
       250,
     );
     expect(settlement.status).toBe('ok');
     const before = await dc().balanceOf(payer.address);
-    const res = await fetch(`${app.url}/api/v1/test/a`, { headers: { 'PAYMENT-SIGNATURE': await signedPayment(payer, required, { validAfter: Math.floor(Date.now() / 1000) - 60 }) } });
+    const res = await fetch(`${app.url}/api/v1/test/a`, {
+      headers: {
+        'PAYMENT-SIGNATURE': await signedPayment(payer, required, { validAfter: Math.floor(Date.now() / 1000) - 60 }),
+      },
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     expect(decodePaymentResponseHeader(res.headers.get('payment-response')!).success).toBe(true);
     expect(before - (await dc().balanceOf(payer.address))).toBe(BigInt(GATE_APP_PRICE));
   });
 
-  it('serves 1,000 sequential paid calls, every one 200, and ends with the chain head within 5 s of the wall clock', { timeout: 600_000 }, async () => {
-    const before = await dc().balanceOf(payer.address);
-    const statuses = new Map<number, number>();
-    for (let i = 0; i < 1000; i++) {
-      const header = await signedPayment(payer, required, { validAfter: Math.floor(Date.now() / 1000) - 60 });
-      const res = await fetch(`${app.url}/api/v1/test/a?i=${i}`, { headers: { 'PAYMENT-SIGNATURE': header } });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    }
-    expect(Object.fromEntries(statuses)).toEqual({ 200: 1000 });
-    // Not ahead: settlements must not push block time past the wall clock (a slow machine only makes this easier).
-    expect(await headLeadS()).toBeLessThan(5);
-    // Not behind for long: interval mining catches up with the wall clock (a timer, late on a busy machine: polled).
-    await eventually(headLeadS, (lead) => lead > -5, 30_000, 250);
-    expect(before - (await dc().balanceOf(payer.address))).toBe(1000n * BigInt(GATE_APP_PRICE));
-  });
+  it(
+    'serves 1,000 sequential paid calls, every one 200, and ends with the chain head within 5 s of the wall clock',
+    { timeout: 600_000 },
+    async () => {
+      const before = await dc().balanceOf(payer.address);
+      const statuses = new Map<number, number>();
+      for (let i = 0; i < 1000; i++) {
+        const header = await signedPayment(payer, required, { validAfter: Math.floor(Date.now() / 1000) - 60 });
+        const res = await fetch(`${app.url}/api/v1/test/a?i=${i}`, { headers: { 'PAYMENT-SIGNATURE': header } });
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+      expect(Object.fromEntries(statuses)).toEqual({ 200: 1000 });
+      // Not ahead: settlements must not push block time past the wall clock (a slow machine only makes this easier).
+      expect(await headLeadS()).toBeLessThan(5);
+      // Not behind for long: interval mining catches up with the wall clock (a timer, late on a busy machine: polled).
+      await eventually(headLeadS, (lead) => lead > -5, 30_000, 250);
+      expect(before - (await dc().balanceOf(payer.address))).toBe(1000n * BigInt(GATE_APP_PRICE));
+    },
+  );
 });

@@ -35,7 +35,6 @@ let dataDir: string;
 let payer: PrivateKeyAccount;
 const replicas: AppProcess[] = [];
 
-
 async function challengeOf(url: string): Promise<PaymentRequired> {
   const until = Date.now() + 60_000;
   for (;;) {
@@ -51,7 +50,11 @@ beforeAll(async () => {
   const store = await createStore(config, logger);
   try {
     await store.migrate();
-    await insertSpreadSamples(store, [spreadSample(1, SLICE + 10_000), spreadSample(2, SLICE + 60_000), spreadSample(3, SLICE + 600_000)]);
+    await insertSpreadSamples(store, [
+      spreadSample(1, SLICE + 10_000),
+      spreadSample(2, SLICE + 60_000),
+      spreadSample(3, SLICE + 600_000),
+    ]);
   } finally {
     await store.close();
   }
@@ -102,21 +105,34 @@ afterAll(async () => {
 });
 
 describe('two API replicas, one settler key', () => {
-  it('settles 50 concurrent payments on each replica at once, every one 200, balances exact', { timeout: 120_000 }, async () => {
-    const challenges = await Promise.all(replicas.map((r) => challengeOf(r.url)));
-    const signed = await Promise.all(challenges.map((c) => Promise.all(Array.from({ length: 50 }, () => signedPayment(payer, c)))));
-    const price = BigInt(challenges[0]!.accepts[0]!.amount);
-    const before = { payer: await chain.balanceOf(payer.address), payTo: await chain.balanceOf(chain.payTo) };
+  it(
+    'settles 50 concurrent payments on each replica at once, every one 200, balances exact',
+    { timeout: 120_000 },
+    async () => {
+      const challenges = await Promise.all(replicas.map((r) => challengeOf(r.url)));
+      const signed = await Promise.all(
+        challenges.map((c) => Promise.all(Array.from({ length: 50 }, () => signedPayment(payer, c)))),
+      );
+      const price = BigInt(challenges[0]!.accepts[0]!.amount);
+      const before = { payer: await chain.balanceOf(payer.address), payTo: await chain.balanceOf(chain.payTo) };
 
-    const responses = await Promise.all(
-      replicas.flatMap((r, i) => signed[i]!.map((header) => fetch(`${r.url}${ROUTE}`, { headers: { 'PAYMENT-SIGNATURE': header } }))),
-    );
-    const failures = await Promise.all(responses.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`));
-    expect(failures).toEqual([]);
-    const transactions = new Set(responses.map((r) => decodePaymentResponseHeader(r.headers.get('payment-response')!).transaction as Hex));
-    for (const hash of transactions) expect((await chain.node.publicClient.getTransactionReceipt({ hash })).status).toBe('success');
-    expect(await chain.balanceOf(payer.address)).toBe(before.payer - 100n * price);
-    expect(await chain.balanceOf(chain.payTo)).toBe(before.payTo + 100n * price);
-    for (const r of replicas) expect(r.output()).not.toMatch(/nonce too (low|high)/i);
-  });
+      const responses = await Promise.all(
+        replicas.flatMap((r, i) =>
+          signed[i]!.map((header) => fetch(`${r.url}${ROUTE}`, { headers: { 'PAYMENT-SIGNATURE': header } })),
+        ),
+      );
+      const failures = await Promise.all(
+        responses.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`),
+      );
+      expect(failures).toEqual([]);
+      const transactions = new Set(
+        responses.map((r) => decodePaymentResponseHeader(r.headers.get('payment-response')!).transaction as Hex),
+      );
+      for (const hash of transactions)
+        expect((await chain.node.publicClient.getTransactionReceipt({ hash })).status).toBe('success');
+      expect(await chain.balanceOf(payer.address)).toBe(before.payer - 100n * price);
+      expect(await chain.balanceOf(chain.payTo)).toBe(before.payTo + 100n * price);
+      for (const r of replicas) expect(r.output()).not.toMatch(/nonce too (low|high)/i);
+    },
+  );
 });

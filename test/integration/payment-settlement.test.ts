@@ -48,7 +48,13 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'payment-settlement-'));
   health = new HealthRegistry({ version: 'test', role: 'api' }, 5000);
   payments = await startPayments(
-    testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dataDir, PAYMENT_REPLAY_STORE: 'memory', PAYMENT_SETTLE_TIMEOUT_MS: String(SETTLE_TIMEOUT_MS), PAYMENT_HEAD_STALE_MS: '6000' }),
+    testConfig({
+      SETTLEMENT: 'devchain',
+      DATA_DIR: dataDir,
+      PAYMENT_REPLAY_STORE: 'memory',
+      PAYMENT_SETTLE_TIMEOUT_MS: String(SETTLE_TIMEOUT_MS),
+      PAYMENT_HEAD_STALE_MS: '6000',
+    }),
     { logger, health },
   );
   await payments.gate.ready();
@@ -70,7 +76,13 @@ describe('settlement that never collides', () => {
     const stats0 = { ...payments.settlement.local!.queue.stats };
     const headers = await Promise.all(Array.from({ length: 50 }, () => signedPayment(payer, required)));
     const responses = await Promise.all(headers.map((h) => pay(h)));
-    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await r.text(), settled: r.headers.get('payment-response') })));
+    const bodies = await Promise.all(
+      responses.map(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+        settled: r.headers.get('payment-response'),
+      })),
+    );
     for (const b of bodies) expect(b.status, b.body).toBe(200);
     const transactions = new Set(bodies.map((b) => decodePaymentResponseHeader(b.settled!).transaction));
     for (const tx of transactions) {
@@ -102,15 +114,22 @@ describe('settlement that never collides', () => {
     const headers = await Promise.all(Array.from({ length: 5 }, () => signedPayment(poor, required)));
     const responses = await Promise.all(headers.map((h) => pay(h)));
     const statuses = responses.map((r) => r.status).sort();
-    const refused = await Promise.all(responses.filter((x) => x.status === 402).map(async (r) => (await r.json()) as Record<string, unknown>));
+    const refused = await Promise.all(
+      responses.filter((x) => x.status === 402).map(async (r) => (await r.json()) as Record<string, unknown>),
+    );
     expect(statuses, JSON.stringify(refused)).toEqual([200, 200, 200, 402, 402]);
-    for (const body of refused) expect(body).toMatchObject({ code: 'payment_invalid', reason: 'invalid_exact_evm_insufficient_balance' });
+    for (const body of refused)
+      expect(body).toMatchObject({ code: 'payment_invalid', reason: 'invalid_exact_evm_insufficient_balance' });
     expect(app.runs.a - runs).toBe(3);
     expect(await dc().balanceOf(poor.address)).toBe(0n);
   });
 
   it('recovers when the settler key sent a transaction outside the gateway (stale nonce): the settlement is retried and succeeds', async () => {
-    const settlerWallet = createWalletClient({ account: privateKeyToAccount(dc().settlerKey), chain: dc().node.chain, transport: http(dc().rpcUrl) });
+    const settlerWallet = createWalletClient({
+      account: privateKeyToAccount(dc().settlerKey),
+      chain: dc().node.chain,
+      transport: http(dc().rpcUrl),
+    });
     await pay(await signedPayment(payer, required)); // the lease now knows the next nonce
     const hash = await settlerWallet.sendTransaction({ to: settlerWallet.account.address, value: 0n });
     await dc().node.publicClient.waitForTransactionReceipt({ hash });
@@ -120,59 +139,81 @@ describe('settlement that never collides', () => {
     expect(lastError?.message, JSON.stringify(lastError)).toMatch(/nonce/i);
   });
 
-  it('retries a failed settlement while the authorization is valid (settler briefly without gas), and withholds the result once it cannot settle', { timeout: 240_000 }, async () => {
-    const settler = payments.settlement.settler as Address;
-    const gas = await dc().node.publicClient.getBalance({ address: settler });
-    await dc().node.testClient.setBalance({ address: settler, value: 0n });
-    const pending = pay(await signedPayment(payer, required));
-    await new Promise((r) => setTimeout(r, 800));
-    await dc().node.testClient.setBalance({ address: settler, value: gas });
-    const res = await pending;
-    expect(res.status).toBe(200);
+  it(
+    'retries a failed settlement while the authorization is valid (settler briefly without gas), and withholds the result once it cannot settle',
+    { timeout: 240_000 },
+    async () => {
+      const settler = payments.settlement.settler as Address;
+      const gas = await dc().node.publicClient.getBalance({ address: settler });
+      await dc().node.testClient.setBalance({ address: settler, value: 0n });
+      const pending = pay(await signedPayment(payer, required));
+      await new Promise((r) => setTimeout(r, 800));
+      await dc().node.testClient.setBalance({ address: settler, value: gas });
+      const res = await pending;
+      expect(res.status).toBe(200);
 
-    await dc().node.testClient.setBalance({ address: settler, value: 0n });
-    const before = await dc().balanceOf(payer.address);
-    const runs = app.runs.a;
-    const t0 = Date.now();
-    const failed = await pay(await signedPayment(payer, required));
-    expect(failed.status).toBe(402);
-    const body = (await failed.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ code: 'settlement_failed', reason: 'invalid_exact_evm_transaction_failed' });
-    expect(body).not.toHaveProperty('route'); // the handler's body is withheld
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(SETTLE_TIMEOUT_MS - 1000); // retried until the deadline
-    expect(app.runs.a - runs).toBe(1);
-    expect(await dc().balanceOf(payer.address)).toBe(before);
-    const component = await settlementComponent();
-    expect(component.status).toBe('degraded');
-    expect(component.last_settlement_error).toMatchObject({ reason: 'invalid_exact_evm_transaction_failed', payer_fault: false });
+      await dc().node.testClient.setBalance({ address: settler, value: 0n });
+      const before = await dc().balanceOf(payer.address);
+      const runs = app.runs.a;
+      const t0 = Date.now();
+      const failed = await pay(await signedPayment(payer, required));
+      expect(failed.status).toBe(402);
+      const body = (await failed.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ code: 'settlement_failed', reason: 'invalid_exact_evm_transaction_failed' });
+      expect(body).not.toHaveProperty('route'); // the handler's body is withheld
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(SETTLE_TIMEOUT_MS - 1000); // retried until the deadline
+      expect(app.runs.a - runs).toBe(1);
+      expect(await dc().balanceOf(payer.address)).toBe(before);
+      const component = await settlementComponent();
+      expect(component.status).toBe('degraded');
+      expect(component.last_settlement_error).toMatchObject({
+        reason: 'invalid_exact_evm_transaction_failed',
+        payer_fault: false,
+      });
 
-    await dc().node.testClient.setBalance({ address: settler, value: gas });
-    expect((await pay(await signedPayment(payer, required))).status).toBe(200);
-    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
-    expect(ok).toMatchObject({ status: 'ok', mode: 'devchain', network: 'eip155:8453', asset: payments.settlement.asset });
-  });
+      await dc().node.testClient.setBalance({ address: settler, value: gas });
+      expect((await pay(await signedPayment(payer, required))).status).toBe(200);
+      const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
+      expect(ok).toMatchObject({
+        status: 'ok',
+        mode: 'devchain',
+        network: 'eip155:8453',
+        asset: payments.settlement.asset,
+      });
+    },
+  );
 });
 
 describe('a dev chain that keeps time', () => {
-  it('shows the head age in /health, and reports degraded with the reason when the chain stops producing blocks', { timeout: 240_000 }, async () => {
-    const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
-    expect(ok).toMatchObject({ status: 'ok', mode: 'devchain', network: 'eip155:8453', asset: payments.settlement.asset, pay_to: payments.settlement.payTo });
-    expect((ok.head as { age_ms: number }).age_ms).toBeLessThanOrEqual(6000); // PAYMENT_HEAD_STALE_MS: the rule behind `ok`
+  it(
+    'shows the head age in /health, and reports degraded with the reason when the chain stops producing blocks',
+    { timeout: 240_000 },
+    async () => {
+      const ok = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
+      expect(ok).toMatchObject({
+        status: 'ok',
+        mode: 'devchain',
+        network: 'eip155:8453',
+        asset: payments.settlement.asset,
+        pay_to: payments.settlement.payTo,
+      });
+      expect((ok.head as { age_ms: number }).age_ms).toBeLessThanOrEqual(6000); // PAYMENT_HEAD_STALE_MS: the rule behind `ok`
 
-    const { testClient } = dc().node;
-    await testClient.setIntervalMining({ interval: 0 });
-    await testClient.setAutomine(false);
-    try {
-      const stale = await eventually(settlementComponent, (c) => c.status !== 'ok', 60_000, 250);
-      expect(stale.status).toBe('degraded');
-      expect(String(stale.reason)).toMatch(/chain head \d+ is \d+ s old/);
-      expect((await health.check()).status).toBe('degraded');
-    } finally {
-      await testClient.setAutomine(true);
-      await testClient.setIntervalMining({ interval: 2 }); // seconds (viem converts)
-    }
-    // The next interval block comes up to 2 s after mining resumes.
-    const back = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
-    expect(back.status, JSON.stringify(back)).toBe('ok');
-  });
+      const { testClient } = dc().node;
+      await testClient.setIntervalMining({ interval: 0 });
+      await testClient.setAutomine(false);
+      try {
+        const stale = await eventually(settlementComponent, (c) => c.status !== 'ok', 60_000, 250);
+        expect(stale.status).toBe('degraded');
+        expect(String(stale.reason)).toMatch(/chain head \d+ is \d+ s old/);
+        expect((await health.check()).status).toBe('degraded');
+      } finally {
+        await testClient.setAutomine(true);
+        await testClient.setIntervalMining({ interval: 2 }); // seconds (viem converts)
+      }
+      // The next interval block comes up to 2 s after mining resumes.
+      const back = await eventually(settlementComponent, (c) => c.status === 'ok', 60_000, 250);
+      expect(back.status, JSON.stringify(back)).toBe('ok');
+    },
+  );
 });

@@ -38,7 +38,10 @@ import { pino } from 'pino';
 
 /** The log lines of the app under test (info and up), to check what a paid request leaves in the log. */
 const logLines: Record<string, unknown>[] = [];
-const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) });
+const logger = pino(
+  { level: 'info' },
+  { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) },
+);
 const PRICE = '15000';
 const COVERAGE = { earliest: '2026-01-01', latest: '2026-12-31' };
 
@@ -51,7 +54,10 @@ const ROUTES = {
     mimeType: 'application/json',
     inputSchemaJson: {
       type: 'object',
-      properties: { pair: { type: 'string', description: 'token pair, e.g. ETH/USD' }, date: { type: 'string', description: 'YYYY-MM-DD' } },
+      properties: {
+        pair: { type: 'string', description: 'token pair, e.g. ETH/USD' },
+        date: { type: 'string', description: 'YYYY-MM-DD' },
+      },
       required: ['pair'],
     },
     outputExample: { pair: 'ETH/USD', interval: '15m', open_raw_spread_bps: 4.2, source: 'simulated' },
@@ -69,7 +75,11 @@ const ROUTES = {
     description: 'Test impact simulation',
     priceAtomic: '75000',
     mimeType: 'application/json',
-    inputSchemaJson: { type: 'object', properties: { pair: { type: 'string' }, side: { type: 'string', enum: ['buy', 'sell'] } }, required: ['pair', 'side'] },
+    inputSchemaJson: {
+      type: 'object',
+      properties: { pair: { type: 'string' }, side: { type: 'string', enum: ['buy', 'sell'] } },
+      required: ['pair', 'side'],
+    },
   },
 } satisfies Record<string, PaidRoute>;
 
@@ -97,20 +107,35 @@ function buildApp(gate: PaymentGate): Koa {
     candles.path,
     async (ctx, next) => {
       const pair = String(ctx.query.pair ?? '');
-      if (!/^[A-Z0-9]{2,10}\/USD$/.test(pair)) throw new AppError('invalid_parameter', 'pair must look like ETH/USD', 400, { field: 'pair' });
+      if (!/^[A-Z0-9]{2,10}\/USD$/.test(pair))
+        throw new AppError('invalid_parameter', 'pair must look like ETH/USD', 400, { field: 'pair' });
       const date = ctx.query.date === undefined ? undefined : String(ctx.query.date);
-      if (date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new AppError('invalid_parameter', 'date must be YYYY-MM-DD', 400, { field: 'date' });
+      if (date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(date))
+        throw new AppError('invalid_parameter', 'date must be YYYY-MM-DD', 400, { field: 'date' });
       if (date !== undefined && (date < COVERAGE.earliest || date > COVERAGE.latest)) {
         ctx.status = 404;
         ctx.type = 'application/problem+json';
-        ctx.body = { type: 'about:blank', title: 'outside coverage', status: 404, code: 'outside_coverage', detail: 'no data for that window', charged: '$0.00 (no charge)' };
+        ctx.body = {
+          type: 'about:blank',
+          title: 'outside coverage',
+          status: 404,
+          code: 'outside_coverage',
+          detail: 'no data for that window',
+          charged: '$0.00 (no charge)',
+        };
         return;
       }
       ctx.state.paidRoute = candles;
       await next();
     },
     gate,
-    handler(candles.path, (ctx) => ({ pair: ctx.query.pair, interval: '15m', open_raw_spread_bps: 4.2, payer: ctx.state.payment?.payer, source: 'test' })),
+    handler(candles.path, (ctx) => ({
+      pair: ctx.query.pair,
+      interval: '15m',
+      open_raw_spread_bps: 4.2,
+      payer: ctx.state.payment?.payer,
+      source: 'test',
+    })),
   );
 
   const flaky = ROUTES.flaky;
@@ -145,13 +170,18 @@ function buildApp(gate: PaymentGate): Koa {
       } catch {
         throw new AppError('invalid_json', 'body is not JSON', 400);
       }
-      if (typeof body.pair !== 'string' || (body.side !== 'buy' && body.side !== 'sell')) throw new AppError('invalid_parameter', 'pair and side are required', 400);
+      if (typeof body.pair !== 'string' || (body.side !== 'buy' && body.side !== 'sell'))
+        throw new AppError('invalid_parameter', 'pair and side are required', 400);
       (ctx.request as { body?: unknown }).body = body;
       ctx.state.paidRoute = simulate;
       await next();
     },
     gate,
-    handler(simulate.path, (ctx) => ({ ...((ctx.request as { body?: object }).body ?? {}), executable: true, source: 'test' })),
+    handler(simulate.path, (ctx) => ({
+      ...((ctx.request as { body?: object }).body ?? {}),
+      executable: true,
+      source: 'test',
+    })),
   );
 
   app.use(requestContext(logger));
@@ -162,17 +192,26 @@ function buildApp(gate: PaymentGate): Koa {
 }
 
 /** A loopback HTTP facilitator (POST /verify, POST /settle, GET /supported) in front of another facilitator. */
-async function startFacilitatorServer(inner: FacilitatorClient): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+async function startFacilitatorServer(
+  inner: FacilitatorClient,
+): Promise<{ url: string; server: Server; close(): Promise<void> }> {
   const json = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x));
   const server = createServer(async (req, res) => {
     try {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements }) : undefined;
+      const body = chunks.length
+        ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            paymentPayload: PaymentPayload;
+            paymentRequirements: PaymentRequirements;
+          })
+        : undefined;
       let out: unknown;
       if (req.method === 'GET' && req.url === '/supported') out = await inner.getSupported();
-      else if (req.method === 'POST' && req.url === '/verify' && body) out = await inner.verify(body.paymentPayload, body.paymentRequirements);
-      else if (req.method === 'POST' && req.url === '/settle' && body) out = await inner.settle(body.paymentPayload, body.paymentRequirements);
+      else if (req.method === 'POST' && req.url === '/verify' && body)
+        out = await inner.verify(body.paymentPayload, body.paymentRequirements);
+      else if (req.method === 'POST' && req.url === '/settle' && body)
+        out = await inner.settle(body.paymentPayload, body.paymentRequirements);
       else {
         res.writeHead(404).end();
         return;
@@ -214,7 +253,10 @@ const guards: ReplayGuard[] = [];
 const servers: HttpServer[] = [];
 const timings: Record<string, number | string> = {};
 
-async function startGateApp(facilitator: FacilitatorClient, guard: ReplayGuard = new MemoryReplayGuard()): Promise<{ url: string; gate: PaymentGate }> {
+async function startGateApp(
+  facilitator: FacilitatorClient,
+  guard: ReplayGuard = new MemoryReplayGuard(),
+): Promise<{ url: string; gate: PaymentGate }> {
   guards.push(guard);
   const gate = createPaymentGate({ ...settlement, facilitator, replayGuard: guard, logger });
   const http = await listen(buildApp(gate), { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
@@ -223,7 +265,8 @@ async function startGateApp(facilitator: FacilitatorClient, guard: ReplayGuard =
 }
 
 /** A real x402 client (exact EVM scheme) that allows the test USDC; records the PAYMENT-SIGNATURE it sends. */
-const payingFetch = (account: PrivateKeyAccount = payer) => payingFetchWith(account, { network: settlement.network, asset });
+const payingFetch = (account: PrivateKeyAccount = payer) =>
+  payingFetchWith(account, { network: settlement.network, asset });
 
 async function balances(): Promise<{ payer: bigint; payTo: bigint }> {
   const dc = settlement.devChain!;
@@ -239,7 +282,13 @@ async function challengeOf(url: string, init?: RequestInit): Promise<PaymentRequ
 /** An EIP-3009 authorization signed by hand, so each field can be wrong on purpose. */
 async function handSigned(
   required: PaymentRequired,
-  over: { value?: string; to?: Address; validBefore?: number; signAsset?: Address; accepted?: Partial<PaymentRequirements> } = {},
+  over: {
+    value?: string;
+    to?: Address;
+    validBefore?: number;
+    signAsset?: Address;
+    accepted?: Partial<PaymentRequirements>;
+  } = {},
 ): Promise<string> {
   const req = required.accepts[0]!;
   const now = Math.floor(Date.now() / 1000);
@@ -252,7 +301,12 @@ async function handSigned(
     nonce: toHex(randomBytes(32)),
   };
   const signature = await payer.signTypedData({
-    domain: { name: String(req.extra.name), version: String(req.extra.version), chainId: 8453, verifyingContract: over.signAsset ?? getAddress(req.asset) },
+    domain: {
+      name: String(req.extra.name),
+      version: String(req.extra.version),
+      chainId: 8453,
+      verifyingContract: over.signAsset ?? getAddress(req.asset),
+    },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization',
     message: {
@@ -264,7 +318,12 @@ async function handSigned(
       nonce: authorization.nonce as Hex,
     },
   });
-  const payload: PaymentPayload = { x402Version: 2, resource: required.resource, accepted: { ...req, ...over.accepted }, payload: { authorization, signature } };
+  const payload: PaymentPayload = {
+    x402Version: 2,
+    resource: required.resource,
+    accepted: { ...req, ...over.accepted },
+    payload: { authorization, signature },
+  };
   return encodePaymentSignatureHeader(payload);
 }
 
@@ -300,7 +359,13 @@ describe('dev chain settlement', () => {
     expect(settlement.network).toBe('eip155:8453');
     expect(await settlement.devChain!.node.publicClient.getChainId()).toBe(8453);
     const info = await readDevChainInfo(dataDir);
-    expect(info).toMatchObject({ network: 'eip155:8453', asset, pay_to: payTo, payer: payer.address, rpc_url: settlement.devChain!.rpcUrl });
+    expect(info).toMatchObject({
+      network: 'eip155:8453',
+      asset,
+      pay_to: payTo,
+      payer: payer.address,
+      rpc_url: settlement.devChain!.rpcUrl,
+    });
     expect((await balances()).payer).toBe(1_000_000_000n);
     expect(await settlement.probe()).toMatchObject({ status: 'ok', adapter: 'devchain' });
   });
@@ -322,7 +387,15 @@ describe('x402 gate on the dev chain', () => {
       resource: { url: candlesUrl(), description: ROUTES.candles.description, mimeType: 'application/json' },
     });
     expect(challenge.accepts).toEqual([
-      { scheme: 'exact', network: 'eip155:8453', amount: PRICE, asset, payTo, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } },
+      {
+        scheme: 'exact',
+        network: 'eip155:8453',
+        amount: PRICE,
+        asset,
+        payTo,
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      },
     ]);
     expect(Object.keys(challenge.extensions ?? {})).toEqual(['bazaar']);
     expect(runs(ROUTES.candles.path)).toBe(before);
@@ -340,14 +413,20 @@ describe('x402 gate on the dev chain', () => {
     const settled = decodePaymentResponseHeader(res.headers.get('payment-response')!);
     expect(settled).toMatchObject({ success: true, network: 'eip155:8453', payer: payer.address });
     expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    const receipt = await settlement.devChain!.node.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex });
+    const receipt = await settlement.devChain!.node.publicClient.getTransactionReceipt({
+      hash: settled.transaction as Hex,
+    });
     expect(receipt.status).toBe('success');
     expect(res.headers.get('cache-control')).toContain('private');
     // One log line per paid request: the access line carries the settlement (payer, transaction, amount, timings).
     const requestId = res.headers.get('x-request-id');
     const lines = logLines.filter((l) => l.request_id === requestId);
     expect(lines.map((l) => l.msg)).toEqual(['request']);
-    expect(lines[0]).toMatchObject({ status: 200, route: ROUTES.candles.path, payment: { payer: payer.address, transaction: settled.transaction, amount: PRICE } });
+    expect(lines[0]).toMatchObject({
+      status: 200,
+      route: ROUTES.candles.path,
+      payment: { payer: payer.address, transaction: settled.transaction, amount: PRICE },
+    });
     expect((lines[0]!.payment as { verify_ms: number }).verify_ms).toBeGreaterThan(0);
     const after = await balances();
     expect(before.payer - after.payer).toBe(BigInt(PRICE));
@@ -428,9 +507,14 @@ describe('x402 gate on the dev chain', () => {
 
     // A fresh gate (a restarted process, empty replay guard): the chain itself refuses the used nonce.
     const restarted = await startGateApp(settlement.facilitator);
-    const replay2 = await fetch(`${restarted.url}${ROUTES.candles.path}?pair=ETH/USD`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    const replay2 = await fetch(`${restarted.url}${ROUTES.candles.path}?pair=ETH/USD`, {
+      headers: { 'PAYMENT-SIGNATURE': signature },
+    });
     expect(replay2.status).toBe(402);
-    expect(await replay2.json()).toMatchObject({ code: 'payment_invalid', reason: 'invalid_exact_evm_nonce_already_used' });
+    expect(await replay2.json()).toMatchObject({
+      code: 'payment_invalid',
+      reason: 'invalid_exact_evm_nonce_already_used',
+    });
 
     expect(runs(ROUTES.candles.path)).toBe(runsBefore);
     expect(await balances()).toEqual(before);
@@ -440,7 +524,12 @@ describe('x402 gate on the dev chain', () => {
     const failing = await startGateApp({
       verify: (p, r) => settlement.facilitator.verify(p, r),
       getSupported: () => settlement.facilitator.getSupported(),
-      settle: async (_p, r) => ({ success: false, errorReason: 'test_settlement_refused', transaction: '', network: r.network }),
+      settle: async (_p, r) => ({
+        success: false,
+        errorReason: 'test_settlement_refused',
+        transaction: '',
+        network: r.network,
+      }),
     });
     const dropping = await startGateApp(
       guardFacilitator(
@@ -462,7 +551,10 @@ describe('x402 gate on the dev chain', () => {
     const refusedBody = (await refused.json()) as Record<string, unknown>;
     expect(refusedBody).toMatchObject({ code: 'settlement_failed', reason: 'test_settlement_refused' });
     expect(refusedBody).not.toHaveProperty('pair');
-    expect(decodePaymentResponseHeader(refused.headers.get('payment-response')!)).toMatchObject({ success: false, errorReason: 'test_settlement_refused' });
+    expect(decodePaymentResponseHeader(refused.headers.get('payment-response')!)).toMatchObject({
+      success: false,
+      errorReason: 'test_settlement_refused',
+    });
 
     const dropped = await payingFetch().fetch(`${dropping.url}${ROUTES.candles.path}?pair=ETH/USD`);
     expect(dropped.status).toBe(503);
@@ -497,7 +589,9 @@ describe('x402 gate on the dev chain', () => {
       const header = encodePaymentSignatureHeader(await client.createPaymentPayload(required));
       const before = await balances();
       const runsBefore = runs(ROUTES.candles.path);
-      const responses = await Promise.all([1, 2, 3].map(() => fetch(url, { headers: { 'PAYMENT-SIGNATURE': header } })));
+      const responses = await Promise.all(
+        [1, 2, 3].map(() => fetch(url, { headers: { 'PAYMENT-SIGNATURE': header } })),
+      );
       const statuses = responses.map((r) => r.status).sort();
       expect(statuses).toEqual([200, 402, 402]);
       for (const r of responses.filter((x) => x.status === 402)) {
@@ -513,12 +607,42 @@ describe('x402 gate on the dev chain', () => {
     const now = Math.floor(Date.now() / 1000);
     const otherAsset = privateKeyToAccount(generatePrivateKey()).address;
     const cases: [string, string, string, string][] = [
-      ['expired', await handSigned(required, { validBefore: now - 60 }), 'payment_expired', 'invalid_exact_evm_payload_authorization_valid_before'],
-      ['wrong amount', await handSigned(required, { value: '1' }), 'payment_invalid', 'invalid_exact_evm_payload_authorization_value_mismatch'],
-      ['wrong amount (accepted)', await handSigned(required, { value: '1', accepted: { amount: '1' } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
-      ['wrong payTo', await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }), 'payment_invalid', 'invalid_exact_evm_recipient_mismatch'],
-      ['wrong asset (signed)', await handSigned(required, { signAsset: otherAsset }), 'payment_invalid', 'invalid_exact_evm_signature'],
-      ['wrong asset (accepted)', await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }), 'payment_requirements_mismatch', 'accepted_requirements_mismatch'],
+      [
+        'expired',
+        await handSigned(required, { validBefore: now - 60 }),
+        'payment_expired',
+        'invalid_exact_evm_payload_authorization_valid_before',
+      ],
+      [
+        'wrong amount',
+        await handSigned(required, { value: '1' }),
+        'payment_invalid',
+        'invalid_exact_evm_payload_authorization_value_mismatch',
+      ],
+      [
+        'wrong amount (accepted)',
+        await handSigned(required, { value: '1', accepted: { amount: '1' } }),
+        'payment_requirements_mismatch',
+        'accepted_requirements_mismatch',
+      ],
+      [
+        'wrong payTo',
+        await handSigned(required, { to: privateKeyToAccount(generatePrivateKey()).address }),
+        'payment_invalid',
+        'invalid_exact_evm_recipient_mismatch',
+      ],
+      [
+        'wrong asset (signed)',
+        await handSigned(required, { signAsset: otherAsset }),
+        'payment_invalid',
+        'invalid_exact_evm_signature',
+      ],
+      [
+        'wrong asset (accepted)',
+        await handSigned(required, { signAsset: otherAsset, accepted: { asset: otherAsset } }),
+        'payment_requirements_mismatch',
+        'accepted_requirements_mismatch',
+      ],
     ];
     const before = await balances();
     const runsBefore = runs(ROUTES.candles.path);
@@ -551,38 +675,54 @@ describe('x402 gate on the dev chain', () => {
   });
 
   // Two child processes (tsx start-up, a payment each): seconds when quiet, minutes on a busy machine.
-  it('the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json, at PAY_SERVER_URL or at HTTP_PORT', { timeout: 300_000 }, async () => {
-    const run = (env: Record<string, string>) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/pay.ts', 'GET', `${ROUTES.candles.path}?pair=BTC/USD`], {
-        env: { ...process.env, PAY_SERVER_URL: '', HTTP_PORT: '', DATA_DIR: dataDir, PAYER_KEY: '', ...env },
-        timeout: 120_000,
-      });
-    const before = await balances();
-    const { stdout } = await run({ PAY_SERVER_URL: main.url });
-    expect(stdout).toContain(`server ${main.url} (from PAY_SERVER_URL; set PAY_SERVER_URL or HTTP_PORT to pay another)`);
-    expect(stdout).toContain('status: 200');
-    expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
-    expect(stdout).toContain('"pair": "BTC/USD"');
-    const port = new URL(main.url).port;
-    const byPort = await run({ HTTP_PORT: port });
-    expect(byPort.stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT;`);
-    expect(byPort.stdout).toContain('status: 200');
-    expect(before.payer - (await balances()).payer).toBe(2n * BigInt(PRICE));
-  });
+  it(
+    'the bundled client (scripts/pay.ts) pays with the demo payer from devchain.json, at PAY_SERVER_URL or at HTTP_PORT',
+    { timeout: 300_000 },
+    async () => {
+      const run = (env: Record<string, string>) =>
+        promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', 'scripts/pay.ts', 'GET', `${ROUTES.candles.path}?pair=BTC/USD`],
+          {
+            env: { ...process.env, PAY_SERVER_URL: '', HTTP_PORT: '', DATA_DIR: dataDir, PAYER_KEY: '', ...env },
+            timeout: 120_000,
+          },
+        );
+      const before = await balances();
+      const { stdout } = await run({ PAY_SERVER_URL: main.url });
+      expect(stdout).toContain(
+        `server ${main.url} (from PAY_SERVER_URL; set PAY_SERVER_URL or HTTP_PORT to pay another)`,
+      );
+      expect(stdout).toContain('status: 200');
+      expect(stdout).toMatch(/settled: transaction 0x[0-9a-f]{64} on eip155:8453/);
+      expect(stdout).toContain('"pair": "BTC/USD"');
+      const port = new URL(main.url).port;
+      const byPort = await run({ HTTP_PORT: port });
+      expect(byPort.stdout).toContain(`server http://127.0.0.1:${port} (from HTTP_PORT;`);
+      expect(byPort.stdout).toContain('status: 200');
+      expect(before.payer - (await balances()).payer).toBe(2n * BigInt(PRICE));
+    },
+  );
 });
 
 describe('startPayments (the api role wiring)', () => {
   it('starts settlement, replay guard and gate, reports the settlement health, and tells devchain.json where the server listens', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'payments-wiring-'));
     const health = new HealthRegistry({ version: 'test', role: 'api' }, 5000);
-    const payments = await startPayments(testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dir, PAYMENT_REPLAY_STORE: 'memory' }), { logger, health });
+    const payments = await startPayments(
+      testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dir, PAYMENT_REPLAY_STORE: 'memory' }),
+      { logger, health },
+    );
     try {
       await payments.gate.ready();
       const report = await health.check();
       expect(report.components.settlement).toMatchObject({ status: 'ok', adapter: 'devchain', replay_store: 'memory' });
       expect((await readDevChainInfo(dir)).asset).toBe(payments.settlement.asset);
       await payments.listening('http://0.0.0.0:4321');
-      expect(await readDevChainInfo(dir)).toMatchObject({ api_url: 'http://127.0.0.1:4321', payer_key: payments.settlement.devChain!.payerKey });
+      expect(await readDevChainInfo(dir)).toMatchObject({
+        api_url: 'http://127.0.0.1:4321',
+        payer_key: payments.settlement.devChain!.payerKey,
+      });
     } finally {
       await payments.stop();
       await rm(dir, { recursive: true, force: true });
@@ -591,7 +731,7 @@ describe('startPayments (the api role wiring)', () => {
 });
 
 describe('self settlement', () => {
-  it('settles with its own key over an RPC (here: the dev chain\'s), and refuses an RPC of another chain', async () => {
+  it("settles with its own key over an RPC (here: the dev chain's), and refuses an RPC of another chain", async () => {
     const settlerKey = generatePrivateKey();
     const settler = privateKeyToAccount(settlerKey).address;
     await settlement.devChain!.node.testClient.setBalance({ address: settler, value: 10n ** 18n });
@@ -615,7 +755,9 @@ describe('self settlement', () => {
     expect(getAddress(receipt.from)).toBe(settler);
     expect(before.payer - (await balances()).payer).toBe(BigInt(PRICE));
 
-    await expect(startSettlement(testConfig({ ...env, PAYMENT_NETWORK: 'eip155:1' }), { logger })).rejects.toThrow(/chain id 8453/);
+    await expect(startSettlement(testConfig({ ...env, PAYMENT_NETWORK: 'eip155:1' }), { logger })).rejects.toThrow(
+      /chain id 8453/,
+    );
   });
 });
 
@@ -623,7 +765,13 @@ describe('remote facilitator', () => {
   it('settles through a facilitator over HTTP, and answers 5xx without charging when it goes down', async () => {
     const facilitatorServer = await startFacilitatorServer(settlement.facilitator);
     const remote = await startSettlement(
-      testConfig({ SETTLEMENT: 'remote', FACILITATOR_URL: facilitatorServer.url, PAYMENT_PAY_TO: payTo, PAYMENT_ASSET: asset, DATA_DIR: dataDir }),
+      testConfig({
+        SETTLEMENT: 'remote',
+        FACILITATOR_URL: facilitatorServer.url,
+        PAYMENT_PAY_TO: payTo,
+        PAYMENT_ASSET: asset,
+        DATA_DIR: dataDir,
+      }),
       { logger },
     );
     expect(await remote.probe()).toMatchObject({ status: 'ok', adapter: 'remote' });
@@ -653,7 +801,13 @@ describe('remote facilitator', () => {
   it('answers 5xx and charges nothing when the facilitator is down from the start (closed port)', async () => {
     const port = await closedPort();
     const remote = await startSettlement(
-      testConfig({ SETTLEMENT: 'remote', FACILITATOR_URL: `http://127.0.0.1:${port}`, PAYMENT_PAY_TO: payTo, PAYMENT_ASSET: asset, DATA_DIR: dataDir }),
+      testConfig({
+        SETTLEMENT: 'remote',
+        FACILITATOR_URL: `http://127.0.0.1:${port}`,
+        PAYMENT_PAY_TO: payTo,
+        PAYMENT_ASSET: asset,
+        DATA_DIR: dataDir,
+      }),
       { logger },
     );
     guards.push(new MemoryReplayGuard());

@@ -45,14 +45,14 @@ async function openapiServer(base: string, headers: Record<string, string> = {})
 }
 
 describe('the public origin', () => {
-  it('is the request\'s own by default, and forwarded headers are not trusted', async () => {
+  it("is the request's own by default, and forwarded headers are not trusted", async () => {
     const { url } = await apiWith({});
     expect(await challengeUrl(url)).toBe(`${url}/api/v1/airgap-scrub`);
     expect(await challengeUrl(url, FORWARDED)).toBe(`${url}/api/v1/airgap-scrub`);
     expect(await openapiServer(url, FORWARDED)).toBe(url);
   }, 120_000);
 
-  it('comes from the proxy\'s X-Forwarded-Proto and -Host with HTTP_TRUST_PROXY=true', async () => {
+  it("comes from the proxy's X-Forwarded-Proto and -Host with HTTP_TRUST_PROXY=true", async () => {
     const { url } = await apiWith({ HTTP_TRUST_PROXY: 'true' });
     expect(await challengeUrl(url, FORWARDED)).toBe('https://gateway.example.com/api/v1/airgap-scrub');
     expect(await openapiServer(url, FORWARDED)).toBe('https://gateway.example.com');

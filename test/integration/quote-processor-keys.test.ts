@@ -24,7 +24,15 @@ const PAIRS = ['ETH/USD', 'cbBTC/USD'];
 const START = Date.UTC(2025, 0, 1, 0, 0);
 const full = loadPairs();
 const catalogue: PairsCatalogue = { ...full, pairs: full.pairs.filter((p) => PAIRS.includes(p.pair)) };
-const quotes = [...new MarketSimulator(catalogue, { seed: 5, startMs: START, cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000], bookDepth: 5 }).generate(START + 10 * 60_000)]
+const quotes = [
+  ...new MarketSimulator(catalogue, {
+    seed: 5,
+    startMs: START,
+    cexVenue: 'coinbase',
+    ladderUsd: [1000, 10000, 50000],
+    bookDepth: 5,
+  }).generate(START + 10 * 60_000),
+]
   .filter((e) => e.topic === TOPICS.quotes)
   .map((e) => e.event as QuoteEvent);
 
@@ -53,10 +61,23 @@ const ctx: BatchContext = {
 async function derive(keyOf: (q: QuoteEvent, i: number) => string) {
   const store = await freshStore();
   const processor = new QuoteProcessor(store, undefined, { publish: false });
-  const messages: BusMessage[] = quotes.map((q, i) => ({ topic: TOPICS.quotes, partition: 0, offset: String(i), key: keyOf(q, i), value: JSON.stringify(q), headers: {}, timestamp: q.event_time_ms }));
+  const messages: BusMessage[] = quotes.map((q, i) => ({
+    topic: TOPICS.quotes,
+    partition: 0,
+    offset: String(i),
+    key: keyOf(q, i),
+    value: JSON.stringify(q),
+    headers: {},
+    timestamp: q.event_time_ms,
+  }));
   for (let i = 0; i < messages.length; i += 200) await processor.handleBatch(messages.slice(i, i + 200), ctx);
-  const rows = async (table: string, order: string) => store.query(sql`SELECT * FROM ${ident(table)} ${final} ORDER BY ${ident(order)}`);
-  const result = { quotes: await rows('quotes', 'event_id'), samples: await rows('spread_samples', 'sample_id'), dislocations: await rows('dislocations', 'event_id') };
+  const rows = async (table: string, order: string) =>
+    store.query(sql`SELECT * FROM ${ident(table)} ${final} ORDER BY ${ident(order)}`);
+  const result = {
+    quotes: await rows('quotes', 'event_id'),
+    samples: await rows('spread_samples', 'sample_id'),
+    dislocations: await rows('dislocations', 'event_id'),
+  };
   await store.close();
   return result;
 }
@@ -69,7 +90,9 @@ describe('quote consumer: states found by message key', () => {
     expect(keyed.samples.length).toBeGreaterThan(100);
     expect(keyed.dislocations.length).toBeGreaterThan(0);
     // Every third message keyed by the other pair, every fifth by something that is no pair at all.
-    const scrambled = await derive((q, i) => (i % 5 === 0 ? 'not-a-pair' : i % 3 === 0 ? PAIRS.find((p) => p !== q.pair)! : q.pair));
+    const scrambled = await derive((q, i) =>
+      i % 5 === 0 ? 'not-a-pair' : i % 3 === 0 ? PAIRS.find((p) => p !== q.pair)! : q.pair,
+    );
     expect(scrambled).toEqual(keyed);
     // All keyed by one pair: half the quotes are then applied after the batch's loop.
     expect(await derive(() => 'ETH/USD')).toEqual(keyed);

@@ -41,7 +41,14 @@ const stores: { name: string; open(): Promise<Store> }[] = [
     name: 'clickhouse',
     async open() {
       const database = uniqueName('quote_windows');
-      const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10_000, logger: testLogger() });
+      const store = await createClickHouseStore({
+        url: config.CLICKHOUSE_URL,
+        database,
+        username: config.CLICKHOUSE_USER,
+        password: config.CLICKHOUSE_PASSWORD,
+        connectTimeoutMs: 10_000,
+        logger: testLogger(),
+      });
       cleanups.push(async () => {
         await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
         await store.close();
@@ -54,8 +61,10 @@ const stores: { name: string; open(): Promise<Store> }[] = [
 // Two pairs, two venues each, a quote every 1.7 s (cex) and 2.3 s (dex) over 3 minutes from T (a bucket edge).
 const quotes: QuoteEvent[] = [];
 for (const pair of ['ETH/USD', 'cbBTC/USD']) {
-  for (let t = 0; t < 180_000; t += 1700) quotes.push(cexQuote({ pair, event_id: `${pair}-cex-${t}`, event_time_ms: T + t }));
-  for (let t = 500; t < 180_000; t += 2300) quotes.push(dexQuote({ pair, event_id: `${pair}-dex-${t}`, event_time_ms: T + t }));
+  for (let t = 0; t < 180_000; t += 1700)
+    quotes.push(cexQuote({ pair, event_id: `${pair}-cex-${t}`, event_time_ms: T + t }));
+  for (let t = 500; t < 180_000; t += 2300)
+    quotes.push(dexQuote({ pair, event_id: `${pair}-dex-${t}`, event_time_ms: T + t }));
 }
 
 const windows: QuoteWindow[] = [
@@ -70,7 +79,8 @@ const windows: QuoteWindow[] = [
 
 function expected(): Record<string, string[]> {
   const out: Record<string, string[]> = { 'ETH/USD': [], 'cbBTC/USD': [] };
-  const inside = (q: QuoteEvent) => windows.some((w) => w.pair === q.pair && q.event_time_ms >= w.fromMs && q.event_time_ms < w.toMs);
+  const inside = (q: QuoteEvent) =>
+    windows.some((w) => w.pair === q.pair && q.event_time_ms >= w.fromMs && q.event_time_ms < w.toMs);
   const sorted = [...quotes].sort((a, b) => a.event_time_ms - b.event_time_ms || (a.event_id < b.event_id ? -1 : 1));
   for (const q of sorted) if (inside(q)) out[q.pair]!.push(q.event_id);
   return out;

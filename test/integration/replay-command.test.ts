@@ -47,7 +47,15 @@ const PARTITIONS = 3;
 
 const full = loadPairs();
 const catalogue: PairsCatalogue = { ...full, pairs: full.pairs.filter((p) => PAIRS.includes(p.pair)) };
-const quotes = [...new MarketSimulator(catalogue, { seed: 7, startMs: START, cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000], bookDepth: 5 }).generate(END)]
+const quotes = [
+  ...new MarketSimulator(catalogue, {
+    seed: 7,
+    startMs: START,
+    cexVenue: 'coinbase',
+    ladderUsd: [1000, 10000, 50000],
+    bookDepth: 5,
+  }).generate(END),
+]
   .filter((e) => e.topic === TOPICS.quotes)
   .map((e) => ({ key: e.key, event: e.event as QuoteEvent }));
 
@@ -98,7 +106,8 @@ async function count(store: Store, table: string): Promise<number> {
 const normalise = (value: unknown): unknown => {
   if (typeof value === 'number') return Number.isInteger(value) ? value : Number(value.toPrecision(12));
   if (Array.isArray(value)) return value.map(normalise);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalise(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalise(v)]));
   return value;
 };
 
@@ -107,7 +116,8 @@ async function snapshot(store: Store) {
   const out: Record<string, unknown> = {};
   for (const table of ['quotes', 'spread_samples', 'dislocations']) out[`rows:${table}`] = await count(store, table);
   for (const pair of PAIRS) {
-    for (const interval of ['15m', '1h'] as CandleInterval[]) out[`candles:${pair}:${interval}`] = await spreadCandles(store, pair, START, WINDOW_END, interval);
+    for (const interval of ['15m', '1h'] as CandleInterval[])
+      out[`candles:${pair}:${interval}`] = await spreadCandles(store, pair, START, WINDOW_END, interval);
     out[`dislocations:${pair}`] = await dislocationsInSlice(store, pair, START, WINDOW_END);
   }
   return normalise(out);
@@ -117,7 +127,11 @@ const total = (o: Record<number, string>) => Object.values(o).reduce((a, x) => a
 
 /** The consumer group's state on the broker (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead). */
 async function groupState(groupId: string): Promise<string> {
-  const admin = new Kafka({ brokers: config.KAFKA_BROKERS, clientId: uniqueName('replay-it-admin'), logLevel: logLevel.NOTHING }).admin();
+  const admin = new Kafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: uniqueName('replay-it-admin'),
+    logLevel: logLevel.NOTHING,
+  }).admin();
   await admin.connect();
   try {
     const { groups } = await admin.describeGroups([groupId]);
@@ -144,11 +158,27 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
 
   beforeAll(async () => {
     bus = namespaced(
-      await createKafkaBus({ partitions: PARTITIONS, batchSize: 500, maxAttempts: 2, retryBackoffMs: 20, logger, brokers: config.KAFKA_BROKERS, clientId: uniqueName('replay-it'), connectTimeoutMs: 15000 }),
+      await createKafkaBus({
+        partitions: PARTITIONS,
+        batchSize: 500,
+        maxAttempts: 2,
+        retryBackoffMs: 20,
+        logger,
+        brokers: config.KAFKA_BROKERS,
+        clientId: uniqueName('replay-it'),
+        connectTimeoutMs: 15000,
+      }),
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: 10000, logger });
+    store = await createClickHouseStore({
+      url: config.CLICKHOUSE_URL,
+      database,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      connectTimeoutMs: 10000,
+      logger,
+    });
     await store.migrate();
 
     // Record timestamps: 10 ms apart in publish order, ending a few seconds ago (recent: retention keeps them).
@@ -167,7 +197,12 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
 
     // The aggregation under the role's own group names (the ones the command replays).
     const consumers: Consumer[] = [await startRawSinks(bus, store), await startQuoteConsumer(bus, store, { logger })];
-    await eventually(async () => (await caughtUp(RAW_GROUP, RAW_TOPICS)) && (await caughtUp(QUOTES_GROUP, [TOPICS.quotes])), Boolean, 120_000, 250);
+    await eventually(
+      async () => (await caughtUp(RAW_GROUP, RAW_TOPICS)) && (await caughtUp(QUOTES_GROUP, [TOPICS.quotes])),
+      Boolean,
+      120_000,
+      250,
+    );
     await Promise.all(consumers.map((c) => c.stop()));
     before = await snapshot(store);
     expect((before as Record<string, number>)['rows:quotes']).toBe(quotes.length);
@@ -197,7 +232,11 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     expect(line, r.stdout).toBeDefined();
     expect(line).toContain(`${expected} message(s)`);
     // Every partition, from its rewound offset to the end offset seen at the start.
-    const parts = [...line!.matchAll(/(\d+):(\d+)->(\d+)/g)].map((m) => ({ p: Number(m[1]), from: Number(m[2]), to: Number(m[3]) }));
+    const parts = [...line!.matchAll(/(\d+):(\d+)->(\d+)/g)].map((m) => ({
+      p: Number(m[1]),
+      from: Number(m[2]),
+      to: Number(m[3]),
+    }));
     expect(parts.map((x) => x.p).sort()).toEqual(Object.keys(end).map(Number).sort());
     for (const x of parts) expect(String(x.to)).toBe(end[x.p]);
     expect(parts.reduce((a, x) => a + x.to - x.from, 0)).toBe(expected);
@@ -216,7 +255,16 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
     const partition = Number(Object.entries(end).sort((a, b) => Number(b[1]) - Number(a[1]))[0]![0]);
     const offset = 7;
     const expected = Number(end[partition]) - offset;
-    const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from-offset', String(offset), '--partition', String(partition)]);
+    const r = await replay([
+      '--topic',
+      TOPICS.quotes,
+      '--group',
+      QUOTES_GROUP,
+      '--from-offset',
+      String(offset),
+      '--partition',
+      String(partition),
+    ]);
     console.log(`replay --from-offset ${offset} --partition ${partition}:\n${r.stdout.trim()}`);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`replayed ${QUOTES_GROUP} on ${TOPICS.quotes}`);
@@ -247,11 +295,18 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
       // Joined: the broker holds the group with its member (no longer empty), as the command will see it. Polled:
       // how long the join takes depends on the machine.
       await eventually(async () => running.status.running, Boolean, 60_000);
-      await eventually(() => groupState(`${namespace}${QUOTES_GROUP}`), (state) => state === 'Stable', 60_000, 250);
+      await eventually(
+        () => groupState(`${namespace}${QUOTES_GROUP}`),
+        (state) => state === 'Stable',
+        60_000,
+        250,
+      );
       const r = await replay(['--topic', TOPICS.quotes, '--group', QUOTES_GROUP, '--from', 'earliest']);
       console.log(`replay while running: exit ${r.code}: ${r.stderr.trim()}`);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/replay failed: cannot rewind aggregate\.quotes \(is the aggregate role still running\? stop it first\)/);
+      expect(r.stderr).toMatch(
+        /replay failed: cannot rewind aggregate\.quotes \(is the aggregate role still running\? stop it first\)/,
+      );
       expect(r.stderr).toMatch(/running/);
       expect(r.stdout).not.toMatch(/replayed/);
     } finally {

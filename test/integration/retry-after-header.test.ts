@@ -43,7 +43,12 @@ const passGate: Middleware = async (_ctx, next) => next();
 
 beforeAll(async () => {
   registry = await RdapServer.start();
-  registry.route('/com/v1/domain/busy.com', { kind: 'json', status: 429, body: { errorCode: 429, title: 'Too Many Requests' }, headers: { 'retry-after': '120' } });
+  registry.route('/com/v1/domain/busy.com', {
+    kind: 'json',
+    status: 429,
+    body: { errorCode: 429, title: 'Too Many Requests' },
+    headers: { 'retry-after': '120' },
+  });
   // The date is 45 s after each answer (not after this setup), so the delta does not shrink while a busy machine runs it.
   registry.route('/com/v1/domain/dated.com', () => ({
     kind: 'json',
@@ -57,14 +62,33 @@ beforeAll(async () => {
     RDAP_BOOTSTRAP_REFRESH_MS: '0',
     RDAP_ALLOW_HTTP: 'true',
   });
-  queue = await createBullMqQueue({ redisUrl: config.REDIS_URL, prefix: PREFIX, concurrency: 2, lockMs: config.JOB_LOCK_MS, maxAttempts: 2, connectTimeoutMs: 10_000, logger });
+  queue = await createBullMqQueue({
+    redisUrl: config.REDIS_URL,
+    prefix: PREFIX,
+    concurrency: 2,
+    lockMs: config.JOB_LOCK_MS,
+    maxAttempts: 2,
+    connectTimeoutMs: 10_000,
+    logger,
+  });
   processor = (await createDomainCheckProcessor({ config, logger, pairs: loadPairs() })) as SkuProcessor;
   await queue.process(skuJobName('domain-check'), processor.handle);
   const pairs = loadPairs();
   const app = createApp({
     logger,
     health: new HealthRegistry({ version: SERVICE_VERSION, role: 'api' }),
-    gateway: { runtime: { store: {} as Store, config, pairs, catalogue: buildCatalogue({ config, pairs }), queue, now: () => Date.now() }, gate: passGate, payment },
+    gateway: {
+      runtime: {
+        store: {} as Store,
+        config,
+        pairs,
+        catalogue: buildCatalogue({ config, pairs }),
+        queue,
+        now: () => Date.now(),
+      },
+      gate: passGate,
+      payment,
+    },
   });
   http = await listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
 });
@@ -89,7 +113,12 @@ afterAll(async () => {
   }
 });
 
-const check = (domain: string) => fetch(`${http.url}/api/v1/domain-check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domain }) });
+const check = (domain: string) =>
+  fetch(`${http.url}/api/v1/domain-check`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ domain }),
+  });
 
 describe('Retry-After through the gateway and BullMQ', () => {
   it('registry 429 (Retry-After: 120) -> 503 upstream_rate_limited, Retry-After: 120', async () => {

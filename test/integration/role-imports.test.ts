@@ -17,7 +17,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The packages (by node_modules name) whose modules a start-up of `role` resolved. */
 async function packagesLoadedBy(role: string): Promise<Set<string>> {
   const file = join(dir, `${role}.txt`);
-  const args = ['--import', 'tsx', '--import', './test/helpers/module-recorder.mjs', 'test/helpers/start-role.ts', role];
+  const args = [
+    '--import',
+    'tsx',
+    '--import',
+    './test/helpers/module-recorder.mjs',
+    'test/helpers/start-role.ts',
+    role,
+  ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', RECORD_MODULES_TO: file },

@@ -58,7 +58,11 @@ const wordCountSku = defineJobSku({
 
 // The processor: what the SKU folder's processor.ts would export.
 const createWordCountProcessor: ProcessorFactory<WordCountRequest, WordCountResponse> = async () => ({
-  handle: async (data) => ({ success: true, words: data.text.split(/\s+/).filter(Boolean).length, source: 'fixture-word-count' }),
+  handle: async (data) => ({
+    success: true,
+    words: data.text.split(/\s+/).filter(Boolean).length,
+    source: 'fixture-word-count',
+  }),
 });
 
 const wordCountJob = servedBy(wordCountSku, { load: async () => createWordCountProcessor as ProcessorFactory });
@@ -72,7 +76,11 @@ let api: RunningApi;
 let url: string;
 let payer: PrivateKeyAccount;
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const text = async (path: string) => (await fetch(`${url}${path}`)).text();
 
 beforeAll(async () => {
@@ -94,7 +102,11 @@ describe('a fixture SKU added to the catalogue list', () => {
   it('is not in the default list: the list is what adds it', () => {
     const config = testConfig({ PRICE_OVERRIDES: '' });
     expect(buildCatalogue({ config, pairs: loadPairs() }).byId('fixture-word-count')).toBeUndefined();
-    expect(api.catalogue.byId('fixture-word-count')).toMatchObject({ available: true, priceAtomic: '1234', path: '/api/v1/fixture-word-count' });
+    expect(api.catalogue.byId('fixture-word-count')).toMatchObject({
+      available: true,
+      priceAtomic: '1234',
+      path: '/api/v1/fixture-word-count',
+    });
   });
 
   it('the router: bad input is a 400 before any challenge, an unpaid call the 402 challenge at its price', async () => {
@@ -126,7 +138,9 @@ describe('a fixture SKU added to the catalogue list', () => {
   });
 
   it('discovery lists it, available, with its price, schemas and example', async () => {
-    const discovery = (await (await fetch(`${url}/api/v1/discovery`)).json()) as { endpoints: Record<string, unknown>[] };
+    const discovery = (await (await fetch(`${url}/api/v1/discovery`)).json()) as {
+      endpoints: Record<string, unknown>[];
+    };
     const entry = discovery.endpoints.find((e) => e.path === '/api/v1/fixture-word-count');
     expect(entry).toMatchObject({ method: 'POST', available: true });
     expect(JSON.stringify(entry)).toContain('0.001234');
@@ -144,7 +158,9 @@ describe('a fixture SKU added to the catalogue list', () => {
     expect(op).toBeDefined();
     expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(['200', '400', '402']));
     expect(JSON.stringify(op!.requestBody)).toContain('#/components/schemas/FixtureWordCountRequest');
-    expect(JSON.stringify(openapi.components.schemas.FixtureWordCountRequest)).toContain('Text whose words are counted');
+    expect(JSON.stringify(openapi.components.schemas.FixtureWordCountRequest)).toContain(
+      'Text whose words are counted',
+    );
   });
 
   it('the MCP door lists it as a tool with its input schema', async () => {

@@ -70,7 +70,13 @@ const adapters: Adapter[] = [
 
 /** Inputs per route (raw, as a client sends them), without date and time. */
 const VARIANTS: Record<string, Record<string, unknown>[]> = {
-  'spread-candles': [{ pair: 'ETH/USD' }, { pair: 'AERO-USD' }, { pair: 'ETH/USD', interval: '1h' }, { pair: 'AERO/USD', interval: '4H' }, { pair: 'ETH/USD', interval: '1d' }],
+  'spread-candles': [
+    { pair: 'ETH/USD' },
+    { pair: 'AERO-USD' },
+    { pair: 'ETH/USD', interval: '1h' },
+    { pair: 'AERO/USD', interval: '4H' },
+    { pair: 'ETH/USD', interval: '1d' },
+  ],
   dislocations: [{ pair: 'ETH/USD' }, { pair: 'AERO/USD', revisions: 'true' }],
   'execution-latency': [{}, { venue: config.CEX_EXCHANGE }, { venue: 'base_dex' }],
   'shadow-capacity': [{}, { pair: 'ETH/USD' }],
@@ -139,7 +145,11 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     await close?.();
   });
 
-  const callOf = (sku: PricedSku, raw: Record<string, unknown>): SkuCall<unknown> => ({ input: sku.input.parse(raw), runtime, priceAtomic: sku.priceAtomic });
+  const callOf = (sku: PricedSku, raw: Record<string, unknown>): SkuCall<unknown> => ({
+    input: sku.input.parse(raw),
+    runtime,
+    priceAtomic: sku.priceAtomic,
+  });
 
   it('fills every slice of the day with what the route answers for that slice alone', async () => {
     const kinds = new Set<string>();
@@ -148,20 +158,34 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
       const filler = BLOCK_FILLERS[id] as SliceBlockFiller<unknown>;
       for (const variant of variants) {
         const sliceMs = filler.sliceMs(sku.input.parse({ ...variant, date: DATE }));
-        const slices = Array.from({ length: DAY / sliceMs }, (_, i) => ({ fromMs: D + i * sliceMs, toMs: D + (i + 1) * sliceMs }));
+        const slices = Array.from({ length: DAY / sliceMs }, (_, i) => ({
+          fromMs: D + i * sliceMs,
+          toMs: D + (i + 1) * sliceMs,
+        }));
         const filled = await filler.fill(callOf(sku, { ...variant, date: DATE }) as never, slices);
-        const alone = await pooled(slices.map((s) => () => direct(sku, callOf(sku, { ...variant, date: DATE, time: timeOf(s.fromMs) }))));
+        const alone = await pooled(
+          slices.map((s) => () => direct(sku, callOf(sku, { ...variant, date: DATE, time: timeOf(s.fromMs) }))),
+        );
         slices.forEach((s, i) => {
           const got = filled.get(s.fromMs);
           expect(got, `${id} ${JSON.stringify(variant)} ${timeOf(s.fromMs)}`).toBeDefined();
-          expect(outcomeText(got!), `${id} ${JSON.stringify(variant)} ${timeOf(s.fromMs)}`).toBe(outcomeText(alone[i]!));
+          expect(outcomeText(got!), `${id} ${JSON.stringify(variant)} ${timeOf(s.fromMs)}`).toBe(
+            outcomeText(alone[i]!),
+          );
           kinds.add('answer' in got! ? `${id} answer` : `${id} ${got!.refusal.code}`);
         });
       }
     }
     // The data exercised both outcomes where a route has both (the gap has no samples).
     expect([...kinds].sort()).toEqual(
-      expect.arrayContaining(['dislocations answer', 'execution-latency answer', 'execution-latency no_data_in_window', 'shadow-capacity answer', 'spread-candles answer', 'spread-candles no_data_in_window']),
+      expect.arrayContaining([
+        'dislocations answer',
+        'execution-latency answer',
+        'execution-latency no_data_in_window',
+        'shadow-capacity answer',
+        'spread-candles answer',
+        'spread-candles no_data_in_window',
+      ]),
     );
   }, 240_000);
 
@@ -176,13 +200,17 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     const times = Array.from({ length: 96 }, (_, i) => timeOf(D + i * BASE_SLICE_MS));
 
     const first = await through({ pair: 'ETH/USD', date: DATE, time: times[40] });
-    expect(outcomeText(first)).toBe(outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time: times[40] }))));
+    expect(outcomeText(first)).toBe(
+      outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time: times[40] }))),
+    );
     const before = queries;
     const served = [];
     for (const time of times) served.push(await through({ pair: 'ETH/USD', date: DATE, time }));
     // The span of coverage may be re-read in the background (it is cached for seconds): nothing else.
     expect(queries - before).toBeLessThanOrEqual(2);
-    const alone = await pooled(times.map((time) => () => direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time }))));
+    const alone = await pooled(
+      times.map((time) => () => direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time }))),
+    );
     expect(served.map(outcomeText)).toEqual(alone.map(outcomeText));
     expect(served.filter((o) => 'refusal' in o).length).toBe(8); // the two-hour gap
 
@@ -193,7 +221,9 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
       const q = queries;
       const got = await through({ pair: 'ETH/USD', date: DATE, time: '0915', interval });
       siblingQueries += queries - q;
-      expect(outcomeText(got), interval).toBe(outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time: '0915', interval }))));
+      expect(outcomeText(got), interval).toBe(
+        outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: DATE, time: '0915', interval }))),
+      );
     }
     expect(siblingQueries).toBeLessThanOrEqual(1); // a possible re-read of the coverage span
 
@@ -202,7 +232,9 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     const early = await through({ pair: 'ETH/USD', date: previous, time: '0900' });
     expect('refusal' in early && early.refusal.code).toBe('outside_coverage');
     const late = await through({ pair: 'ETH/USD', date: previous, time: '2330' });
-    expect(outcomeText(late)).toBe(outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: previous, time: '2330' }))));
+    expect(outcomeText(late)).toBe(
+      outcomeText(await direct(sku, callOf(sku, { pair: 'ETH/USD', date: previous, time: '2330' }))),
+    );
 
     // Concurrent misses of one day (a route and input not read before): one fill, i.e. as many queries as one fill makes.
     const disl = catalogue.byId('dislocations')!;

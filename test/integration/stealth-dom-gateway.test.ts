@@ -38,7 +38,11 @@ const processors: SkuProcessor[] = [];
 
 const balance = async () => api.payments.settlement.devChain!.balanceOf(payer.address);
 const price = (id: string) => BigInt(api.catalogue.byId(id)!.priceAtomic);
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 const payingFetch = () => payingFetchWith(payer, api.payments.settlement);
 
@@ -51,7 +55,11 @@ beforeAll(async () => {
     res.end(invoice.image);
   });
   let config: Config;
-  ({ config, proc, api, url, payer } = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', FETCH_ALLOW_LOOPBACK: 'true' }, logger));
+  ({ config, proc, api, url, payer } = await startPaidApi(
+    dataDir,
+    { STORE: 'duckdb', DUCKDB_PATH: ':memory:', FETCH_ALLOW_LOOPBACK: 'true' },
+    logger,
+  ));
   // What the worker role does for each registered SKU, with the test network seam.
   const deps = { config, logger, pairs: [] as never };
   const stealth = await stealthDomProcessor({ connect: loopbackOnlyNetwork() })(deps);
@@ -76,7 +84,9 @@ describe('paid calls', () => {
     ] as const) {
       const res = await fetch(`${url}${path}`, post(body));
       expect(res.status, path).toBe(402);
-      const challenge = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString()) as { accepts: { amount: string }[] };
+      const challenge = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString()) as {
+        accepts: { amount: string }[];
+      };
       expect(challenge.accepts[0]!.amount).toBe(price(id).toString());
     }
   });
@@ -120,8 +130,8 @@ describe('refused after payment verification: never settled', () => {
         : label === 'a redirect to a private address'
           ? site.url(`/redirect?to=${encodeURIComponent('http://10.0.0.1/admin')}`)
           : input.url.startsWith('/')
-          ? site.url(input.url)
-          : input.url;
+            ? site.url(input.url)
+            : input.url;
     const before = await balance();
     const { fetch: pay, sent } = payingFetch();
     const res = await pay(`${url}/api/v1/stealth-dom`, post({ url: target }));

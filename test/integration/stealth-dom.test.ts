@@ -9,13 +9,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StealthDomOutput, type StealthDomRequest } from '../../jobs/stealth-dom/sku.js';
 import { createInProcessQueue } from '../../core/queue/inprocess-queue.js';
-import type { JobError} from '../../core/queue/queue.js';
+import type { JobError } from '../../core/queue/queue.js';
 import { type JobQueue } from '../../core/queue/queue.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { stealthDomProcessor, type StealthDomResult } from '../../jobs/stealth-dom/processor.js';
 import { testConfig, testLogger } from '../helpers/config.js';
-import { ARTICLE_TITLE, articleHtml, loopbackOnlyNetwork, startWebFixtures, type WebFixtures } from '../helpers/web-fixtures.js';
+import {
+  ARTICLE_TITLE,
+  articleHtml,
+  loopbackOnlyNetwork,
+  startWebFixtures,
+  type WebFixtures,
+} from '../helpers/web-fixtures.js';
 import { jobErrorOf } from '../helpers/job-error.js';
 
 const logger = testLogger();
@@ -24,7 +30,11 @@ let queue: JobQueue;
 let processor: SkuProcessor<StealthDomRequest, StealthDomResult>;
 const JOB = skuJobName('stealth-dom');
 
-const config = testConfig({ FETCH_ALLOW_LOOPBACK: 'true', FETCH_MAX_TIMEOUT_MS: '10000', FETCH_MAX_BODY_BYTES: String(2 * 1024 * 1024) });
+const config = testConfig({
+  FETCH_ALLOW_LOOPBACK: 'true',
+  FETCH_MAX_TIMEOUT_MS: '10000',
+  FETCH_MAX_BODY_BYTES: String(2 * 1024 * 1024),
+});
 
 async function call(input: StealthDomRequest, deadlineMs = 15_000): Promise<StealthDomResult> {
   const result = await queue.run<StealthDomRequest, StealthDomResult>(JOB, input, { deadlineMs });
@@ -41,7 +51,11 @@ async function refused(input: StealthDomRequest): Promise<JobError> {
 beforeAll(async () => {
   site = await startWebFixtures();
   queue = await createInProcessQueue({ concurrency: 4, maxAttempts: 1, logger });
-  processor = await stealthDomProcessor({ connect: loopbackOnlyNetwork() })({ config, logger, pairs: loadPairs(config.PAIRS_FILE) });
+  processor = await stealthDomProcessor({ connect: loopbackOnlyNetwork() })({
+    config,
+    logger,
+    pairs: loadPairs(config.PAIRS_FILE),
+  });
   await queue.process(JOB, processor.handle, { concurrency: 4 });
 });
 
@@ -54,7 +68,13 @@ afterAll(async () => {
 describe('formats', () => {
   it('markdown (the default): the article only, titled, with headings, lists, quotes and absolute links', async () => {
     const r = await call({ url: site.url('/article') });
-    expect(r).toMatchObject({ success: true, status: 200, format: 'markdown', truncated: false, source: site.url('/article') });
+    expect(r).toMatchObject({
+      success: true,
+      status: 200,
+      format: 'markdown',
+      truncated: false,
+      source: site.url('/article'),
+    });
     const md = r.content;
     expect(md.startsWith('# ')).toBe(true);
     expect(md.split('\n', 1)[0]).toContain('Dredging the Maasgeul');
@@ -64,7 +84,18 @@ describe('formats', () => {
     expect(md).toMatch(/^> Every tide brings the sea floor/m);
     expect(md).toContain('438 million tonnes');
     expect(md).toContain(`[publish the surveyed depths](${site.origin}/ports/rotterdam/depths)`);
-    for (const noise of ['Accept cookies', 'Subscribe now', 'Cheap container insurance', 'Sail the fjords', 'Most read', 'Copyright 2025', 'Sign me up', 'gtag', 'dataLayer', 'Privacy policy']) {
+    for (const noise of [
+      'Accept cookies',
+      'Subscribe now',
+      'Cheap container insurance',
+      'Sail the fjords',
+      'Most read',
+      'Copyright 2025',
+      'Sign me up',
+      'gtag',
+      'dataLayer',
+      'Privacy policy',
+    ]) {
       expect(md, noise).not.toContain(noise);
     }
   });
@@ -76,7 +107,9 @@ describe('formats', () => {
     expect(r.content).toMatch(/^Dredging around the clock$/m);
     expect(r.content).toMatch(/^The Port of Rotterdam handled 438 million tonnes/m);
     expect(r.content).toContain('publish the surveyed depths every week');
-    expect(r.content).toContain('- Surveying the channel floor with echo sounders\n- Dredging shoals before they limit the draught\n');
+    expect(r.content).toContain(
+      '- Surveying the channel floor with echo sounders\n- Dredging shoals before they limit the draught\n',
+    );
     expect(r.content).not.toMatch(/\]\(|^#|<\w+/m);
     expect(r.content).not.toContain('Accept cookies');
   });
@@ -109,9 +142,13 @@ describe('formats', () => {
 
   it('plain text is returned as is; JSON becomes a fenced block in markdown', async () => {
     const text = await call({ url: site.url('/notes.txt') });
-    expect(text.content).toBe('Tide table notes\n\nHigh water 06:12, low water 12:31.\nPilot boarding at Maas Center.\n');
+    expect(text.content).toBe(
+      'Tide table notes\n\nHigh water 06:12, low water 12:31.\nPilot boarding at Maas Center.\n',
+    );
     const json = await call({ url: site.url('/data.json') });
-    expect(json.content).toBe('```json\n{"port":"Rotterdam","tonnes":438000000,"channel":{"name":"Maasgeul","depth_m":24}}\n```');
+    expect(json.content).toBe(
+      '```json\n{"port":"Rotterdam","tonnes":438000000,"channel":{"name":"Maasgeul","depth_m":24}}\n```',
+    );
     const rawJson = await call({ url: site.url('/data.json'), format: 'raw' });
     expect(JSON.parse(rawJson.content)).toMatchObject({ port: 'Rotterdam' });
   });
@@ -152,7 +189,9 @@ describe('refusals and upstream statuses', () => {
 
   it('a redirect to a private address is refused (400 url_not_allowed at hop 1)', async () => {
     const before = site.requests.length;
-    const err = await refused({ url: site.url(`/redirect?to=${encodeURIComponent('http://192.168.1.1/router/admin')}`) });
+    const err = await refused({
+      url: site.url(`/redirect?to=${encodeURIComponent('http://192.168.1.1/router/admin')}`),
+    });
     expect(err).toMatchObject({ code: 'url_not_allowed', status: 400 });
     expect(err.details).toMatchObject({ field: 'url', reason: 'private', hop: 1 });
     expect(site.requests.length).toBe(before + 1);

@@ -52,26 +52,50 @@ const SLICES = Array.from({ length: (END - START) / SLICE }, (_, i) => START + i
 const PAIRS = catalogue.pairs.map((p) => p.pair);
 
 // A book snapshot every 5 s (every 10th CEX tick): enough to walk a quote's book, a fifth of the rows to store.
-const events = [...new MarketSimulator(catalogue, { seed: 2031, startMs: START, cexVenue: 'coinbase', ladderUsd: LADDER, bookEveryTicks: 10 }).generate(END)];
+const events = [
+  ...new MarketSimulator(catalogue, {
+    seed: 2031,
+    startMs: START,
+    cexVenue: 'coinbase',
+    ladderUsd: LADDER,
+    bookEveryTicks: 10,
+  }).generate(END),
+];
 
 /** The served precision (docs/metrics.md, "Precision"), written again. */
-const dp = (v: number, places: number) => Math.sign(v) * Math.round(Math.abs(v) * 10 ** places) / 10 ** places;
+const dp = (v: number, places: number) => (Math.sign(v) * Math.round(Math.abs(v) * 10 ** places)) / 10 ** places;
 const price6 = (v: number) => (Math.abs(v) >= 1e4 ? dp(v, 2) : Number(v.toPrecision(6)));
 /** `served` is `exact` rounded to `places` decimals (half a unit, plus the last bits two engines may sum differently). */
 function expectRounded(served: number, exact: number, places: number, what: string): void {
-  expect(Math.abs(served - exact), `${what}: served ${served}, SQL ${exact}`).toBeLessThanOrEqual(0.5 * 10 ** -places + 1e-9 * Math.max(1, Math.abs(exact)));
+  expect(Math.abs(served - exact), `${what}: served ${served}, SQL ${exact}`).toBeLessThanOrEqual(
+    0.5 * 10 ** -places + 1e-9 * Math.max(1, Math.abs(exact)),
+  );
 }
 
 async function load(store: Store): Promise<number> {
   const t0 = performance.now();
-  const ctx: BatchContext = { deadLetter: async (_m, reason) => { throw new Error(`dead letter: ${reason}`); }, signal: new AbortController().signal };
+  const ctx: BatchContext = {
+    deadLetter: async (_m, reason) => {
+      throw new Error(`dead letter: ${reason}`);
+    },
+    signal: new AbortController().signal,
+  };
   const asMessages = (list: typeof events): BusMessage[] =>
-    list.map((e, i) => ({ topic: e.topic, partition: 0, offset: String(i), key: e.key, value: JSON.stringify(e.event), headers: {}, timestamp: e.event.event_time_ms }));
+    list.map((e, i) => ({
+      topic: e.topic,
+      partition: 0,
+      offset: String(i),
+      key: e.key,
+      value: JSON.stringify(e.event),
+      headers: {},
+      timestamp: e.event.event_time_ms,
+    }));
   const quotes = asMessages(events.filter((e) => e.topic === TOPICS.quotes));
   const processor = new QuoteProcessor(store, undefined, { groupId: uniqueName('props'), logger });
   for (let i = 0; i < quotes.length; i += 20_000) await processor.handleBatch(quotes.slice(i, i + 20_000), ctx);
   const rawEvents = events.filter((e) => e.topic !== TOPICS.quotes);
-  for (let i = 0; i < rawEvents.length; i += 20_000) await handleRawBatch(store, asMessages(rawEvents.slice(i, i + 20_000)), ctx);
+  for (let i = 0; i < rawEvents.length; i += 20_000)
+    await handleRawBatch(store, asMessages(rawEvents.slice(i, i + 20_000)), ctx);
   const paper = new PaperExecutor(store, logger);
   for (let i = 0; i < 20 && (await paper.runOnce()) > 0; i++);
   return performance.now() - t0;
@@ -91,7 +115,13 @@ const backends: Backend[] = [
       const dir = await mkdtemp(join(tmpdir(), 'props-'));
       const store = await createDuckDbStore({ path: join(dir, 'props.duckdb'), logger });
       await store.migrate();
-      return { store, cleanup: async () => { await store.close(); await rm(dir, { recursive: true, force: true }); } };
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
@@ -99,7 +129,14 @@ const backends: Backend[] = [
     dialect: 'clickhouse',
     async open() {
       const database = uniqueName('props');
-      const store = await createClickHouseStore({ url: config.CLICKHOUSE_URL, database, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, connectTimeoutMs: config.STARTUP_TIMEOUT_MS, logger });
+      const store = await createClickHouseStore({
+        url: config.CLICKHOUSE_URL,
+        database,
+        username: config.CLICKHOUSE_USER,
+        password: config.CLICKHOUSE_PASSWORD,
+        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+        logger,
+      });
       await store.migrate();
       return {
         store,
@@ -130,8 +167,16 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
   beforeAll(async () => {
     ({ store, cleanup } = await backend.open());
     const ms = await load(store);
-    console.log(`[${backend.name}] ${events.length} simulated events (${HOURS} h, ${PAIRS.length} pairs) aggregated in ${Math.round(ms)} ms`);
-    runtime = { store, config, pairs: catalogue, catalogue: buildCatalogue({ config, pairs: catalogue }), now: () => END + 60_000 };
+    console.log(
+      `[${backend.name}] ${events.length} simulated events (${HOURS} h, ${PAIRS.length} pairs) aggregated in ${Math.round(ms)} ms`,
+    );
+    runtime = {
+      store,
+      config,
+      pairs: catalogue,
+      catalogue: buildCatalogue({ config, pairs: catalogue }),
+      now: () => END + 60_000,
+    };
     for (const pair of PAIRS) {
       for (const from of SLICES) {
         candles.set(`${pair}@${from}`, await spreadCandlesHandler(call({ pair, interval: '15m' as const }), win(from)));
@@ -163,10 +208,14 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
     }
     expect(items).toBeGreaterThan(100);
     // Stored, unrounded: every revision pays after fees, gas and slippage at a ladder size, so every peak does.
-    const [bad] = await store.query(sql`SELECT count(*) AS n FROM dislocations WHERE net_spread_bps <= 0 OR est_profit_usd <= 0 OR capacity_usd <= 0 OR peak_net_bps <= 0`);
+    const [bad] = await store.query(
+      sql`SELECT count(*) AS n FROM dislocations WHERE net_spread_bps <= 0 OR est_profit_usd <= 0 OR capacity_usd <= 0 OR peak_net_bps <= 0`,
+    );
     expect(num(bad!.n)).toBe(0);
     // Raw crossings that do not pay stay samples: many more samples cross than open.
-    const [crossing] = await store.query(sql`SELECT count(*) AS n FROM spread_samples WHERE raw_spread_bps > 0 AND net_spread_bps <= 0`);
+    const [crossing] = await store.query(
+      sql`SELECT count(*) AS n FROM spread_samples WHERE raw_spread_bps > 0 AND net_spread_bps <= 0`,
+    );
     expect(num(crossing!.n)).toBeGreaterThan(items);
   });
 
@@ -193,7 +242,10 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
       expect(c.volume_depth_usd).toBeGreaterThan(0);
     }
     for (const pair of PAIRS.slice(0, 4)) {
-      const hour = await spreadCandlesHandler(call({ pair, interval: '1h' as const }), win(START + 3_600_000, 3_600_000));
+      const hour = await spreadCandlesHandler(
+        call({ pair, interval: '1h' as const }),
+        win(START + 3_600_000, 3_600_000),
+      );
       const quarters = [0, 1, 2, 3].map((i) => candles.get(`${pair}@${START + 3_600_000 + i * SLICE}`)!);
       expect(hour.open_raw_spread_bps).toBe(quarters[0]!.open_raw_spread_bps);
       expect(hour.close_raw_spread_bps).toBe(quarters[3]!.close_raw_spread_bps);
@@ -205,11 +257,17 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
   });
 
   it('is reproduced by the SQL of docs/metrics.md, as written, on this engine', async () => {
-    const run = async (name: string, params: Record<string, string | number>): Promise<Row[]> => store.query(raw(docSql(name, backend.dialect, params)));
+    const run = async (name: string, params: Record<string, string | number>): Promise<Row[]> =>
+      store.query(raw(docSql(name, backend.dialect, params)));
     // Candles and their dislocation counts, every pair, over the whole run.
     for (const pair of PAIRS) {
       const rows = await run('candles-15m', { pair, from_ms: START, to_ms: END });
-      const counts = new Map((await run('dislocation-count', { pair, from_ms: START, to_ms: END })).map((r) => [num(r.slice_start_ms), num(r.dislocation_count)]));
+      const counts = new Map(
+        (await run('dislocation-count', { pair, from_ms: START, to_ms: END })).map((r) => [
+          num(r.slice_start_ms),
+          num(r.dislocation_count),
+        ]),
+      );
       expect(rows.length).toBe(SLICES.length);
       for (const r of rows) {
         const from = num(r.slice_start_ms);
@@ -228,7 +286,10 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
       const hours = await run('candles-1h', { pair, from_ms: START, to_ms: END });
       expect(hours.length).toBe(HOURS);
       const h = hours[1]!;
-      const served = await spreadCandlesHandler(call({ pair, interval: '1h' as const }), win(num(h.slice_start_ms), 3_600_000));
+      const served = await spreadCandlesHandler(
+        call({ pair, interval: '1h' as const }),
+        win(num(h.slice_start_ms), 3_600_000),
+      );
       expectRounded(served.avg_net_spread_bps, num(h.avg_net_spread_bps), 2, `${pair} 1h avg net`);
       expectRounded(served.volume_depth_usd, num(h.volume_depth_usd), 2, `${pair} 1h depth`);
       expectRounded(served.high_raw_spread_bps, num(h.high_raw_spread_bps), 2, `${pair} 1h high`);
@@ -245,7 +306,12 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
           expect(d.timestamp).toBe(new Date(num(r.opened_ms)).toISOString());
           expect(d.updated_at).toBe(new Date(num(r.updated_ms)).toISOString());
           expect(d.revision_count).toBe(num(r.revision_count));
-          expect([d.buy_venue, d.sell_venue, d.status, d.duration_ms]).toEqual([r.buy, r.sell, r.status_, num(r.duration)]);
+          expect([d.buy_venue, d.sell_venue, d.status, d.duration_ms]).toEqual([
+            r.buy,
+            r.sell,
+            r.status_,
+            num(r.duration),
+          ]);
           expect(d.buy_price).toBe(price6(num(r.buy_px)));
           expect(d.sell_price).toBe(price6(num(r.sell_px)));
           for (const [served, stored, places] of [
@@ -259,10 +325,18 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
             [d.peak_profit_usd, r.peak_profit, 2],
             [d.peak_size_usd, r.peak_size, 2],
             [d.peak_capacity_usd, r.peak_capacity, 2],
-          ] as const) expectRounded(served, num(stored), places, `${pair} ${d.id}`);
-          expect([d.liquidity_depth_capped, d.capacity_capped]).toEqual([num(r.depth_capped) === 1, num(r.capacity_capped_) === 1]);
+          ] as const)
+            expectRounded(served, num(stored), places, `${pair} ${d.id}`);
+          expect([d.liquidity_depth_capped, d.capacity_capped]).toEqual([
+            num(r.depth_capped) === 1,
+            num(r.capacity_capped_) === 1,
+          ]);
           // The peaks are the maxima over the revisions.
-          expect([num(r.peak_raw), num(r.peak_net), num(r.peak_profit)]).toEqual([num(r.max_raw), num(r.max_net), num(r.max_profit)]);
+          expect([num(r.peak_raw), num(r.peak_net), num(r.peak_profit)]).toEqual([
+            num(r.max_raw),
+            num(r.max_net),
+            num(r.max_profit),
+          ]);
           const own = revisions.filter((x) => x.opportunity_id === r.opportunity_id);
           expect(own.map((x) => num(x.revision))).toEqual(d.revisions!.map((x) => x.revision));
           own.forEach((x, k) => {
@@ -295,7 +369,8 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
         [served.capital_split_usd.cex.base_usd, num(r!.cex_base_usd)],
         [served.capital_split_usd.base_dex.quote_usd, num(r!.dex_quote_usd)],
         [served.capital_split_usd.base_dex.base_usd, num(r!.dex_base_usd)],
-      ] as const) expectRounded(s, v, 2, `shadow ${new Date(from).toISOString()}`);
+      ] as const)
+        expectRounded(s, v, 2, `shadow ${new Date(from).toISOString()}`);
       expect(served.max_capacity_capped).toBe(num(r!.max_capacity_capped) === 1);
       if (available > 0) expectRounded(served.capture_rate_pct!, (captured / available) * 100, 2, 'capture rate');
       else expect(served.capture_rate_pct).toBeNull();
@@ -310,7 +385,8 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
         [latency.min_latency_ms, l!.min_ms],
         [latency.max_latency_ms, l!.max_ms],
         [latency.avg_latency_ms, l!.avg_ms],
-      ] as const) expectRounded(s, num(v), 1, 'latency');
+      ] as const)
+        expectRounded(s, num(v), 1, 'latency');
       const [f] = await run('fill-rate', { from_ms: from, to_ms: from + SLICE });
       if (num(f!.executions) > 0) expectRounded(latency.fill_rate_pct!, num(f!.fill_rate_pct), 2, 'fill rate');
       else expect(latency.fill_rate_pct).toBeNull();
@@ -320,19 +396,24 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
     expect(cov.earliest_timestamp).toBe(new Date(num(c!.earliest_ms)).toISOString());
     expect(cov.latest_timestamp).toBe(new Date(num(c!.latest_ms)).toISOString());
     expect(cov.supported_pairs.length).toBe(num(c!.pairs));
-    expect([cov.total_dislocations, cov.total_executions]).toEqual([num(c!.total_dislocations), num(c!.total_executions)]);
+    expect([cov.total_dislocations, cov.total_executions]).toEqual([
+      num(c!.total_dislocations),
+      num(c!.total_executions),
+    ]);
     expect(cov.total_executions).toBeGreaterThan(0);
   }, 300_000);
 
   if (backend.dialect === 'duckdb') {
-    it('reproduces a CEX quote\'s measured depth by walking its stored book with the SQL of docs/metrics.md', async () => {
+    it("reproduces a CEX quote's measured depth by walking its stored book with the SQL of docs/metrics.md", async () => {
       const rows = await store.query(sql`
         SELECT q.depth_buy_usd AS stored, q.depth_buy_capped AS capped, q.depth_impact_bps AS bps, b.event_id AS book
         FROM quotes q JOIN book_snapshots b ON b.pair = q.pair AND b.venue = q.venue AND b.ts_ms = q.ts_ms AND b.sequence = q.sequence
         WHERE q.venue_kind = 'cex' ORDER BY q.event_id LIMIT 200`);
       expect(rows.length).toBe(200);
       for (const r of rows) {
-        const [d] = await store.query(raw(docSql('cex-depth-buy', 'duckdb', { impact_bps: num(r.bps), book_event_id: String(r.book) })));
+        const [d] = await store.query(
+          raw(docSql('cex-depth-buy', 'duckdb', { impact_bps: num(r.bps), book_event_id: String(r.book) })),
+        );
         expect(num(d!.depth_buy_usd)).toBeCloseTo(num(r.stored), 6);
         expect(Boolean(d!.depth_buy_capped)).toBe(num(r.capped) === 1);
       }

@@ -30,7 +30,11 @@ let dataDir: string;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'utility-preflight-'));
   // The shipped bootstrap snapshot, never refreshed from the internet here.
-  ({ proc, url } = await startPaidApi(dataDir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:', RDAP_BOOTSTRAP_REFRESH_MS: '0' }, testLogger()));
+  ({ proc, url } = await startPaidApi(
+    dataDir,
+    { STORE: 'duckdb', DUCKDB_PATH: ':memory:', RDAP_BOOTSTRAP_REFRESH_MS: '0' },
+    testLogger(),
+  ));
 });
 
 afterAll(async () => {
@@ -38,13 +42,29 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-async function post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown>; challenged: boolean }> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown>; challenged: boolean }> {
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, challenged: res.headers.has('payment-required') };
+  return {
+    status: res.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    challenged: res.headers.has('payment-required'),
+  };
 }
 
-async function expectRefused(path: string, body: unknown, code: string, field: string): Promise<Record<string, unknown>> {
+async function expectRefused(
+  path: string,
+  body: unknown,
+  code: string,
+  field: string,
+): Promise<Record<string, unknown>> {
   const r = await post(path, body);
   expect(r.status, `${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`).toBe(400);
   expect(r.challenged).toBe(false);
@@ -62,20 +82,35 @@ async function expectChallenged(path: string, body: unknown): Promise<void> {
 describe('code-denoise: the supported-language list is in the input schema', () => {
   it('refuses an unknown language before the challenge, with the list', async () => {
     for (const language of ['brainfuck-99', 'cobol', 'php', 'javascript2', ' ']) {
-      const body = await expectRefused('/api/v1/code-denoise', { code: 'x = 1', language }, 'unsupported_language', 'language');
+      const body = await expectRefused(
+        '/api/v1/code-denoise',
+        { code: 'x = 1', language },
+        'unsupported_language',
+        'language',
+      );
       expect(body.supported).toEqual(SUPPORTED_LANGUAGES);
     }
   });
 
   it('challenges the supported names and aliases in any case', async () => {
-    for (const language of ['Python', 'TS', 'c++', 'golang', 'PostgreSQL']) await expectChallenged('/api/v1/code-denoise', { code: 'x = 1', language });
+    for (const language of ['Python', 'TS', 'c++', 'golang', 'PostgreSQL'])
+      await expectChallenged('/api/v1/code-denoise', { code: 'x = 1', language });
     await expectChallenged('/api/v1/code-denoise', { code: 'x = 1' });
   });
 });
 
 describe('domain-check: syntax and the RDAP bootstrap TLD set before the challenge', () => {
   it('refuses names that are not registrable domains as invalid_domain', async () => {
-    for (const domain of ['localhost', 'co.uk', 'com', 'exa_mple.com', '-bad.com', 'a..b.com', '192.168.0.1', `${'a'.repeat(64)}.com`]) {
+    for (const domain of [
+      'localhost',
+      'co.uk',
+      'com',
+      'exa_mple.com',
+      '-bad.com',
+      'a..b.com',
+      '192.168.0.1',
+      `${'a'.repeat(64)}.com`,
+    ]) {
       await expectRefused('/api/v1/domain-check', { domain }, 'invalid_domain', 'domain');
     }
   });
@@ -92,19 +127,39 @@ describe('domain-check: syntax and the RDAP bootstrap TLD set before the challen
   });
 
   it('challenges registrable names under TLDs the bootstrap serves, IDNs included', async () => {
-    for (const domain of ['example.com', 'www.wikipedia.org', 'bbc.co.uk', 'bücher.de'.replace('.de', '.com')]) await expectChallenged('/api/v1/domain-check', { domain });
+    for (const domain of ['example.com', 'www.wikipedia.org', 'bbc.co.uk', 'bücher.de'.replace('.de', '.com')])
+      await expectChallenged('/api/v1/domain-check', { domain });
   });
 });
 
 describe('dex-price-summary: the query grammar before the challenge', () => {
   it('refuses malformed queries as invalid_query', async () => {
-    for (const query of ['0x123', '0x', '0xabcdef0123456789', `0x${'a'.repeat(41)}`, 'a/b?c', 'AERO#1', 'back\\slash', 'AE\u0007RO', 'line\nbreak', '   ', '$']) {
+    for (const query of [
+      '0x123',
+      '0x',
+      '0xabcdef0123456789',
+      `0x${'a'.repeat(41)}`,
+      'a/b?c',
+      'AERO#1',
+      'back\\slash',
+      'AE\u0007RO',
+      'line\nbreak',
+      '   ',
+      '$',
+    ]) {
       await expectRefused('/api/v1/dex-price-summary', { query }, 'invalid_query', 'query');
     }
   });
 
   it('challenges symbols, names and addresses', async () => {
-    for (const query of ['AERO', '$WIF', 'Pepe 2.0', '0xBTC', '0x940181a94A35A4569E4529A3CDfB74e38FD98631', 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263']) {
+    for (const query of [
+      'AERO',
+      '$WIF',
+      'Pepe 2.0',
+      '0xBTC',
+      '0x940181a94A35A4569E4529A3CDfB74e38FD98631',
+      'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263',
+    ]) {
       await expectChallenged('/api/v1/dex-price-summary', { query });
     }
   });

@@ -30,7 +30,13 @@ import { eventually, testLogger } from '../helpers/config.js';
 describe('aerodrome reserve pricing', () => {
   it('volatile pool: the reserve ratio, decimals applied', () => {
     // 10,000,000 AERO (18 dec) against 12,500,000 USDC (6 dec): 12.5e6 / 10e6 = 1.25 USDC per AERO.
-    const r = { reserveBase: 10_000_000n * 10n ** 18n, reserveQuote: 12_500_000n * 10n ** 6n, baseDecimals: 18, quoteDecimals: 6, stable: false };
+    const r = {
+      reserveBase: 10_000_000n * 10n ** 18n,
+      reserveQuote: 12_500_000n * 10n ** 6n,
+      baseDecimals: 18,
+      quoteDecimals: 6,
+      stable: false,
+    };
     expect(reservesMidPrice(r)).toBe(1.25);
     // 1000 USDC at 1.25 is 800 AERO.
     expect(quoteToBaseAtPrice(1_000_000_000n, reservesMidRatio(r), 6, 18)).toBe(800n * 10n ** 18n);
@@ -38,15 +44,31 @@ describe('aerodrome reserve pricing', () => {
 
   it('stable pool: the slope of x^3*y + y^3*x, (3x^2*y + y^3) / (x^3 + 3x*y^2)', () => {
     // Balanced: (3 + 1) / (1 + 3) = 1.
-    expect(reservesMidPrice({ reserveBase: 5n * 10n ** 6n, reserveQuote: 5n * 10n ** 18n, baseDecimals: 6, quoteDecimals: 18, stable: true })).toBe(1);
+    expect(
+      reservesMidPrice({
+        reserveBase: 5n * 10n ** 6n,
+        reserveQuote: 5n * 10n ** 18n,
+        baseDecimals: 6,
+        quoteDecimals: 18,
+        stable: true,
+      }),
+    ).toBe(1);
     // x = 2, y = 1 (normalised): (3*4*1 + 1) / (8 + 3*2*1) = 13/14; a constant-product pool would say 1/2.
-    const stable = { reserveBase: 2_000_000n * 10n ** 6n, reserveQuote: 1_000_000n * 10n ** 6n, baseDecimals: 6, quoteDecimals: 6, stable: true };
+    const stable = {
+      reserveBase: 2_000_000n * 10n ** 6n,
+      reserveQuote: 1_000_000n * 10n ** 6n,
+      baseDecimals: 6,
+      quoteDecimals: 6,
+      stable: true,
+    };
     expect(reservesMidPrice(stable)).toBe(13 / 14);
     expect(reservesMidPrice({ ...stable, stable: false })).toBe(0.5);
   });
 
   it('rejects empty reserves', () => {
-    expect(() => reservesMidPrice({ reserveBase: 0n, reserveQuote: 1n, baseDecimals: 18, quoteDecimals: 6, stable: false })).toThrow(/empty/);
+    expect(() =>
+      reservesMidPrice({ reserveBase: 0n, reserveQuote: 1n, baseDecimals: 18, quoteDecimals: 6, stable: false }),
+    ).toThrow(/empty/);
   });
 });
 
@@ -72,7 +94,10 @@ interface FakeChain {
 
 /** Aerodrome Pool.getAmountOut for a volatile pool: fee on the input, then x*y=k. */
 function amountOut(chain: FakeChain, amountIn: bigint, tokenIn: Address): bigint {
-  const [rIn, rOut] = tokenIn.toLowerCase() === AERO.toLowerCase() ? [chain.reserveAero, chain.reserveUsdc] : [chain.reserveUsdc, chain.reserveAero];
+  const [rIn, rOut] =
+    tokenIn.toLowerCase() === AERO.toLowerCase()
+      ? [chain.reserveAero, chain.reserveUsdc]
+      : [chain.reserveUsdc, chain.reserveAero];
   const inAfterFee = amountIn - (amountIn * FEE_BPS) / 10_000n;
   return (inAfterFee * rOut) / (rIn + inAfterFee);
 }
@@ -80,7 +105,9 @@ function amountOut(chain: FakeChain, amountIn: bigint, tokenIn: Address): bigint
 function fakeBase(chain: FakeChain) {
   const answer = (abi: Abi, data: Hex, result: (fn: string, args: readonly unknown[]) => unknown): Hex => {
     const { functionName, args } = decodeFunctionData({ abi, data });
-    return encodeFunctionResult({ abi, functionName, result: result(functionName, args ?? []) } as Parameters<typeof encodeFunctionResult>[0]);
+    return encodeFunctionResult({ abi, functionName, result: result(functionName, args ?? []) } as Parameters<
+      typeof encodeFunctionResult
+    >[0]);
   };
   return custom({
     async request({ method, params }: { method: string; params?: unknown }) {
@@ -96,13 +123,20 @@ function fakeBase(chain: FakeChain) {
         case 'eth_getCode':
           return '0x'; // no Multicall3 here: parallel calls
         case 'eth_getBlockByNumber':
-          return { number: (params as [Hex])[0], timestamp: numberToHex(1_700_000_000n + chain.block * 2n), hash: `0x${'1'.repeat(64)}`, transactions: [] };
+          return {
+            number: (params as [Hex])[0],
+            timestamp: numberToHex(1_700_000_000n + chain.block * 2n),
+            hash: `0x${'1'.repeat(64)}`,
+            transactions: [],
+          };
         case 'eth_call': {
           await new Promise((r) => setTimeout(r, chain.callDelayMs));
           const [{ to, data }] = params as [{ to: Address; data: Hex }];
           const target = to.toLowerCase();
           if (target === AERO_FACTORY.toLowerCase()) {
-            return answer(aerodromeFactoryAbi, data, (fn, args) => (fn === 'getPool' ? (args[2] === false ? POOL : zeroAddress) : FEE_BPS));
+            return answer(aerodromeFactoryAbi, data, (fn, args) =>
+              fn === 'getPool' ? (args[2] === false ? POOL : zeroAddress) : FEE_BPS,
+            );
           }
           if (target === UNI_FACTORY.toLowerCase()) return answer(uniswapV3FactoryAbi, data, () => zeroAddress);
           if (target === POOL.toLowerCase()) {
@@ -144,17 +178,41 @@ const aeroSpec: PoolSpec = {
 };
 
 async function run(chain: FakeChain, ladderUsd: number[], until: (ingestor: DexIngestor) => boolean) {
-  const bus = await createMemoryBus({ partitions: 1, batchSize: 100, maxAttempts: 1, retryBackoffMs: 10, logger: testLogger() });
+  const bus = await createMemoryBus({
+    partitions: 1,
+    batchSize: 100,
+    maxAttempts: 1,
+    retryBackoffMs: 10,
+    logger: testLogger(),
+  });
   const client = createPublicClient({ transport: fakeBase(chain), pollingInterval: 10 });
-  const ingestor = new DexIngestor({ client, chain: chainSpec, pools: [{ pair: 'AERO/USD', spec: aeroSpec }], ladderUsd, bus, logger: testLogger(), source: 'live' });
+  const ingestor = new DexIngestor({
+    client,
+    chain: chainSpec,
+    pools: [{ pair: 'AERO/USD', spec: aeroSpec }],
+    ladderUsd,
+    bus,
+    logger: testLogger(),
+    source: 'live',
+  });
   await ingestor.start();
   await eventually(async () => until(ingestor), Boolean, 30_000, 10);
   await ingestor.stop();
   const read = async (topic: string) => {
     const end = await bus.endOffsets(topic);
     const out: string[] = [];
-    const consumer = await bus.consume({ groupId: `read-${topic}`, topics: [topic], fromBeginning: true, handleBatch: async (ms) => void out.push(...ms.map((m) => m.value)) });
-    await eventually(async () => out.length, (n) => n >= Number(end[0] ?? 0), 30_000, 10);
+    const consumer = await bus.consume({
+      groupId: `read-${topic}`,
+      topics: [topic],
+      fromBeginning: true,
+      handleBatch: async (ms) => void out.push(...ms.map((m) => m.value)),
+    });
+    await eventually(
+      async () => out.length,
+      (n) => n >= Number(end[0] ?? 0),
+      30_000,
+      10,
+    );
     await consumer.stop();
     return out;
   };
@@ -166,8 +224,19 @@ async function run(chain: FakeChain, ladderUsd: number[], until: (ingestor: DexI
 
 describe('DexIngestor on an Aerodrome volatile pool (JSON-RPC stand-in)', () => {
   it('prices from reserves, quotes the ladder with getAmountOut, publishes valid events', async () => {
-    const chain: FakeChain = { reserveAero: 10_000_000n * 10n ** 18n, reserveUsdc: 12_500_000n * 10n ** 6n, block: 1000n, advancePerPoll: 0n, callDelayMs: 0, calls: {} };
-    const { ingestor, quotes, latency } = await run(chain, [1000, 100000], (i) => (i.health().blocks_processed as number) >= 1);
+    const chain: FakeChain = {
+      reserveAero: 10_000_000n * 10n ** 18n,
+      reserveUsdc: 12_500_000n * 10n ** 6n,
+      block: 1000n,
+      advancePerPoll: 0n,
+      callDelayMs: 0,
+      calls: {},
+    };
+    const { ingestor, quotes, latency } = await run(
+      chain,
+      [1000, 100000],
+      (i) => (i.health().blocks_processed as number) >= 1,
+    );
     const health = ingestor.health();
     const pools = health.pools as { status: string; pool: string; last_mid: number }[];
     expect(pools[0]).toMatchObject({ status: 'ready', pool: POOL });
@@ -175,7 +244,17 @@ describe('DexIngestor on an Aerodrome volatile pool (JSON-RPC stand-in)', () => 
     expect(health.gas_pricing_pool).toBeNull();
 
     const q = quotes[0]!;
-    expect(q).toMatchObject({ pair: 'AERO/USD', venue: 'aerodrome_base', venue_kind: 'dex', fee_bps: 30, fee_included: true, sequence: 1000, source: 'live', gas_usd: null, gas_price_gwei: 2 });
+    expect(q).toMatchObject({
+      pair: 'AERO/USD',
+      venue: 'aerodrome_base',
+      venue_kind: 'dex',
+      fee_bps: 30,
+      fee_included: true,
+      sequence: 1000,
+      source: 'live',
+      gas_usd: null,
+      gas_price_gwei: 2,
+    });
     expect(q.event_id).toMatch(new RegExp(`^dex:8453:${POOL.toLowerCase()}:1000:[0-9a-f]{16}$`));
     expect(q.event_time_ms).toBe((1_700_000_000 + 2000) * 1000);
     expect(pools[0]).toMatchObject({ last_mid: 1.25 });
@@ -196,7 +275,14 @@ describe('DexIngestor on an Aerodrome volatile pool (JSON-RPC stand-in)', () => 
 
   it('counts the blocks it skips while busy and the heights the poller never reported', async () => {
     // Every poll moves the chain 2 blocks (one height never reported); each eth_call takes 40 ms, so blocks pile up.
-    const chain: FakeChain = { reserveAero: 10_000_000n * 10n ** 18n, reserveUsdc: 12_500_000n * 10n ** 6n, block: 5000n, advancePerPoll: 2n, callDelayMs: 40, calls: {} };
+    const chain: FakeChain = {
+      reserveAero: 10_000_000n * 10n ** 18n,
+      reserveUsdc: 12_500_000n * 10n ** 6n,
+      block: 5000n,
+      advancePerPoll: 2n,
+      callDelayMs: 40,
+      calls: {},
+    };
     const { ingestor, quotes } = await run(chain, [1000], (i) => (i.health().blocks_processed as number) >= 3);
     const h = ingestor.health();
     expect(h.blocks_skipped_busy as number).toBeGreaterThan(0);

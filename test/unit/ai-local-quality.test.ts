@@ -23,14 +23,17 @@ import { labelOf } from '../../core/ai/local/sentiment.js';
 import { countWords } from '../../core/ai/text.js';
 import type { SummaryFormat } from '../../core/ai/ai-provider.js';
 
-const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/ai/${name}`, import.meta.url), 'utf8')) as T;
+const fixture = <T>(name: string): T =>
+  JSON.parse(readFileSync(new URL(`../fixtures/ai/${name}`, import.meta.url), 'utf8')) as T;
 type Pairs = { pairs: [string, string][] };
 const EN = fixture<Pairs>('paraphrases-en.json').pairs;
 const ML = fixture<Pairs>('paraphrases-multilingual.json').pairs;
 const SUMMARIES = fixture<{ texts: { id: string; key: string; text: string }[] }>('summaries.json').texts;
 const SENTIMENT = fixture<{ items: { text: string; label: string }[] }>('sentiment-market.json').items;
 const HELDOUT = fixture<{ items: { text: string; label: string }[] }>('sentiment-market-heldout.json').items;
-const ENTITIES = fixture<{ items: { text: string; spans: { text: string; kind: 'NAME' | 'BIO' }[]; absent: string[] }[] }>('entities.json').items;
+const ENTITIES = fixture<{
+  items: { text: string; spans: { text: string; kind: 'NAME' | 'BIO' }[]; absent: string[] }[];
+}>('entities.json').items;
 
 let ai: LocalAiProvider;
 
@@ -64,7 +67,12 @@ async function paraphraseWinRate(route: 'text' | 'multilingual', dimensions: num
       }
     }
   }
-  return { rate: wins / total, comparisons: total, meanParaphrase: posSum / pairs.length, meanUnrelated: negSum / total };
+  return {
+    rate: wins / total,
+    comparisons: total,
+    meanParaphrase: posSum / pairs.length,
+    meanUnrelated: negSum / total,
+  };
 }
 
 describe('local embeddings', () => {
@@ -79,21 +87,29 @@ describe('local embeddings', () => {
     await ai.close(); // drops the built embedders: the next call rebuilds them from their seeds
     const again = (await ai.embed([text], { route: 'text', dimensions: 768 })).vectors[0]!;
     expect(Array.from(again)).toEqual(Array.from(a));
-    const other = (await ai.embed(['Completely different words about cooking pasta'], { route: 'text', dimensions: 768 })).vectors[0]!;
+    const other = (
+      await ai.embed(['Completely different words about cooking pasta'], { route: 'text', dimensions: 768 })
+    ).vectors[0]!;
     expect(dot(a, other)).toBeLessThan(0.5);
   });
 
   it('embed-text: paraphrases beat unrelated pairs in at least 90% of comparisons (English)', async () => {
     const r = await paraphraseWinRate('text', 768, EN);
-    console.log(`embed-text (768) on ${EN.length} English pairs: ${(r.rate * 100).toFixed(1)}% of ${r.comparisons} comparisons; mean cosine paraphrase ${r.meanParaphrase.toFixed(3)}, unrelated ${r.meanUnrelated.toFixed(3)}`);
+    console.log(
+      `embed-text (768) on ${EN.length} English pairs: ${(r.rate * 100).toFixed(1)}% of ${r.comparisons} comparisons; mean cosine paraphrase ${r.meanParaphrase.toFixed(3)}, unrelated ${r.meanUnrelated.toFixed(3)}`,
+    );
     expect(r.rate).toBeGreaterThanOrEqual(0.9);
   });
 
   it('embed-multilingual: paraphrases beat unrelated pairs in at least 90% of comparisons (non-English, and mixed with English)', async () => {
     const foreign = await paraphraseWinRate('multilingual', 1024, ML);
     const all = await paraphraseWinRate('multilingual', 1024, [...EN, ...ML]);
-    console.log(`embed-multilingual (1024) on ${ML.length} non-English pairs: ${(foreign.rate * 100).toFixed(1)}% of ${foreign.comparisons}; mean cosine paraphrase ${foreign.meanParaphrase.toFixed(3)}, unrelated ${foreign.meanUnrelated.toFixed(3)}`);
-    console.log(`embed-multilingual (1024) on all ${EN.length + ML.length} pairs: ${(all.rate * 100).toFixed(1)}% of ${all.comparisons}`);
+    console.log(
+      `embed-multilingual (1024) on ${ML.length} non-English pairs: ${(foreign.rate * 100).toFixed(1)}% of ${foreign.comparisons}; mean cosine paraphrase ${foreign.meanParaphrase.toFixed(3)}, unrelated ${foreign.meanUnrelated.toFixed(3)}`,
+    );
+    console.log(
+      `embed-multilingual (1024) on all ${EN.length + ML.length} pairs: ${(all.rate * 100).toFixed(1)}% of ${all.comparisons}`,
+    );
     expect(foreign.rate).toBeGreaterThanOrEqual(0.9);
     expect(all.rate).toBeGreaterThanOrEqual(0.9);
   });
@@ -102,14 +118,20 @@ describe('local embeddings', () => {
     const inside = SUMMARIES.slice(0, 6).map((t) => t.text);
     const outside = SUMMARIES.slice(6).map((t) => t.text);
     const long = inside.join('\n\n');
-    const r = await embedForRoute(ai, [long, ...inside, ...outside], { route: 'multilingual', dimensions: 1024, contextTokens: 128 });
+    const r = await embedForRoute(ai, [long, ...inside, ...outside], {
+      route: 'multilingual',
+      dimensions: 1024,
+      contextTokens: 128,
+    });
     expect(r.count).toBe(1 + inside.length + outside.length);
     expect(r.data[0]!.chunks).toBeGreaterThanOrEqual(6);
     expect(r.data[0]!.embedding).toHaveLength(1024);
     const pooled = r.data[0]!.embedding;
     const toInside = inside.map((_, i) => dot(pooled, r.data[1 + i]!.embedding));
     const toOutside = outside.map((_, i) => dot(pooled, r.data[1 + inside.length + i]!.embedding));
-    console.log(`long text: ${r.data[0]!.chunks} chunks of <= 128 tokens; cosine to its ${inside.length} parts ${toInside.map((x) => x.toFixed(2)).join(', ')}; to texts not in it ${toOutside.map((x) => x.toFixed(2)).join(', ')}`);
+    console.log(
+      `long text: ${r.data[0]!.chunks} chunks of <= 128 tokens; cosine to its ${inside.length} parts ${toInside.map((x) => x.toFixed(2)).join(', ')}; to texts not in it ${toOutside.map((x) => x.toFixed(2)).join(', ')}`,
+    );
     expect(Math.min(...toInside)).toBeGreaterThan(Math.max(...toOutside));
   });
 });
@@ -128,7 +150,10 @@ describe('local summaries', () => {
           expect(r.word_count, where).toBeLessThanOrEqual(maxWords);
           expect(r.word_count, where).toBeGreaterThan(0);
           if (format === 'bullets') {
-            expect(r.summary.split('\n').every((l) => l.startsWith('- ')), where).toBe(true);
+            expect(
+              r.summary.split('\n').every((l) => l.startsWith('- ')),
+              where,
+            ).toBe(true);
             expect(r.bullets.length, where).toBe(r.summary.split('\n').length);
           } else if (format === 'paragraph') {
             expect(r.summary, where).not.toContain('\n');
@@ -183,8 +208,12 @@ describe('local sentiment', () => {
   it('at least 80% accuracy on the labelled market sentences', async () => {
     const main = await accuracy(SENTIMENT);
     const held = await accuracy(HELDOUT);
-    console.log(`sentiment: ${(main.accuracy * 100).toFixed(1)}% on ${SENTIMENT.length} labelled sentences; ${(held.accuracy * 100).toFixed(1)}% on ${HELDOUT.length} held-out sentences`);
-    console.log(`  errors (main): ${JSON.stringify(Object.fromEntries(Object.entries(main.confusion).filter(([k]) => k.split('->')[0] !== k.split('->')[1])))}`);
+    console.log(
+      `sentiment: ${(main.accuracy * 100).toFixed(1)}% on ${SENTIMENT.length} labelled sentences; ${(held.accuracy * 100).toFixed(1)}% on ${HELDOUT.length} held-out sentences`,
+    );
+    console.log(
+      `  errors (main): ${JSON.stringify(Object.fromEntries(Object.entries(main.confusion).filter(([k]) => k.split('->')[0] !== k.split('->')[1])))}`,
+    );
     expect(SENTIMENT.length).toBeGreaterThanOrEqual(60);
     expect(main.accuracy).toBeGreaterThanOrEqual(0.8);
     expect(held.accuracy).toBeGreaterThanOrEqual(0.7);
@@ -198,7 +227,10 @@ describe('local sentiment', () => {
     expect(await s('Long liquidations everywhere')).toBeLessThan(-0.2);
     expect(await s('This is not bullish')).toBeLessThan(0);
     expect(await s('Looks weak but the breakout is real')).toBeGreaterThan(0);
-    const r = await ai.sentiment(['The dev team did a rug pull 💀', 'Buy the dip, new all-time high soon 🚀', 'rug pull confirmed'], { subject: 'DEGEN' });
+    const r = await ai.sentiment(
+      ['The dev team did a rug pull 💀', 'Buy the dip, new all-time high soon 🚀', 'rug pull confirmed'],
+      { subject: 'DEGEN' },
+    );
     expect(r.texts_with_signal).toBe(3);
     expect(r.signals[0]).toMatchObject({ signal: '"rug pull" ×2', direction: 'bearish' });
     expect(r.signals.reduce((a, x) => a + x.weight, 0)).toBeCloseTo(1, 2);
@@ -228,7 +260,10 @@ describe('local strict-mode entities', () => {
         const ok =
           g.kind === 'NAME'
             ? spans.some((s) => s.start <= g.start && s.end >= g.end)
-            : spans.some((s) => s.kind === 'BIO' && Math.min(s.end, g.end) - Math.max(s.start, g.start) >= 0.8 * (g.end - g.start));
+            : spans.some(
+                (s) =>
+                  s.kind === 'BIO' && Math.min(s.end, g.end) - Math.max(s.start, g.start) >= 0.8 * (g.end - g.start),
+              );
         if (ok) found += 1;
         else console.log(`missed ${g.kind}: ${g.text}`);
       }

@@ -24,9 +24,16 @@ describe('words and sentences', () => {
   });
 
   it('splits sentences, keeping abbreviations and initials, and breaking at lines', () => {
-    const text = 'Mr. Smith met Dr. J. Jones in the U.S. today. Prices rose!\nHeading line\n- a list item\n\nLast one here.';
+    const text =
+      'Mr. Smith met Dr. J. Jones in the U.S. today. Prices rose!\nHeading line\n- a list item\n\nLast one here.';
     const s = splitSentences(text);
-    expect(s.map((x) => x.text)).toEqual(['Mr. Smith met Dr. J. Jones in the U.S. today.', 'Prices rose!', 'Heading line', '- a list item', 'Last one here.']);
+    expect(s.map((x) => x.text)).toEqual([
+      'Mr. Smith met Dr. J. Jones in the U.S. today.',
+      'Prices rose!',
+      'Heading line',
+      '- a list item',
+      'Last one here.',
+    ]);
     for (const x of s) expect(text.slice(x.start, x.end)).toBe(x.text);
   });
 
@@ -39,7 +46,9 @@ describe('words and sentences', () => {
 
 describe('chunking and pooling', () => {
   it('keeps a short text whole and cuts a long one at sentence boundaries within the limit', () => {
-    expect(chunkText('A short text.', 64)).toEqual([{ text: 'A short text.', tokens: estimateTokens('A short text.') }]);
+    expect(chunkText('A short text.', 64)).toEqual([
+      { text: 'A short text.', tokens: estimateTokens('A short text.') },
+    ]);
     const sentence = 'Liquidity on the Base pool moved after the exchange repriced the book.';
     const long = Array.from({ length: 40 }, () => sentence).join(' ');
     const chunks = chunkText(long, 64);
@@ -70,7 +79,11 @@ describe('chunking and pooling', () => {
 });
 
 describe('summary layouts and the word budget', () => {
-  const points = ['Spreads widened at the US open.', 'Gas stayed cheap all day long.', 'Pools lagged the exchange by seconds.'];
+  const points = [
+    'Spreads widened at the US open.',
+    'Gas stayed cheap all day long.',
+    'Pools lagged the exchange by seconds.',
+  ];
 
   it('bullets: Markdown items, whole points while they fit', () => {
     const r = composeSummary('bullets', { points }, 13, 'm');
@@ -88,12 +101,17 @@ describe('summary layouts and the word budget', () => {
 
   it('executive: lead line, then Key points (the label counts)', () => {
     const r = composeSummary('executive', { headline: 'Dislocations doubled.', points }, 16, 'm');
-    expect(r.summary).toBe('Dislocations doubled.\n\nKey points:\n- Spreads widened at the US open.\n- Gas stayed cheap all day long.');
+    expect(r.summary).toBe(
+      'Dislocations doubled.\n\nKey points:\n- Spreads widened at the US open.\n- Gas stayed cheap all day long.',
+    );
     expect(r.headline).toBe('Dislocations doubled.');
     expect(r.word_count).toBeLessThanOrEqual(16);
   });
 
   it('strips list markers a model may have written itself', () => {
-    expect(composeSummary('bullets', { points: ['- one point here', '2) another point'] }, 50, 'm').bullets).toEqual(['one point here', 'another point']);
+    expect(composeSummary('bullets', { points: ['- one point here', '2) another point'] }, 50, 'm').bullets).toEqual([
+      'one point here',
+      'another point',
+    ]);
   });
 });

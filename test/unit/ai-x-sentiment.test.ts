@@ -41,14 +41,29 @@ describe('parseTopic', () => {
 describe('combine', () => {
   it('weights inputs by base weight and confidence; agreement raises the confidence, disagreement lowers it', () => {
     const agree = combine([
-      { from: 'x_posts', score: 0.6, confidence: 0.8, base: 1, signals: [{ signal: 'a', direction: 'bullish', weight: 1 }] },
-      { from: 'market', score: 0.4, confidence: 0.5, base: 0.8, signals: [{ signal: 'b', direction: 'bullish', weight: 1 }] },
+      {
+        from: 'x_posts',
+        score: 0.6,
+        confidence: 0.8,
+        base: 1,
+        signals: [{ signal: 'a', direction: 'bullish', weight: 1 }],
+      },
+      {
+        from: 'market',
+        score: 0.4,
+        confidence: 0.5,
+        base: 0.8,
+        signals: [{ signal: 'b', direction: 'bullish', weight: 1 }],
+      },
     ]);
     const w1 = 0.8;
     const w2 = 0.8 * 0.5;
     expect(agree.score).toBeCloseTo((0.6 * w1 + 0.4 * w2) / (w1 + w2), 3);
     expect(agree.confidence).toBeCloseTo((0.8 * w1 + 0.5 * w2) / (w1 + w2) + 0.1, 3);
-    expect(agree.key_signals.map((s) => [s.signal, s.from])).toEqual([['a', 'x_posts'], ['b', 'market']]);
+    expect(agree.key_signals.map((s) => [s.signal, s.from])).toEqual([
+      ['a', 'x_posts'],
+      ['b', 'market'],
+    ]);
     expect(agree.key_signals[0]!.weight).toBeCloseTo(w1 / (w1 + w2), 3);
 
     const disagree = combine([

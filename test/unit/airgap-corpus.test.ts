@@ -36,14 +36,16 @@ describe('airgap-scrub: PII corpus', () => {
   it(`has at least 150 labelled entities over every standard kind, and hard negatives (${CORPUS.length} texts)`, () => {
     const labelled = CORPUS.flatMap((r) => r.entities);
     expect(labelled.length).toBeGreaterThanOrEqual(150);
-    for (const kind of ['SSN', 'CREDIT_CARD', 'EMAIL', 'PHONE', 'ADDRESS', 'ZIP']) expect(labelled.filter((e) => e.kind === kind).length, kind).toBeGreaterThanOrEqual(20);
+    for (const kind of ['SSN', 'CREDIT_CARD', 'EMAIL', 'PHONE', 'ADDRESS', 'ZIP'])
+      expect(labelled.filter((e) => e.kind === kind).length, kind).toBeGreaterThanOrEqual(20);
     expect(CORPUS.filter((r) => r.entities.length === 0).length).toBeGreaterThanOrEqual(30);
     for (const r of CORPUS) for (const e of r.entities) expect(r.text, e.value).toContain(e.value);
   });
 
   it('measures precision and recall per entity type', async () => {
     const stats = new Map<EntityKind, { labelled: number; found: number; predicted: number; correct: number }>();
-    const of = (k: EntityKind) => stats.get(k) ?? (stats.set(k, { labelled: 0, found: 0, predicted: 0, correct: 0 }), stats.get(k)!);
+    const of = (k: EntityKind) =>
+      stats.get(k) ?? (stats.set(k, { labelled: 0, found: 0, predicted: 0, correct: 0 }), stats.get(k)!);
     const misses: string[] = [];
     const falsePositives: string[] = [];
     for (const r of CORPUS) {
@@ -59,23 +61,39 @@ describe('airgap-scrub: PII corpus', () => {
         of(g.kind).labelled++;
         // Removed, and the kinds the processor reported for this text include it.
         const covered = ranges.some((x) => x.start <= g.start && x.end >= g.end && x.kinds.includes(g.kind));
-        if (covered && body.entities_redacted.includes(g.kind) && !body.scrubbed.includes(r.text.slice(g.start, g.end))) of(g.kind).found++;
+        if (covered && body.entities_redacted.includes(g.kind) && !body.scrubbed.includes(r.text.slice(g.start, g.end)))
+          of(g.kind).found++;
         else misses.push(`${g.kind} ${JSON.stringify(r.text.slice(g.start, g.end))}`);
       }
       for (const x of ranges) {
         of(x.kind).predicted++;
         if (gold.some((g) => g.kind === x.kind && x.start < g.end && g.start < x.end)) of(x.kind).correct++;
-        else falsePositives.push(`${x.kind} ${JSON.stringify(r.text.slice(x.start, x.end))} in ${JSON.stringify(r.text)}`);
+        else
+          falsePositives.push(`${x.kind} ${JSON.stringify(r.text.slice(x.start, x.end))} in ${JSON.stringify(r.text)}`);
       }
     }
     const table = ENTITY_KINDS.filter((k) => stats.has(k)).map((k) => {
       const s = stats.get(k)!;
-      return { kind: k, labelled: s.labelled, recall: +(s.found / s.labelled).toFixed(3), precision: +(s.predicted ? s.correct / s.predicted : 1).toFixed(3) };
+      return {
+        kind: k,
+        labelled: s.labelled,
+        recall: +(s.found / s.labelled).toFixed(3),
+        precision: +(s.predicted ? s.correct / s.predicted : 1).toFixed(3),
+      };
     });
     console.log('airgap-scrub corpus: precision/recall per entity type');
     console.table(table);
-    console.log(`misses (${misses.length}):\n  ${misses.join('\n  ')}\nfalse positives (${falsePositives.length}):\n  ${falsePositives.join('\n  ')}`);
-    const floor: Record<string, number> = { SSN: 0.95, CREDIT_CARD: 0.95, EMAIL: 0.95, PHONE: 0.95, ADDRESS: 0.9, ZIP: 0.9 };
+    console.log(
+      `misses (${misses.length}):\n  ${misses.join('\n  ')}\nfalse positives (${falsePositives.length}):\n  ${falsePositives.join('\n  ')}`,
+    );
+    const floor: Record<string, number> = {
+      SSN: 0.95,
+      CREDIT_CARD: 0.95,
+      EMAIL: 0.95,
+      PHONE: 0.95,
+      ADDRESS: 0.9,
+      ZIP: 0.9,
+    };
     for (const row of table) {
       expect(row.recall, `${row.kind} recall`).toBeGreaterThanOrEqual(floor[row.kind] ?? 0.9);
       expect(row.precision, `${row.kind} precision`).toBeGreaterThanOrEqual(0.9);

@@ -33,7 +33,11 @@ const unused = {
 };
 
 /** An AI provider that reports every occurrence of the given names (NAME) and phrases (BIO). */
-function fakeProvider(names: string[], bios: string[] = [], extra: SensitiveSpan[] = []): AiProvider & { calls: number } {
+function fakeProvider(
+  names: string[],
+  bios: string[] = [],
+  extra: SensitiveSpan[] = [],
+): AiProvider & { calls: number } {
   const provider = {
     ...unused,
     adapter: 'local' as const,
@@ -41,9 +45,13 @@ function fakeProvider(names: string[], bios: string[] = [], extra: SensitiveSpan
     async findSensitiveSpans(text: string) {
       provider.calls++;
       const spans: SensitiveSpan[] = [...extra];
-      for (const [list, kind] of [[names, 'NAME'], [bios, 'BIO']] as const) {
+      for (const [list, kind] of [
+        [names, 'NAME'],
+        [bios, 'BIO'],
+      ] as const) {
         for (const needle of list) {
-          for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) spans.push({ start: at, end: at + needle.length, kind });
+          for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1))
+            spans.push({ start: at, end: at + needle.length, kind });
         }
       }
       return { spans, model: 'fake-ner-1' };
@@ -67,20 +75,32 @@ describe('airgap-scrub: standard mode', () => {
     const text =
       'Card 5527-6018-9555-9795, SSN 412-58-3391. Ship to 350 Fifth Ave, Suite 3300, New York, NY 10118; call +44 20 7946 0958 or write ops@example.org.';
     const body = await scrub(text);
-    expect(body.scrubbed).toBe('Card [CREDIT_CARD], SSN [SSN]. Ship to [ADDRESS], New York, NY [ZIP]; call [PHONE] or write [EMAIL].');
+    expect(body.scrubbed).toBe(
+      'Card [CREDIT_CARD], SSN [SSN]. Ship to [ADDRESS], New York, NY [ZIP]; call [PHONE] or write [EMAIL].',
+    );
     expect(body.entities_redacted).toEqual(['CREDIT_CARD', 'SSN', 'ADDRESS', 'ZIP', 'PHONE', 'EMAIL']);
   });
 
   it('leaves text without entities untouched (hard negatives)', async () => {
-    const text = 'Order #48213 shipped 2024-01-15 for $12,345.67 (v2.14.3); card 4111 1111 1111 1112 fails Luhn; SSN 666-45-1234 is invalid.';
+    const text =
+      'Order #48213 shipped 2024-01-15 for $12,345.67 (v2.14.3); card 4111 1111 1111 1112 fails Luhn; SSN 666-45-1234 is invalid.';
     expect(await scrub(text)).toMatchObject({ scrubbed: text, entities_redacted: [] });
   });
 
   it('checks every card brand with Luhn and the brand grouping', async () => {
-    const valid = ['4526 0181 5908 3012', '3442 366712 76843', '6011-5995-2890-7863', '3528472803852803', '2221 7114 7104 9743', '6285 3933 6338 7509'];
-    for (const card of valid) expect((await scrub(`pay with ${card} today`)).scrubbed, card).toBe('pay with [CREDIT_CARD] today');
+    const valid = [
+      '4526 0181 5908 3012',
+      '3442 366712 76843',
+      '6011-5995-2890-7863',
+      '3528472803852803',
+      '2221 7114 7104 9743',
+      '6285 3933 6338 7509',
+    ];
+    for (const card of valid)
+      expect((await scrub(`pay with ${card} today`)).scrubbed, card).toBe('pay with [CREDIT_CARD] today');
     // Luhn-invalid, and a valid number in an impossible grouping.
-    for (const text of ['pay with 4526 0181 5908 3015 today', 'pay with 45 2601 8159 0830 12 today']) expect((await scrub(text)).scrubbed).toBe(text);
+    for (const text of ['pay with 4526 0181 5908 3015 today', 'pay with 45 2601 8159 0830 12 today'])
+      expect((await scrub(text)).scrubbed).toBe(text);
   });
 
   it('finds SSNs with or without separators (bare ones only after an SSN keyword)', async () => {
@@ -120,12 +140,22 @@ describe('airgap-scrub: standard mode', () => {
     expect((await gb.handle({ text }, jobContext())).scrubbed).toBe('Ring the office on [PHONE] today.');
     expect((await scrub(text)).scrubbed).toBe('Ring the office on [PHONE] today.');
     // National formats as each region prints them (libphonenumber's example numbers), and a keyword for other groupings.
-    for (const n of ['06 12 34 56 78', '(02) 1234 5678', '030 123456', '090-1234-5678', '0412 345 678', '07400 123456']) {
+    for (const n of [
+      '06 12 34 56 78',
+      '(02) 1234 5678',
+      '030 123456',
+      '090-1234-5678',
+      '0412 345 678',
+      '07400 123456',
+    ]) {
       expect((await scrub(`Call me on ${n}.`)).scrubbed, n).toBe('Call me on [PHONE].');
     }
     // Not phones: ranges, ZIP+4, dates, conference codes.
-    for (const t of ['Read pages 101-145.', 'Cambridge, MA 02139-4307', 'Due 2024-06-01.', 'dial-in code 847 2210 93']) expect((await scrub(t)).entities_redacted, t).not.toContain('PHONE');
-    await expect(createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'ZZ' }))).rejects.toThrow(/AIRGAP_PHONE_REGION/);
+    for (const t of ['Read pages 101-145.', 'Cambridge, MA 02139-4307', 'Due 2024-06-01.', 'dial-in code 847 2210 93'])
+      expect((await scrub(t)).entities_redacted, t).not.toContain('PHONE');
+    await expect(createAirgapScrubProcessor(processorDeps({}, { AIRGAP_PHONE_REGION: 'ZZ' }))).rejects.toThrow(
+      /AIRGAP_PHONE_REGION/,
+    );
   });
 });
 
@@ -159,31 +189,37 @@ describe('airgap-scrub: strict mode', () => {
   it('merges provider spans that overlap pattern spans and ignores malformed ones', async () => {
     const t = 'Write to bob.smith@example.com, Bob Smith.';
     const at = t.indexOf('bob.smith');
-    const ai = fakeProvider(['Bob Smith'], [], [
-      { start: at, end: at + 9, kind: 'NAME' }, // "bob.smith" inside the email: the email wins
-      { start: -4, end: 3, kind: 'NAME' },
-      { start: 10, end: 5, kind: 'BIO' },
-      { start: 0, end: 10_000, kind: 'BIO' },
-      { start: 1.5, end: 4, kind: 'NAME' },
-      { start: 0, end: 5, kind: 'SSN' as never },
-    ]);
+    const ai = fakeProvider(
+      ['Bob Smith'],
+      [],
+      [
+        { start: at, end: at + 9, kind: 'NAME' }, // "bob.smith" inside the email: the email wins
+        { start: -4, end: 3, kind: 'NAME' },
+        { start: 10, end: 5, kind: 'BIO' },
+        { start: 0, end: 10_000, kind: 'BIO' },
+        { start: 1.5, end: 4, kind: 'NAME' },
+        { start: 0, end: 5, kind: 'SSN' as never },
+      ],
+    );
     const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
     const body = await deep.handle({ text: t, strictMode: true }, jobContext());
     expect(body.scrubbed).toBe('Write to [EMAIL], [NAME].');
     expect(body.entities_redacted).toEqual(['EMAIL', 'NAME']);
   });
 
-  it('works with the project\'s own local AI provider (AI_PROVIDER=local)', async () => {
+  it("works with the project's own local AI provider (AI_PROVIDER=local)", async () => {
     const deps = processorDeps({}, { AI_PROVIDER: 'local' });
     const ai = await createAiProvider(deps.config, deps.logger);
     try {
       const deep = await createAirgapScrubProcessor({ ...deps, ai });
-      const t = 'Dr. Alice Johnson can be reached at alice.j@example.com or 415-555-0139. Her colleague Bob Smith lives at 12 Oak Street.';
+      const t =
+        'Dr. Alice Johnson can be reached at alice.j@example.com or 415-555-0139. Her colleague Bob Smith lives at 12 Oak Street.';
       const body = await deep.handle({ text: t, strictMode: true }, jobContext());
       expect(AirgapScrubOutput.safeParse(body).success).toBe(true);
       expect(body.mode).toBe('deep');
       expect(body.source).toMatch(/^airgap-scrub\+local:/);
-      for (const secret of ['Alice Johnson', 'Bob Smith', 'alice.j@example.com', '415-555-0139', '12 Oak Street']) expect(body.scrubbed).not.toContain(secret);
+      for (const secret of ['Alice Johnson', 'Bob Smith', 'alice.j@example.com', '415-555-0139', '12 Oak Street'])
+        expect(body.scrubbed).not.toContain(secret);
       expect(body.entities_redacted).toEqual(expect.arrayContaining(['NAME', 'EMAIL', 'PHONE']));
     } finally {
       await ai.close?.();
@@ -207,11 +243,22 @@ describe('airgap-scrub: strict mode', () => {
         throw new AiUpstreamTimeoutError(`timed out on "${t}"`, { input: t });
       },
     };
-    const a = await rejection((await createAirgapScrubProcessor(processorDeps({ ai: failing, logger }))).handle({ text: secret, strictMode: true }, jobContext()));
+    const a = await rejection(
+      (await createAirgapScrubProcessor(processorDeps({ ai: failing, logger }))).handle(
+        { text: secret, strictMode: true },
+        jobContext(),
+      ),
+    );
     expect(a).toMatchObject({ code: 'ai_failed', status: 502 });
-    const b = await rejection((await createAirgapScrubProcessor(processorDeps({ ai: coded, logger }))).handle({ text: secret, strictMode: true }, jobContext()));
+    const b = await rejection(
+      (await createAirgapScrubProcessor(processorDeps({ ai: coded, logger }))).handle(
+        { text: secret, strictMode: true },
+        jobContext(),
+      ),
+    );
     expect(b).toMatchObject({ code: 'ai_upstream_timeout', status: 504, details: {} });
-    for (const err of [a, b]) expect(JSON.stringify({ m: err.message, d: err.details, s: err.stack })).not.toMatch(/412-58-3391|Alice/);
+    for (const err of [a, b])
+      expect(JSON.stringify({ m: err.message, d: err.details, s: err.stack })).not.toMatch(/412-58-3391|Alice/);
     expect(lines()).toContain('AI provider failed');
     expect(lines()).not.toMatch(/412-58-3391|Alice/);
   });
@@ -245,7 +292,8 @@ describe('airgap-scrub: input errors and logs', () => {
 
 describe('airgap-scrub: strict mode keeps the standard labels (issue 14)', () => {
   it('labels structured PII inside a bio as itself, and the bio only around it', async () => {
-    const t = 'Patient is a retired teacher, SSN 219-45-8876, card 4111 1111 1111 1111, living at 12 Oak Street, Springfield, IL 62704, who enjoys chess.';
+    const t =
+      'Patient is a retired teacher, SSN 219-45-8876, card 4111 1111 1111 1111, living at 12 Oak Street, Springfield, IL 62704, who enjoys chess.';
     const ai = fakeProvider([], [], [{ start: 0, end: t.length - 1, kind: 'BIO' }]);
     const deep = await createAirgapScrubProcessor(processorDeps({ ai }));
     const body = await deep.handle({ text: t, strictMode: true }, jobContext());
@@ -254,7 +302,8 @@ describe('airgap-scrub: strict mode keeps the standard labels (issue 14)', () =>
     expect(body.scrubbed).toContain('[ADDRESS]');
     expect(body.scrubbed).toContain('[ZIP]');
     expect(body.scrubbed).toContain('[BIO]');
-    for (const secret of ['219-45-8876', '4111 1111 1111 1111', '12 Oak Street', '62704', 'retired teacher', 'chess']) expect(body.scrubbed).not.toContain(secret);
+    for (const secret of ['219-45-8876', '4111 1111 1111 1111', '12 Oak Street', '62704', 'retired teacher', 'chess'])
+      expect(body.scrubbed).not.toContain(secret);
     expect(body.entities_redacted).toEqual(expect.arrayContaining(['BIO', 'SSN', 'CREDIT_CARD', 'ADDRESS', 'ZIP']));
   });
 });
@@ -279,7 +328,14 @@ describe('airgap-scrub: the misses of issue 14', () => {
 
   it('4012888888881881 in all its forms', async () => {
     for (const form of ['4012888888881881', '4012 8888 8888 1881', '4012-8888-8888-1881', '4012.8888.8888.1881']) {
-      for (const [before, after] of [['card ', '.'], ['card#', ' exp'], ['{"pan":"', '"}'], ['cc=', '&cvv=123'], ['(', ')'], ['Visa\n', '\n']]) {
+      for (const [before, after] of [
+        ['card ', '.'],
+        ['card#', ' exp'],
+        ['{"pan":"', '"}'],
+        ['cc=', '&cvv=123'],
+        ['(', ')'],
+        ['Visa\n', '\n'],
+      ]) {
         const text = `${before}${form}${after}`;
         const body = await scrub(text);
         expect(body.scrubbed, text).toBe(`${before}[CREDIT_CARD]${after}`);
@@ -288,16 +344,39 @@ describe('airgap-scrub: the misses of issue 14', () => {
   });
 
   it('12-digit Maestro numbers after a card word only', async () => {
-    expect((await scrub('Maestro card 501857566829 expires soon')).scrubbed).toBe('Maestro card [CREDIT_CARD] expires soon');
+    expect((await scrub('Maestro card 501857566829 expires soon')).scrubbed).toBe(
+      'Maestro card [CREDIT_CARD] expires soon',
+    );
     expect(await kinds('Order 501857566829 shipped')).not.toContain('CREDIT_CARD');
   });
 
   it('does not take barcodes, epoch timestamps or Luhn-invalid numbers for cards', async () => {
-    for (const text of ['EAN 4006381333931 in stock', 'ts=1700000000000 ms', 'Ref 4012888888881882 rejected', 'GTIN: 4012345678901']) expect(await kinds(text), text).not.toContain('CREDIT_CARD');
+    for (const text of [
+      'EAN 4006381333931 in stock',
+      'ts=1700000000000 ms',
+      'Ref 4012888888881882 rejected',
+      'GTIN: 4012345678901',
+    ])
+      expect(await kinds(text), text).not.toContain('CREDIT_CARD');
   });
 
   it('phone numbers outside the US format', async () => {
-    for (const phone of ['+44 20 7946 0958', '020 7946 0958', '+33 1 42 68 53 00', '01 42 68 53 00', '+49 30 901820', '030 901820', '(02) 9876 5432', '+61 2 9876 5432', '0412 345 678', '+91 98765 43210', '+81 3-1234-5678', '03-1234-5678', '+7 495 123-45-67', '+55 11 96123-4567']) {
+    for (const phone of [
+      '+44 20 7946 0958',
+      '020 7946 0958',
+      '+33 1 42 68 53 00',
+      '01 42 68 53 00',
+      '+49 30 901820',
+      '030 901820',
+      '(02) 9876 5432',
+      '+61 2 9876 5432',
+      '0412 345 678',
+      '+91 98765 43210',
+      '+81 3-1234-5678',
+      '03-1234-5678',
+      '+7 495 123-45-67',
+      '+55 11 96123-4567',
+    ]) {
       const text = `Please call ${phone} after lunch.`;
       expect((await scrub(text)).scrubbed, phone).toBe('Please call [PHONE] after lunch.');
     }
@@ -309,13 +388,20 @@ describe('airgap-scrub: the misses of issue 14', () => {
       ['Mail: Unit 2536 Box 5315\nDPO AP 96521', 'Mail: [ADDRESS]\nDPO AP [ZIP]'],
       ['USNS Comfort\nFPO AA 34055', '[ADDRESS]\nFPO AA [ZIP]'],
       ['CMR 402 Box 1234, APO AE 09180', '[ADDRESS], APO AE [ZIP]'],
-    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
+    ] as const)
+      expect((await scrub(text)).scrubbed, text).toBe(expected);
   });
 
   it('comma-separated (CSV) and multi-line addresses', async () => {
-    expect((await scrub('name,street,city,state,zip\nJane Doe,123 Main St,Springfield,IL,62704')).scrubbed).toBe('name,street,city,state,zip\nJane Doe,[ADDRESS],Springfield,IL,[ZIP]');
-    expect((await scrub('Jane Doe\n742 Evergreen Terrace\nApt 4B\nSpringfield, IL 62704')).scrubbed).toBe('Jane Doe\n[ADDRESS]\nSpringfield, IL [ZIP]');
-    expect((await scrub('Send it to PO Box 2243, 6645 N Ensign St, Portland, OR 97217.')).scrubbed).toBe('Send it to [ADDRESS], Portland, OR [ZIP].');
+    expect((await scrub('name,street,city,state,zip\nJane Doe,123 Main St,Springfield,IL,62704')).scrubbed).toBe(
+      'name,street,city,state,zip\nJane Doe,[ADDRESS],Springfield,IL,[ZIP]',
+    );
+    expect((await scrub('Jane Doe\n742 Evergreen Terrace\nApt 4B\nSpringfield, IL 62704')).scrubbed).toBe(
+      'Jane Doe\n[ADDRESS]\nSpringfield, IL [ZIP]',
+    );
+    expect((await scrub('Send it to PO Box 2243, 6645 N Ensign St, Portland, OR 97217.')).scrubbed).toBe(
+      'Send it to [ADDRESS], Portland, OR [ZIP].',
+    );
   });
 
   it('UK, Canadian, Australian and German addresses, street line and postcode', async () => {
@@ -326,11 +412,16 @@ describe('airgap-scrub: the misses of issue 14', () => {
       ['Unit 4, 12 Smith Street, Parramatta NSW 2150', '[ADDRESS], Parramatta NSW [ZIP]'],
       ['Hauptstraße 5, 10115 Berlin', '[ADDRESS], [ZIP] Berlin'],
       ['Otto-Hahn-Allee 12a\n28359 Bremen', '[ADDRESS]\n[ZIP] Bremen'],
-    ] as const) expect((await scrub(text)).scrubbed, text).toBe(expected);
+    ] as const)
+      expect((await scrub(text)).scrubbed, text).toBe(expected);
   });
 
   it('the street line goes with the ZIP, not the ZIP alone', async () => {
-    for (const text of ['Deliver to 8 Old Farm Road, Anytown, VT 05001', 'Billing: 500 W 2nd St #1800, Austin, TX 78701', 'Lives at 3785 Kristen Junctions Apt. 310\nWest Brittanyville, WV 68968']) {
+    for (const text of [
+      'Deliver to 8 Old Farm Road, Anytown, VT 05001',
+      'Billing: 500 W 2nd St #1800, Austin, TX 78701',
+      'Lives at 3785 Kristen Junctions Apt. 310\nWest Brittanyville, WV 68968',
+    ]) {
       const body = await scrub(text);
       expect(body.entities_redacted, text).toEqual(['ADDRESS', 'ZIP']);
     }

@@ -15,7 +15,11 @@ import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
-import { validateDiscoveryExtension, validateDiscoveryExtensionSpec, type DiscoveryExtension } from '@x402/extensions/bazaar';
+import {
+  validateDiscoveryExtension,
+  validateDiscoveryExtensionSpec,
+  type DiscoveryExtension,
+} from '@x402/extensions/bazaar';
 import { loadConfig } from '../../core/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
@@ -32,12 +36,21 @@ const BUDGET = 3500;
 const catalogue = buildCatalogue({ config: loadConfig({ NODE_ENV: 'test' }), pairs: loadPairs() });
 const paid: [PricedSku, HttpMethod][] = catalogue.skus
   .filter((s) => !s.free)
-  .flatMap((s) => (s.alsoPost && s.method !== 'POST' ? [s.method, 'POST' as const] : [s.method]).map((m): [PricedSku, HttpMethod] => [s, m]));
+  .flatMap((s) =>
+    (s.alsoPost && s.method !== 'POST' ? [s.method, 'POST' as const] : [s.method]).map((m): [PricedSku, HttpMethod] => [
+      s,
+      m,
+    ]),
+  );
 
 const stubFacilitator: FacilitatorClient = {
   verify: async () => ({ isValid: false, invalidReason: 'stub' }),
   settle: async () => ({ success: false, errorReason: 'stub', transaction: '', network: 'eip155:8453' }),
-  getSupported: async () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} }),
+  getSupported: async () => ({
+    kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }],
+    extensions: [],
+    signers: {},
+  }),
 };
 
 let http: HttpServer;
@@ -49,7 +62,14 @@ interface Declared {
 }
 
 beforeAll(async () => {
-  const gate = createPaymentGate({ ...TEST_PAYMENT_INFO, network: 'eip155:8453', asset: TEST_PAYMENT_INFO.asset as `0x${string}`, payTo: TEST_PAYMENT_INFO.payTo as `0x${string}`, facilitator: stubFacilitator, replayGuard: new MemoryReplayGuard() });
+  const gate = createPaymentGate({
+    ...TEST_PAYMENT_INFO,
+    network: 'eip155:8453',
+    asset: TEST_PAYMENT_INFO.asset as `0x${string}`,
+    payTo: TEST_PAYMENT_INFO.payTo as `0x${string}`,
+    facilitator: stubFacilitator,
+    replayGuard: new MemoryReplayGuard(),
+  });
   const app = new Koa();
   app.use(async (ctx, next) => {
     const hit = paid.find(([s, m]) => s.path === ctx.path && m === ctx.method);
@@ -62,11 +82,17 @@ beforeAll(async () => {
 afterAll(() => http?.close());
 
 async function bazaarOf(sku: PricedSku, method: HttpMethod) {
-  const query = new URLSearchParams(Object.entries(sku.exampleInput).map(([k, v]): [string, string] => [k, String(v)])).toString();
+  const query = new URLSearchParams(
+    Object.entries(sku.exampleInput).map(([k, v]): [string, string] => [k, String(v)]),
+  ).toString();
   const res =
     method === 'GET'
       ? await fetch(`${http.url}${sku.path}?${query}`)
-      : await fetch(`${http.url}${sku.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sku.exampleInput) });
+      : await fetch(`${http.url}${sku.path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(sku.exampleInput),
+        });
   expect(res.status).toBe(402);
   const header = res.headers.get('payment-required')!;
   const decoded = decodePaymentRequiredHeader(header);
@@ -78,33 +104,41 @@ describe('Bazaar listing of every paid route', () => {
     expect(paid.length).toBe(16 + 4); // 16 paid SKUs; spread-candles, dislocations, execution-latency, shadow-capacity also answer POST
   });
 
-  it.each(paid.map(([s, m]) => [`${m} ${s.path}`, s, m] as const))('%s validates with @x402/extensions', async (_name, sku, method) => {
-    const { header, bazaar } = await bazaarOf(sku, method);
-    expect(header.length).toBeLessThanOrEqual(BUDGET);
-    expect(bazaar).toBeDefined();
+  it.each(paid.map(([s, m]) => [`${m} ${s.path}`, s, m] as const))(
+    '%s validates with @x402/extensions',
+    async (_name, sku, method) => {
+      const { header, bazaar } = await bazaarOf(sku, method);
+      expect(header.length).toBeLessThanOrEqual(BUDGET);
+      expect(bazaar).toBeDefined();
 
-    const valid = validateDiscoveryExtension(bazaar as unknown as DiscoveryExtension);
-    expect(valid.errors ?? []).toEqual([]);
-    expect(valid.valid).toBe(true);
-    const spec = validateDiscoveryExtensionSpec(bazaar as unknown as Record<string, unknown>);
-    expect(spec.errors ?? []).toEqual([]);
+      const valid = validateDiscoveryExtension(bazaar as unknown as DiscoveryExtension);
+      expect(valid.errors ?? []).toEqual([]);
+      expect(valid.valid).toBe(true);
+      const spec = validateDiscoveryExtensionSpec(bazaar as unknown as Record<string, unknown>);
+      expect(spec.errors ?? []).toEqual([]);
 
-    const input = bazaar.info.input;
-    expect(input.type).toBe('http');
-    expect(input.method).toBe(method);
-    // The catalogue's request example, and its input schema: only description texts may be shortened.
-    const bare = describedBriefly(inputJsonSchema(sku), 'none');
-    if (method === 'GET') {
-      expect(input.queryParams).toEqual(sku.exampleInput);
-      expect(describedBriefly(bazaar.schema.properties.input.properties.queryParams, 'none')).toEqual({ type: 'object', ...bare });
-    } else {
-      expect(input.bodyType).toBe('json');
-      expect(input.body).toEqual(sku.exampleInput);
-      expect(describedBriefly(bazaar.schema.properties.input.properties.body, 'none')).toEqual(bare);
-    }
-    // The catalogue's 200 example, whole or shortened to fit.
-    expect([sku.example, shortenExample(sku.example), compactExample(sku.example)]).toContainEqual(bazaar.info.output?.example);
-  });
+      const input = bazaar.info.input;
+      expect(input.type).toBe('http');
+      expect(input.method).toBe(method);
+      // The catalogue's request example, and its input schema: only description texts may be shortened.
+      const bare = describedBriefly(inputJsonSchema(sku), 'none');
+      if (method === 'GET') {
+        expect(input.queryParams).toEqual(sku.exampleInput);
+        expect(describedBriefly(bazaar.schema.properties.input.properties.queryParams, 'none')).toEqual({
+          type: 'object',
+          ...bare,
+        });
+      } else {
+        expect(input.bodyType).toBe('json');
+        expect(input.body).toEqual(sku.exampleInput);
+        expect(describedBriefly(bazaar.schema.properties.input.properties.body, 'none')).toEqual(bare);
+      }
+      // The catalogue's 200 example, whole or shortened to fit.
+      expect([sku.example, shortenExample(sku.example), compactExample(sku.example)]).toContainEqual(
+        bazaar.info.output?.example,
+      );
+    },
+  );
 
   it('an empty request example is what the validators refused before (regression guard)', async () => {
     const [sku] = paid.find(([s]) => s.id === 'airgap-scrub')!;

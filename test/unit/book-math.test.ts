@@ -38,7 +38,18 @@ describe('book math', () => {
   });
 
   it('skips empty levels when looking for the touch', () => {
-    expect(bestBidAsk({ bids: [[99.5, 0], [99, 1]], asks: [[100, 0], [100.5, 3]] })).toEqual({ bid: [99, 1], ask: [100.5, 3] });
+    expect(
+      bestBidAsk({
+        bids: [
+          [99.5, 0],
+          [99, 1],
+        ],
+        asks: [
+          [100, 0],
+          [100.5, 3],
+        ],
+      }),
+    ).toEqual({ bid: [99, 1], ask: [100.5, 3] });
   });
 
   it('detects a crossed book', () => {
@@ -79,7 +90,16 @@ describe('book math', () => {
     expect(vwapForUsd(book.asks, Number.NaN)).toBeNull();
     expect(vwapForUsd([], 10)).toBeNull();
     // zero-size levels contribute nothing: $150 needs 1 @ 100 + $50 @ 101
-    expect(vwapForUsd([[100, 1], [100.5, 0], [101, 1]], 150)).toBeCloseTo(150 / (1 + 50 / 101), 10);
+    expect(
+      vwapForUsd(
+        [
+          [100, 1],
+          [100.5, 0],
+          [101, 1],
+        ],
+        150,
+      ),
+    ).toBeCloseTo(150 / (1 + 50 / 101), 10);
   });
 
   it('builds a ladder for the configured sizes', () => {

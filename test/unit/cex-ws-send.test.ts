@@ -14,7 +14,9 @@ describe('CEX websocket sends on a closed connection', () => {
   it('is observed when dropped, and still rejects for a caller that awaits it', async () => {
     process.on('unhandledRejection', onUnhandled);
     const exchange = createCexExchange('coinbase', { wsUrl: 'ws://127.0.0.1:9/', restUrl: 'http://127.0.0.1:9' });
-    const client = (exchange as unknown as { client(url: string): { send(m: unknown): Promise<unknown> } }).client('ws://127.0.0.1:9/');
+    const client = (exchange as unknown as { client(url: string): { send(m: unknown): Promise<unknown> } }).client(
+      'ws://127.0.0.1:9/',
+    );
     void client.send({ type: 'subscribe' }); // what ccxt's throttled watch() does
     await expect(client.send({ type: 'subscribe' })).rejects.toBeInstanceOf(Error);
     await new Promise((r) => setTimeout(r, 50));

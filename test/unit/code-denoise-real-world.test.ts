@@ -57,7 +57,10 @@ const LANGUAGE: Record<string, string> = {
 const MYSQL = SQLDialect.define({ ...MySQL.spec, backslashEscapes: true });
 const GRAMMARS: Record<string, { parse: (s: string) => Tree; literals: string[] }> = {
   javascript: { parse: (s) => jsParser.parse(s), literals: ['String', 'TemplateString', 'RegExp'] },
-  typescript: { parse: (s) => jsParser.configure({ dialect: 'ts' }).parse(s), literals: ['String', 'TemplateString', 'RegExp'] },
+  typescript: {
+    parse: (s) => jsParser.configure({ dialect: 'ts' }).parse(s),
+    literals: ['String', 'TemplateString', 'RegExp'],
+  },
   python: { parse: (s) => pythonParser.parse(s), literals: ['String', 'FormatString'] },
   css: { parse: (s) => cssParser.parse(s), literals: ['StringLiteral', 'ColorLiteral', 'ParenthesizedContent'] },
   go: { parse: (s) => goParser.parse(s), literals: ['String', 'Rune'] },
@@ -82,12 +85,35 @@ function literalsOf(language: string, source: string): string[] {
   return out;
 }
 
-const files = readdirSync(DIR).filter((f) => f !== 'README.md').sort();
-const hasTool = async (cmd: string) => run('sh', ['-c', `command -v ${cmd}`], { timeout: 10_000 }).then(() => true, () => false);
+const files = readdirSync(DIR)
+  .filter((f) => f !== 'README.md')
+  .sort();
+const hasTool = async (cmd: string) =>
+  run('sh', ['-c', `command -v ${cmd}`], { timeout: 10_000 }).then(
+    () => true,
+    () => false,
+  );
 
 describe('code-denoise on real-world files', () => {
   it('has one fixture per supported language', () => {
-    expect(new Set(files.map((f) => LANGUAGE[f]))).toEqual(new Set(['javascript', 'typescript', 'python', 'css', 'html', 'jsonc', 'go', 'rust', 'java', 'c', 'cpp', 'shell', 'sql', 'mysql']));
+    expect(new Set(files.map((f) => LANGUAGE[f]))).toEqual(
+      new Set([
+        'javascript',
+        'typescript',
+        'python',
+        'css',
+        'html',
+        'jsonc',
+        'go',
+        'rust',
+        'java',
+        'c',
+        'cpp',
+        'shell',
+        'sql',
+        'mysql',
+      ]),
+    );
   });
 
   for (const file of files) {
@@ -100,7 +126,9 @@ describe('code-denoise on real-world files', () => {
       const second = await processor.handle({ code: first.code, language }, jobContext());
       expect(second.code, `${file}: a second pass changes nothing`).toBe(first.code);
       expect(second.comments_removed, `${file}: no comment left`).toBe(0);
-      expect(second.syntax_errors, `${file}: the output has no more syntax errors`).toBeLessThanOrEqual(first.syntax_errors);
+      expect(second.syntax_errors, `${file}: the output has no more syntax errors`).toBeLessThanOrEqual(
+        first.syntax_errors,
+      );
       if (GRAMMARS[language] && file !== 'javascript-html-comments.js') {
         const before = literalsOf(language, code);
         const after = literalsOf(language, first.code);
@@ -115,7 +143,19 @@ describe('code-denoise on real-world files', () => {
           expect(before.length - after.length).toBeLessThanOrEqual(first.comments_removed);
         } else expect(after, file).toEqual(before);
       }
-      if (['javascript.js', 'typescript.ts', 'python.py', 'go.go', 'rust.rs', 'cpp.cc', 'css.css', 'javascript-html-comments.js'].includes(file)) expect(first.syntax_errors, file).toBe(0);
+      if (
+        [
+          'javascript.js',
+          'typescript.ts',
+          'python.py',
+          'go.go',
+          'rust.rs',
+          'cpp.cc',
+          'css.css',
+          'javascript-html-comments.js',
+        ].includes(file)
+      )
+        expect(first.syntax_errors, file).toBe(0);
     });
   }
 
@@ -125,11 +165,18 @@ describe('code-denoise on real-world files', () => {
     expect(out.code).not.toContain('-->');
     expect(out.code).not.toContain('the comment extends');
     class Test262Error extends Error {}
-    for (const source of [code, out.code]) expect(() => vm.runInNewContext(source, { Test262Error })).toThrow(Test262Error);
+    for (const source of [code, out.code])
+      expect(() => vm.runInNewContext(source, { Test262Error })).toThrow(Test262Error);
     // Inside strings and templates the markers are text, and a module has no HTML-like comments.
-    const kept = await processor.handle({ code: 'var s = "<!-- x -->";\nvar t = `\n--> y\n<!-- z`;\n<!-- gone\n', language: 'javascript' }, jobContext());
+    const kept = await processor.handle(
+      { code: 'var s = "<!-- x -->";\nvar t = `\n--> y\n<!-- z`;\n<!-- gone\n', language: 'javascript' },
+      jobContext(),
+    );
     expect(kept.code).toBe('var s = "<!-- x -->";\nvar t = `\n--> y\n<!-- z`;');
-    const mod = await processor.handle({ code: 'import x from "y";\nvar a = x <!--b;\n', language: 'javascript' }, jobContext());
+    const mod = await processor.handle(
+      { code: 'import x from "y";\nvar a = x <!--b;\n', language: 'javascript' },
+      jobContext(),
+    );
     expect(mod.code).toBe('import x from "y";\nvar a = x <!--b;');
   });
 
@@ -137,13 +184,26 @@ describe('code-denoise on real-world files', () => {
     const dir = await mkdtemp(join(tmpdir(), 'code-denoise-real-'));
     try {
       if (await hasTool('python3')) {
-        const out = await processor.handle({ code: readFileSync(new URL('python.py', DIR), 'utf8'), language: 'python' }, jobContext());
+        const out = await processor.handle(
+          { code: readFileSync(new URL('python.py', DIR), 'utf8'), language: 'python' },
+          jobContext(),
+        );
         await writeFile(join(dir, 'colorsys_denoised.py'), out.code);
-        const { stdout } = await run('python3', ['-c', 'import colorsys, colorsys_denoised as d; print(d.rgb_to_hls(0.2, 0.4, 0.4) == colorsys.rgb_to_hls(0.2, 0.4, 0.4), d.hsv_to_rgb(0.6, 0.5, 0.5) == colorsys.hsv_to_rgb(0.6, 0.5, 0.5))'], { cwd: dir, timeout: 30_000 });
+        const { stdout } = await run(
+          'python3',
+          [
+            '-c',
+            'import colorsys, colorsys_denoised as d; print(d.rgb_to_hls(0.2, 0.4, 0.4) == colorsys.rgb_to_hls(0.2, 0.4, 0.4), d.hsv_to_rgb(0.6, 0.5, 0.5) == colorsys.hsv_to_rgb(0.6, 0.5, 0.5))',
+          ],
+          { cwd: dir, timeout: 30_000 },
+        );
         expect(stdout.trim()).toBe('True True');
       }
       if (await hasTool('gofmt')) {
-        const out = await processor.handle({ code: readFileSync(new URL('go.go', DIR), 'utf8'), language: 'go' }, jobContext());
+        const out = await processor.handle(
+          { code: readFileSync(new URL('go.go', DIR), 'utf8'), language: 'go' },
+          jobContext(),
+        );
         await writeFile(join(dir, 'builder.go'), out.code);
         await expect(run('gofmt', ['-e', join(dir, 'builder.go')], { timeout: 30_000 })).resolves.toBeDefined();
       }

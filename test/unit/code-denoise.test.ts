@@ -61,7 +61,10 @@ const hasTool = async (cmd: string) =>
 const MYSQL = SQLDialect.define({ ...MySQL.spec, backslashEscapes: true });
 const GRAMMARS: Record<string, { parse: (s: string) => Tree; literals: string[] }> = {
   javascript: { parse: (s) => jsParser.parse(s), literals: ['String', 'TemplateString', 'RegExp'] },
-  typescript: { parse: (s) => jsParser.configure({ dialect: 'ts' }).parse(s), literals: ['String', 'TemplateString', 'RegExp'] },
+  typescript: {
+    parse: (s) => jsParser.configure({ dialect: 'ts' }).parse(s),
+    literals: ['String', 'TemplateString', 'RegExp'],
+  },
   python: { parse: (s) => pythonParser.parse(s), literals: ['String', 'FormatString'] },
   css: { parse: (s) => cssParser.parse(s), literals: ['StringLiteral', 'ColorLiteral', 'ParenthesizedContent'] },
   go: { parse: (s) => goParser.parse(s), literals: ['String', 'Rune'] },
@@ -119,37 +122,118 @@ const CASES: Case[] = [
     file: 'tricky.js',
     language: 'javascript',
     grammar: 'javascript',
-    gone: ['Module header', 'trailing comment', 'a regex that matches', 'ASI must still see', 'indented comment', '/* after */', '// why', 'sourceMappingURL', 'interpolation comment', '// not a regex'],
-    kept: ['#!/usr/bin/env node', '"http://example.com/a//b/*c*/"', "'it\\'s /* not a comment */ // nor this'", '/\\/\\*[^*]*\\*\\//g', '`line one // kept\n  /* kept too */  ${', '}  spaces   kept\n${`nested ${\'// deep\'}`}`', "'#ff00aa'", 'let b = a\n+ 2'],
+    gone: [
+      'Module header',
+      'trailing comment',
+      'a regex that matches',
+      'ASI must still see',
+      'indented comment',
+      '/* after */',
+      '// why',
+      'sourceMappingURL',
+      'interpolation comment',
+      '// not a regex',
+    ],
+    kept: [
+      '#!/usr/bin/env node',
+      '"http://example.com/a//b/*c*/"',
+      "'it\\'s /* not a comment */ // nor this'",
+      '/\\/\\*[^*]*\\*\\//g',
+      '`line one // kept\n  /* kept too */  ${',
+      "}  spaces   kept\n${`nested ${'// deep'}`}`",
+      "'#ff00aa'",
+      'let b = a\n+ 2',
+    ],
   },
   {
     file: 'tricky.ts',
     language: 'ts',
     grammar: 'typescript',
-    gone: ['A documented interface', '// horizontal', 'vertical', 'mapper', '// backing array', 'Adds an item', '// alias', 'sourceMappingURL', '/* x */'],
-    kept: ['/// <reference types="node" />', '// @ts-check', '"C:\\\\temp\\\\//not-comment"', '/[/*]+/', "'#f00'", '"#0f0"', ', ${p.y}) // point`'],
+    gone: [
+      'A documented interface',
+      '// horizontal',
+      'vertical',
+      'mapper',
+      '// backing array',
+      'Adds an item',
+      '// alias',
+      'sourceMappingURL',
+      '/* x */',
+    ],
+    kept: [
+      '/// <reference types="node" />',
+      '// @ts-check',
+      '"C:\\\\temp\\\\//not-comment"',
+      '/[/*]+/',
+      "'#f00'",
+      '"#0f0"',
+      ', ${p.y}) // point`',
+    ],
   },
   {
     file: 'tricky.py',
     language: 'python',
     grammar: 'python',
-    gone: ['coding: utf-8', 'Module docstring', 'the regex module', "'#' inside a string", 'Return a greeting', 'a comment line', 'trailing comment', 'Class docstring', '# flag', 'One-line docstring', '# first', 'Nothing but a docstring'],
-    kept: ['#!/usr/bin/env python3', '"http://example.com/#anchor"', 'r"#\\s*(\\w+)"', "'#not-a-comment'", '"""keep this # hash\n   and this indentation\n\n   and the blank line above"""', 'f"Hello, {name}{punctuation}  # kept"', 'def only_docstring():\n    pass\n', '        values = [\n            1,\n            2,\n        ]'],
-    dropped: ['"""Module docstring.\n\nSpans several lines.\n"""', '"""Return a greeting.\n\n    The docstring goes away.\n    """', '"""Nothing but a docstring: the body needs a statement."""', "'''Class docstring.'''", '"One-line docstring."'],
+    gone: [
+      'coding: utf-8',
+      'Module docstring',
+      'the regex module',
+      "'#' inside a string",
+      'Return a greeting',
+      'a comment line',
+      'trailing comment',
+      'Class docstring',
+      '# flag',
+      'One-line docstring',
+      '# first',
+      'Nothing but a docstring',
+    ],
+    kept: [
+      '#!/usr/bin/env python3',
+      '"http://example.com/#anchor"',
+      'r"#\\s*(\\w+)"',
+      "'#not-a-comment'",
+      '"""keep this # hash\n   and this indentation\n\n   and the blank line above"""',
+      'f"Hello, {name}{punctuation}  # kept"',
+      'def only_docstring():\n    pass\n',
+      '        values = [\n            1,\n            2,\n        ]',
+    ],
+    dropped: [
+      '"""Module docstring.\n\nSpans several lines.\n"""',
+      '"""Return a greeting.\n\n    The docstring goes away.\n    """',
+      '"""Nothing but a docstring: the body needs a statement."""',
+      "'''Class docstring.'''",
+      '"One-line docstring."',
+    ],
   },
   {
     file: 'tricky.css',
     language: 'css',
     grammar: 'css',
     gone: ['Theme styles', 'brand blue', 'Hero section', '/* image */', 'sourceMappingURL'],
-    kept: ['#3B82F6', '#FFF', 'url(http://cdn.example.com/img/hero.png)', '"/* not a comment */ // nor this"', '.a.b { margin: 0 auto; }', 'a[href^="http://"]::after', '.hero > .title'],
+    kept: [
+      '#3B82F6',
+      '#FFF',
+      'url(http://cdn.example.com/img/hero.png)',
+      '"/* not a comment */ // nor this"',
+      '.a.b { margin: 0 auto; }',
+      'a[href^="http://"]::after',
+      '.hero > .title',
+    ],
   },
   {
     file: 'tricky.go',
     language: 'golang',
     grammar: 'go',
     gone: ['Package main is a demo', '// formatting', 'Greeting holds', '// the text', '// a comment', '/* inline */'],
-    kept: ['/*\n#include <stdio.h>\nstatic void hello(void) { printf("hi\\n"); }\n*/\nimport "C"', '//go:generate echo generating', '`raw string // with /* comment markers */\n  and indentation`', '"hello // world"', "'/'", 'x := 1 + 2'],
+    kept: [
+      '/*\n#include <stdio.h>\nstatic void hello(void) { printf("hi\\n"); }\n*/\nimport "C"',
+      '//go:generate echo generating',
+      '`raw string // with /* comment markers */\n  and indentation`',
+      '"hello // world"',
+      "'/'",
+      'x := 1 + 2',
+    ],
   },
   {
     file: 'tricky.rs',
@@ -163,14 +247,33 @@ const CASES: Case[] = [
     language: 'java',
     grammar: 'java',
     gone: ['Javadoc for the class', '// a field', '// trailing', '/* main */', 'inline', '// print'],
-    kept: ['"http://example.com/*x*/"', "'/'", '"""\n        text block // with markers /* kept */\n          indented\n        """'],
+    kept: [
+      '"http://example.com/*x*/"',
+      "'/'",
+      '"""\n        text block // with markers /* kept */\n          indented\n        """',
+    ],
   },
   {
     file: 'tricky.c',
     language: 'c',
     grammar: 'cpp',
-    gone: ['comments inside strings and directives', 'standard I/O', 'a block comment', 'continued macro', 'main prints', '// trailing', 'inline'],
-    kept: ['#include <stdio.h>\n', '#define GREETING "hello // not a comment"\n', '#define URL "http://example.com/*x*/"\n', '#define ADD(a, b) \\\n((a) + (b))\n', '"a /* b */ c"', '"  two  spaces  "'],
+    gone: [
+      'comments inside strings and directives',
+      'standard I/O',
+      'a block comment',
+      'continued macro',
+      'main prints',
+      '// trailing',
+      'inline',
+    ],
+    kept: [
+      '#include <stdio.h>\n',
+      '#define GREETING "hello // not a comment"\n',
+      '#define URL "http://example.com/*x*/"\n',
+      '#define ADD(a, b) \\\n((a) + (b))\n',
+      '"a /* b */ c"',
+      '"  two  spaces  "',
+    ],
   },
   {
     file: 'tricky.cpp',
@@ -184,7 +287,13 @@ const CASES: Case[] = [
     language: 'postgresql',
     grammar: 'sql',
     gone: ['Reporting query', 'Multi-line', 'display name', 'outer', 'last month'],
-    kept: ["'it''s -- not a comment'", '"weird /* column */"', '$body$ keep -- this $body$', "'%@example.com'", "interval '30 days'"],
+    kept: [
+      "'it''s -- not a comment'",
+      '"weird /* column */"',
+      '$body$ keep -- this $body$',
+      "'%@example.com'",
+      "interval '30 days'",
+    ],
   },
   {
     file: 'tricky-mysql.sql',
@@ -226,7 +335,17 @@ describe('code-denoise: languages read by a grammar', () => {
 describe('code-denoise: HTML, JSON with comments, shell', () => {
   it('HTML: comments gone, attribute values, pre, textarea and non-JS scripts kept; scripts and styles denoised in their language', async () => {
     const body = await denoise(fixture('tricky.html'), 'html');
-    for (const g of ['Page template', 'navigation', 'no space here', 'inline styles', '/* text */', 'comment in JSON-LD', 'a script comment', 'js comment']) expect(body.code).not.toContain(g);
+    for (const g of [
+      'Page template',
+      'navigation',
+      'no space here',
+      'inline styles',
+      '/* text */',
+      'comment in JSON-LD',
+      'a script comment',
+      'js comment',
+    ])
+      expect(body.code).not.toContain(g);
     for (const k of [
       'class="lead   text" data-x="a -- b"',
       'Hello <b>world</b>!</p>', // the comment was not whitespace: none added
@@ -246,14 +365,18 @@ describe('code-denoise: HTML, JSON with comments, shell', () => {
     for (const alias of ['json', 'jsonc']) {
       const body = await denoise(source, alias);
       expect(body.language).toBe('jsonc');
-      expect(body.code).toBe('{"editor.fontSize":14,"files.exclude":{"**/.git":true,"**/node_modules":true},"url":"http://example.com/a//b /* not a comment */","values":[1,2.5e3,-3,true,false,null,],}');
-      expect(parseJsonc(body.code, [], { allowTrailingComma: true })).toEqual(parseJsonc(source, [], { allowTrailingComma: true }));
+      expect(body.code).toBe(
+        '{"editor.fontSize":14,"files.exclude":{"**/.git":true,"**/node_modules":true},"url":"http://example.com/a//b /* not a comment */","values":[1,2.5e3,-3,true,false,null,],}',
+      );
+      expect(parseJsonc(body.code, [], { allowTrailingComma: true })).toEqual(
+        parseJsonc(source, [], { allowTrailingComma: true }),
+      );
       expect(body.comments_removed).toBe(4);
     }
     expect((await denoise('{"a": tru e}', 'json')).syntax_errors).toBeGreaterThan(0);
   });
 
-  it('shell: mvdan/sh (shfmt\'s parser) reads the same program before and after', async () => {
+  it("shell: mvdan/sh (shfmt's parser) reads the same program before and after", async () => {
     // Its minified print drops comments and layout and keeps everything else: the two prints must be equal.
     const minified = (code: string) => printShell(code, { minify: true, keepComments: false });
     const snippets = [
@@ -270,7 +393,20 @@ describe('code-denoise: HTML, JSON with comments, shell', () => {
 
   it('shell: comments only at word starts; quotes, expansions and heredocs byte for byte', async () => {
     const body = await denoise(fixture('tricky.sh'), 'bash');
-    for (const g of ['Deploy helper', 'strict mode', 'length of NAME', 'prints five args', "'#' inside a word", 'a function', 'comment after', 'loop comment', 'after continuation', '# array', '# matched']) expect(body.code).not.toContain(g);
+    for (const g of [
+      'Deploy helper',
+      'strict mode',
+      'length of NAME',
+      'prints five args',
+      "'#' inside a word",
+      'a function',
+      'comment after',
+      'loop comment',
+      'after continuation',
+      '# array',
+      '# matched',
+    ])
+      expect(body.code).not.toContain(g);
     for (const k of [
       '#!/usr/bin/env bash\n',
       'NAME="hello   # not a comment"',
@@ -315,7 +451,12 @@ describe('code-denoise: the programs still do the same', () => {
   };
 
   it('JavaScript under node', async () => {
-    await both('tricky.js', 'javascript', 'cjs', async (p) => (await run(process.execPath, [p], { timeout: 20_000 })).stdout);
+    await both(
+      'tricky.js',
+      'javascript',
+      'cjs',
+      async (p) => (await run(process.execPath, [p], { timeout: 20_000 })).stdout,
+    );
   });
 
   it('Python under python3', async (ctx) => {
@@ -353,15 +494,48 @@ describe('code-denoise: languages, errors, statistics', () => {
   });
 
   it('resolves aliases case-insensitively to the canonical language', async () => {
-    const aliases: [string, string][] = [['JS', 'javascript'], ['tsx', 'typescript'], ['Py', 'python'], ['bash', 'shell'], ['C++', 'cpp'], ['golang', 'go'], ['rs', 'rust'], ['jsonc', 'jsonc'], ['htm', 'html'], ['mariadb', 'mysql'], ['sqlite', 'sql']];
+    const aliases: [string, string][] = [
+      ['JS', 'javascript'],
+      ['tsx', 'typescript'],
+      ['Py', 'python'],
+      ['bash', 'shell'],
+      ['C++', 'cpp'],
+      ['golang', 'go'],
+      ['rs', 'rust'],
+      ['jsonc', 'jsonc'],
+      ['htm', 'html'],
+      ['mariadb', 'mysql'],
+      ['sqlite', 'sql'],
+    ];
     for (const [alias, canonical] of aliases) expect((await denoise('x', alias)).language, alias).toBe(canonical);
   });
 
   it('answers 400 unsupported_language with the supported list', async () => {
-    const err = await processor.handle({ code: 'puts 1 # ruby', language: 'ruby' }, jobContext()).catch((e: unknown) => e);
+    const err = await processor
+      .handle({ code: 'puts 1 # ruby', language: 'ruby' }, jobContext())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobError);
-    expect(err).toMatchObject({ code: 'unsupported_language', status: 400, details: { field: 'language', supported: SUPPORTED_LANGUAGES } });
-    expect(SUPPORTED_LANGUAGES).toEqual(['javascript', 'typescript', 'python', 'css', 'html', 'jsonc', 'go', 'rust', 'java', 'c', 'cpp', 'shell', 'sql', 'mysql']);
+    expect(err).toMatchObject({
+      code: 'unsupported_language',
+      status: 400,
+      details: { field: 'language', supported: SUPPORTED_LANGUAGES },
+    });
+    expect(SUPPORTED_LANGUAGES).toEqual([
+      'javascript',
+      'typescript',
+      'python',
+      'css',
+      'html',
+      'jsonc',
+      'go',
+      'rust',
+      'java',
+      'c',
+      'cpp',
+      'shell',
+      'sql',
+      'mysql',
+    ]);
     const bad = await processor.handle({ code: '' }, jobContext()).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: 'invalid_parameter', status: 400, details: { field: 'code' } });
   });
@@ -404,7 +578,9 @@ describe('code-denoise: languages, errors, statistics', () => {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const ratio = median(wholeMs) / median(partsMs);
-    console.log(`code-denoise: 44 KB at once ${median(wholeMs).toFixed(1)} ms, as 40 parts ${median(partsMs).toFixed(1)} ms (ratio ${ratio.toFixed(2)})`);
+    console.log(
+      `code-denoise: 44 KB at once ${median(wholeMs).toFixed(1)} ms, as 40 parts ${median(partsMs).toFixed(1)} ms (ratio ${ratio.toFixed(2)})`,
+    );
     expect(ratio).toBeLessThan(10);
   });
 });

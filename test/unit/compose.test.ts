@@ -8,7 +8,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 function composeCommand(): string[] {
   if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0) return ['docker', 'compose'];
   if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0) return ['docker-compose'];
-  throw new Error('neither `docker compose` nor `docker-compose` is installed (scripts/engines.sh install provides it)');
+  throw new Error(
+    'neither `docker compose` nor `docker-compose` is installed (scripts/engines.sh install provides it)',
+  );
 }
 
 describe('docker-compose.yml', () => {
@@ -16,7 +18,12 @@ describe('docker-compose.yml', () => {
     const [cmd, ...args] = composeCommand();
     const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
       cwd: ROOT,
-      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' },
+      env: {
+        ...process.env,
+        CLICKHOUSE_PASSWORD: 'test-only',
+        SETTLEMENT: 'remote',
+        PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
+      },
       encoding: 'utf8',
     });
     for (const service of ['kafka', 'clickhouse', 'redis', 'api', 'ingest', 'aggregate', 'worker']) {
@@ -31,12 +38,25 @@ describe('docker-compose.yml', () => {
     const [cmd, ...args] = composeCommand();
     const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
       cwd: ROOT,
-      env: { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', AGGREGATE_REPLICAS: '2', WORKER_REPLICAS: '3', API_REPLICAS: '2', BUS_PARTITIONS: '6', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' },
+      env: {
+        ...process.env,
+        CLICKHOUSE_PASSWORD: 'test-only',
+        AGGREGATE_REPLICAS: '2',
+        WORKER_REPLICAS: '3',
+        API_REPLICAS: '2',
+        BUS_PARTITIONS: '6',
+        SETTLEMENT: 'remote',
+        PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
+      },
       encoding: 'utf8',
     });
     const service = (name: string) => nextService(out, name);
-    expect(service('aggregate')).toMatch(/AGGREGATE_PAPER_EXECUTOR: 'true'|AGGREGATE_PAPER_EXECUTOR: "true"|AGGREGATE_PAPER_EXECUTOR: true/);
-    expect(service('aggregate-replica')).toMatch(/AGGREGATE_PAPER_EXECUTOR: 'false'|AGGREGATE_PAPER_EXECUTOR: "false"|AGGREGATE_PAPER_EXECUTOR: false/);
+    expect(service('aggregate')).toMatch(
+      /AGGREGATE_PAPER_EXECUTOR: 'true'|AGGREGATE_PAPER_EXECUTOR: "true"|AGGREGATE_PAPER_EXECUTOR: true/,
+    );
+    expect(service('aggregate-replica')).toMatch(
+      /AGGREGATE_PAPER_EXECUTOR: 'false'|AGGREGATE_PAPER_EXECUTOR: "false"|AGGREGATE_PAPER_EXECUTOR: false/,
+    );
     expect(service('aggregate-replica')).toMatch(/replicas: 2/);
     expect(service('worker')).toMatch(/replicas: 3/);
     expect(service('api')).toMatch(/replicas: 2/);
@@ -48,7 +68,12 @@ describe('docker-compose.yml', () => {
   it('refuses to render without the settlement variables (the api would refuse the dev chain in production)', () => {
     const [cmd, ...args] = composeCommand();
     for (const missing of ['SETTLEMENT', 'PAYMENT_PAY_TO']) {
-      const env: NodeJS.ProcessEnv = { ...process.env, CLICKHOUSE_PASSWORD: 'test-only', SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        CLICKHOUSE_PASSWORD: 'test-only',
+        SETTLEMENT: 'remote',
+        PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
+      };
       delete env[missing];
       const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
       expect(r.status, missing).not.toBe(0);
@@ -58,7 +83,11 @@ describe('docker-compose.yml', () => {
 
   it('refuses to render without the ClickHouse password secret', () => {
     const [cmd, ...args] = composeCommand();
-    const env: NodeJS.ProcessEnv = { ...process.env, SETTLEMENT: 'remote', PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SETTLEMENT: 'remote',
+      PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
+    };
     delete env.CLICKHOUSE_PASSWORD;
     const r = spawnSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env, encoding: 'utf8' });
     expect(r.status).not.toBe(0);

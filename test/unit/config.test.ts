@@ -6,7 +6,14 @@ import { withConfigTable } from '../../scripts/config-docs.js';
 describe('configuration', () => {
   it('has embedded defaults that need no server', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ ROLE: 'all', BUS: 'memory', STORE: 'duckdb', QUEUE: 'inprocess', HTTP_HOST: '127.0.0.1', DUCKDB_PATH: './data/gateway.duckdb' });
+    expect(c).toMatchObject({
+      ROLE: 'all',
+      BUS: 'memory',
+      STORE: 'duckdb',
+      QUEUE: 'inprocess',
+      HTTP_HOST: '127.0.0.1',
+      DUCKDB_PATH: './data/gateway.duckdb',
+    });
     expect(c.KAFKA_BROKERS).toEqual(['127.0.0.1:19092']);
   });
 

@@ -58,21 +58,27 @@ const stubGate: Middleware = async (ctx) => {
   ctx.body = { code: 'payment_required' };
 };
 
-const configWith = (env: Record<string, string> = {}): Config => loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env });
+const configWith = (env: Record<string, string> = {}): Config =>
+  loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env });
 
 async function serve(config: Config): Promise<{ http: HttpServer; catalogue: Catalogue }> {
   const catalogue = buildCatalogue({ config, pairs });
   const app = createApp({
     logger,
     health: new HealthRegistry({ version: SERVICE_VERSION, role: 'api' }),
-    gateway: { runtime: { store: {} as Store, config, pairs, catalogue, now: () => Date.now() }, gate: stubGate, payment: PAYMENT },
+    gateway: {
+      runtime: { store: {} as Store, config, pairs, catalogue, now: () => Date.now() },
+      gate: stubGate,
+      payment: PAYMENT,
+    },
   });
   return { http: await listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 }), catalogue };
 }
 
 type Triple = string; // "METHOD path price"
 const triple = (method: string, path: string, price: string): Triple => `${method} ${path} ${price}`;
-const expectedTriples = (catalogue: Catalogue) => catalogue.skus.map((s) => triple(s.method, s.path, s.priceAtomic)).sort();
+const expectedTriples = (catalogue: Catalogue) =>
+  catalogue.skus.map((s) => triple(s.method, s.path, s.priceAtomic)).sort();
 
 /** Fetches every document and extracts the (method, path, price) it lists for each route. */
 async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
@@ -81,12 +87,22 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
     expect(res.status, path).toBe(200);
     return res;
   };
-  const discovery = (await (await get('/api/v1/discovery')).json()) as { endpoints: { method: string; path: string; pricing: { atomicUnits: string } }[] };
-  const openapi = (await (await get('/openapi.json')).json()) as { paths: Record<string, Record<string, { 'x-price': { atomicUnits: string }; operationId: string }>> };
-  const mcp = (await (await get('/.well-known/mcp.json')).json()) as { tools: { _meta: { 'x402/http': { method: string; path: string; pricing: { atomicUnits: string } } } }[] };
-  const card = (await (await get('/.well-known/agent-card.json')).json()) as { skills: { 'x-x402': { method: string; path: string; pricing: { atomicUnits: string } } }[] };
+  const discovery = (await (await get('/api/v1/discovery')).json()) as {
+    endpoints: { method: string; path: string; pricing: { atomicUnits: string } }[];
+  };
+  const openapi = (await (await get('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, { 'x-price': { atomicUnits: string }; operationId: string }>>;
+  };
+  const mcp = (await (await get('/.well-known/mcp.json')).json()) as {
+    tools: { _meta: { 'x402/http': { method: string; path: string; pricing: { atomicUnits: string } } } }[];
+  };
+  const card = (await (await get('/.well-known/agent-card.json')).json()) as {
+    skills: { 'x-x402': { method: string; path: string; pricing: { atomicUnits: string } } }[];
+  };
   const agent = (await (await get('/.well-known/agent.json')).json()) as typeof card;
-  const agentsJson = (await (await get('/agents.json')).json()) as { flows: { method: string; path: string; pricing: { atomicUnits: string } }[] };
+  const agentsJson = (await (await get('/agents.json')).json()) as {
+    flows: { method: string; path: string; pricing: { atomicUnits: string } }[];
+  };
   const llms = await (await get('/llms.txt')).text();
   const agentsMd = await (await get('/agents.md')).text();
   const skillMd = await (await get('/skill.md')).text();
@@ -106,36 +122,55 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
     agentCard: card.skills.map((s) => s['x-x402']).map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
     agent: agent.skills.map((s) => s['x-x402']).map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
     agentsJson: agentsJson.flows.map((f) => triple(f.method, f.path, f.pricing.atomicUnits)),
-    llms: [...llms.matchAll(/^- \[[a-z-]+\]\(https?:\/\/[^/)]+(\/[^)]+)\): (GET|POST), (?:(free)|(\d+) atomic USDC)/gm)].map((m) => triple(m[2]!, m[1]!, price(m[3], m[4]))),
-    agentsMd: [...agentsMd.matchAll(/^\| (GET|POST) \| (\/\S+) \| (\d+) \| /gm)].map((m) => triple(m[1]!, m[2]!, m[3]!)),
-    skillMd: [...skillMd.matchAll(/^- `(GET|POST) (\/\S+)`: (?:(free)|(\d+) atomic USDC)/gm)].map((m) => triple(m[1]!, m[2]!, price(m[3], m[4]))),
+    llms: [
+      ...llms.matchAll(/^- \[[a-z-]+\]\(https?:\/\/[^/)]+(\/[^)]+)\): (GET|POST), (?:(free)|(\d+) atomic USDC)/gm),
+    ].map((m) => triple(m[2]!, m[1]!, price(m[3], m[4]))),
+    agentsMd: [...agentsMd.matchAll(/^\| (GET|POST) \| (\/\S+) \| (\d+) \| /gm)].map((m) =>
+      triple(m[1]!, m[2]!, m[3]!),
+    ),
+    skillMd: [...skillMd.matchAll(/^- `(GET|POST) (\/\S+)`: (?:(free)|(\d+) atomic USDC)/gm)].map((m) =>
+      triple(m[1]!, m[2]!, price(m[3], m[4])),
+    ),
   };
 }
 
 describe('the catalogue', () => {
-  it('holds the spec\'s 17 routes with their default prices and latency targets', () => {
+  it("holds the spec's 17 routes with their default prices and latency targets", () => {
     const catalogue = buildCatalogue({ config: configWith(), pairs });
-    expect(catalogue.skus.map((s) => [s.method, s.path, s.priceAtomic, s.avgLatencyMs, s.latencyTargetMs])).toEqual(SPEC);
+    expect(catalogue.skus.map((s) => [s.method, s.path, s.priceAtomic, s.avgLatencyMs, s.latencyTargetMs])).toEqual(
+      SPEC,
+    );
     expect(new Set(catalogue.skus.map((s) => s.id)).size).toBe(17);
     for (const s of catalogue.skus) {
       expect(s.output.safeParse(s.example).success, s.id).toBe(true);
       expect(s.categories.length, s.id).toBeGreaterThan(0);
     }
     // Telemetry routes are served; a utility/AI SKU is served exactly when the worker registers its processor.
-    const telemetry = ['coverage', 'spread-candles', 'dislocations', 'execution-latency', 'shadow-capacity', 'impact-simulation'];
+    const telemetry = [
+      'coverage',
+      'spread-candles',
+      'dislocations',
+      'execution-latency',
+      'shadow-capacity',
+      'impact-simulation',
+    ];
     expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual(
-      catalogue.skus.map((s) => s.id).filter((id) => telemetry.includes(id) || JOB_SKUS.some((s) => s.id === id && s.processor)),
+      catalogue.skus
+        .map((s) => s.id)
+        .filter((id) => telemetry.includes(id) || JOB_SKUS.some((s) => s.id === id && s.processor)),
     );
     // SKUS_DISABLED takes a route out of service; an unknown id refuses start-up.
     const disabled = buildCatalogue({ config: configWith({ SKUS_DISABLED: 'spread-candles, summarize' }), pairs });
     expect(disabled.byId('spread-candles')!.available).toBe(false);
     expect(disabled.byId('summarize')!.available).toBe(false);
     expect(disabled.byId('dislocations')!.available).toBe(true);
-    expect(() => buildCatalogue({ config: configWith({ SKUS_DISABLED: 'no-such-route' }), pairs })).toThrow(/SKUS_DISABLED: unknown route id "no-such-route"/);
+    expect(() => buildCatalogue({ config: configWith({ SKUS_DISABLED: 'no-such-route' }), pairs })).toThrow(
+      /SKUS_DISABLED: unknown route id "no-such-route"/,
+    );
     expect(catalogue.skus.filter((s) => s.free).map((s) => s.id)).toEqual(['coverage']);
   });
 
-  it('the service version is the process\'s', () => {
+  it("the service version is the process's", () => {
     expect(SERVICE_VERSION).toBe(PROCESS_VERSION);
     expect(SERVICE_VERSION).toBe('2.0.0');
   });
@@ -153,7 +188,18 @@ describe('discovery documents (defaults)', () => {
     expect(res.headers.get('content-type')).toContain('application/json');
     const doc = (await res.json()) as Record<string, unknown> & {
       openapi: string;
-      paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown>; parameters?: { name: string }[]; requestBody?: unknown }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            security: unknown[];
+            responses: Record<string, unknown>;
+            parameters?: { name: string }[];
+            requestBody?: unknown;
+          }
+        >
+      >;
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
     };
     const result = await validate(structuredClone(doc) as never);
@@ -164,16 +210,30 @@ describe('discovery documents (defaults)', () => {
     for (const sku of server.catalogue.skus) {
       const op = doc.paths[sku.path]?.[sku.method.toLowerCase()];
       expect(op, sku.id).toBeDefined();
-      expect(Object.keys(op!.responses), sku.id).toEqual(expect.arrayContaining(['200', '400', '503', '5XX', ...(sku.free ? [] : ['402']), ...(sku.preflight && sku.path.startsWith('/api/v1/crypto/') ? ['404'] : [])]));
+      expect(Object.keys(op!.responses), sku.id).toEqual(
+        expect.arrayContaining([
+          '200',
+          '400',
+          '503',
+          '5XX',
+          ...(sku.free ? [] : ['402']),
+          ...(sku.preflight && sku.path.startsWith('/api/v1/crypto/') ? ['404'] : []),
+        ]),
+      );
       expect(op!.security, sku.id).toEqual(sku.free ? [] : [{ 'payment-required': [] }]);
       if (sku.method === 'GET') expect(op!.parameters?.length, sku.id).toBeGreaterThan(0);
       else expect(op!.requestBody, sku.id).toBeDefined();
       if (sku.alsoPost) expect(doc.paths[sku.path]?.post, `${sku.id} POST alias`).toBeDefined();
     }
-    expect(doc.paths['/api/v1/crypto/spread-candles']!.get!.parameters!.map((p) => p.name)).toEqual(['pair', 'date', 'time', 'interval']);
+    expect(doc.paths['/api/v1/crypto/spread-candles']!.get!.parameters!.map((p) => p.name)).toEqual([
+      'pair',
+      'date',
+      'time',
+      'interval',
+    ]);
   });
 
-  it('every document lists exactly the catalogue\'s routes and prices', async () => {
+  it("every document lists exactly the catalogue's routes and prices", async () => {
     const listed = await listedRoutes(server.http.url);
     const expected = expectedTriples(server.catalogue);
     expect(Object.keys(listed)).toHaveLength(9);
@@ -189,25 +249,55 @@ describe('discovery documents (defaults)', () => {
     expect(llms.match(/^## /gm)!.length).toBeGreaterThanOrEqual(4);
     const skill = await (await fetch(`${server.http.url}/skill.md`)).text();
     expect(skill).toMatch(/^---\nname: [a-z0-9-]+\ndescription: .+\nversion: 2\.0\.0\n---\n/);
-    const discovery = (await (await fetch(`${server.http.url}/api/v1/discovery`)).json()) as { version: string; endpoints: Record<string, unknown>[] };
+    const discovery = (await (await fetch(`${server.http.url}/api/v1/discovery`)).json()) as {
+      version: string;
+      endpoints: Record<string, unknown>[];
+    };
     expect(discovery.version).toBe('2.0.0');
     const candles = discovery.endpoints.find((e) => e.path === '/api/v1/crypto/spread-candles')!;
     expect(candles).toMatchObject({
       method: 'GET',
       pricing: { atomicUnits: '15000', readableUsdc: '0.015' },
-      paymentNetwork: { chain: 'eip155:8453', name: 'Base', tokenAssetId: `eip155:8453/erc20:${PAYMENT.asset}`, tokenName: 'USDC' },
-      params: { pair: { type: 'string', required: true }, date: { type: 'string', required: false }, time: { type: 'string', required: false }, interval: { type: 'string', required: false } },
+      paymentNetwork: {
+        chain: 'eip155:8453',
+        name: 'Base',
+        tokenAssetId: `eip155:8453/erc20:${PAYMENT.asset}`,
+        tokenName: 'USDC',
+      },
+      params: {
+        pair: { type: 'string', required: true },
+        date: { type: 'string', required: false },
+        time: { type: 'string', required: false },
+        interval: { type: 'string', required: false },
+      },
       available: true,
     });
-    expect(discovery.endpoints.find((e) => e.path === '/api/v1/summarize')).toMatchObject({ available: false, pricing: { atomicUnits: '7000' } });
-    const card = (await (await fetch(`${server.http.url}/.well-known/agent-card.json`)).json()) as Record<string, unknown>;
-    expect(card).toMatchObject({ name: expect.any(String), description: expect.any(String), url: expect.stringMatching(/^http/), version: '2.0.0', capabilities: expect.any(Object) });
+    expect(discovery.endpoints.find((e) => e.path === '/api/v1/summarize')).toMatchObject({
+      available: false,
+      pricing: { atomicUnits: '7000' },
+    });
+    const card = (await (await fetch(`${server.http.url}/.well-known/agent-card.json`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(card).toMatchObject({
+      name: expect.any(String),
+      description: expect.any(String),
+      url: expect.stringMatching(/^http/),
+      version: '2.0.0',
+      capabilities: expect.any(Object),
+    });
     expect(card.skills).toHaveLength(17);
     expect(await (await fetch(`${server.http.url}/.well-known/agent.json`)).json()).toEqual(card);
   });
 
   it('accepts the largest input a schema allows, and refuses a body past the limit with 413 before the gate', async () => {
-    const post = (body: string) => fetch(`${server.http.url}/api/v1/rag-shrink`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(`${server.http.url}/api/v1/rag-shrink`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
     // 1,000,000 characters of HTML (the schema's maximum) with quotes that JSON escapes: over 1 MB on the wire.
     const html = `<p class="x">${'a"b'.repeat(333_330)}</p>`.slice(0, 1_000_000);
     const largest = await post(JSON.stringify({ html }));
@@ -219,7 +309,11 @@ describe('discovery documents (defaults)', () => {
   });
 
   it('an unavailable SKU answers 503 sku_unavailable without reaching the gate', async () => {
-    const res = await fetch(`${server.http.url}/api/v1/summarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x' }) });
+    const res = await fetch(`${server.http.url}/api/v1/summarize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'x' }),
+    });
     expect(res.status).toBe(503);
     expect(res.headers.get('payment-required')).toBeNull();
     expect(await res.json()).toMatchObject({ code: 'sku_unavailable', charged: expect.stringContaining('no charge') });
@@ -228,7 +322,9 @@ describe('discovery documents (defaults)', () => {
 
 describe('price overrides', () => {
   it('flow into every document', async () => {
-    const config = configWith({ PRICE_OVERRIDES: JSON.stringify({ 'spread-candles': '20000', summarize: '2', 'shadow-capacity': 200000 }) });
+    const config = configWith({
+      PRICE_OVERRIDES: JSON.stringify({ 'spread-candles': '20000', summarize: '2', 'shadow-capacity': 200000 }),
+    });
     const { http, catalogue } = await serve(config);
     try {
       expect(catalogue.byId('spread-candles')!.priceAtomic).toBe('20000');
@@ -248,22 +344,39 @@ describe('price overrides', () => {
   it('are refused at start-up outside 0.0000015-0.2 USD (2..200000 atomic), for unknown or free routes, and when not JSON', async () => {
     expect(MIN_PRICE_ATOMIC).toBe(2n);
     expect(MAX_PRICE_ATOMIC).toBe(200000n);
-    for (const bad of ['{"spread-candles":"1"}', '{"spread-candles":"0"}', '{"spread-candles":"200001"}', '{"spread-candles":"1.5"}', '{"spread-candles":-5}', 'not json', '["x"]']) {
+    for (const bad of [
+      '{"spread-candles":"1"}',
+      '{"spread-candles":"0"}',
+      '{"spread-candles":"200001"}',
+      '{"spread-candles":"1.5"}',
+      '{"spread-candles":-5}',
+      'not json',
+      '["x"]',
+    ]) {
       expect(() => configWith({ PRICE_OVERRIDES: bad }), bad).toThrow(ConfigError);
     }
-    expect(configWith({ PRICE_OVERRIDES: '{"spread-candles":"2"}' }).PRICE_OVERRIDES).toEqual({ 'spread-candles': '2' });
+    expect(configWith({ PRICE_OVERRIDES: '{"spread-candles":"2"}' }).PRICE_OVERRIDES).toEqual({
+      'spread-candles': '2',
+    });
     expect(configWith().PRICE_OVERRIDES).toEqual({});
 
     for (const overrides of [{ nope: '100' }, { coverage: '100' }] as Record<string, string>[]) {
-      expect(() => buildCatalogue({ config: { CEX_EXCHANGE: 'coinbase', PRICE_OVERRIDES: overrides }, pairs }), JSON.stringify(overrides)).toThrow(ConfigError);
+      expect(
+        () => buildCatalogue({ config: { CEX_EXCHANGE: 'coinbase', PRICE_OVERRIDES: overrides }, pairs }),
+        JSON.stringify(overrides),
+      ).toThrow(ConfigError);
     }
     // Even an override that bypassed loadConfig is refused by the catalogue.
-    expect(() => buildCatalogue({ config: { CEX_EXCHANGE: 'coinbase', PRICE_OVERRIDES: { 'spread-candles': '1' } }, pairs })).toThrow(/outside 2\.\.200000/);
+    expect(() =>
+      buildCatalogue({ config: { CEX_EXCHANGE: 'coinbase', PRICE_OVERRIDES: { 'spread-candles': '1' } }, pairs }),
+    ).toThrow(/outside 2\.\.200000/);
 
     // The api role refuses to start, before payments start or anything listens.
     const config = { ...configWith({ HTTP_PORT: '0' }), PRICE_OVERRIDES: { 'impact-simulation': '250000' } } as Config;
     const health = new HealthRegistry({ version: SERVICE_VERSION, role: 'api' });
-    await expect(startApi({ config, logger, health, instanceId: 'test', store: {} as Store, queue: {} as JobQueue })).rejects.toThrow(ConfigError);
+    await expect(
+      startApi({ config, logger, health, instanceId: 'test', store: {} as Store, queue: {} as JobQueue }),
+    ).rejects.toThrow(ConfigError);
     expect((await health.check()).components.settlement).toBeUndefined();
   });
 });

@@ -4,7 +4,16 @@
  * reprocessing; then determinism on the seeded simulator.
  */
 import { describe, expect, it } from 'vitest';
-import { applyQuote, emptyPairState, materialMove, numericId, opportunityId, REVISION_RULE, type DetectorOutput, type PairState } from '../../aggregate/dislocation-detector.js';
+import {
+  applyQuote,
+  emptyPairState,
+  materialMove,
+  numericId,
+  opportunityId,
+  REVISION_RULE,
+  type DetectorOutput,
+  type PairState,
+} from '../../aggregate/dislocation-detector.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
@@ -21,7 +30,11 @@ function cexAt(dt: number, shift = 0, id = `cex-${dt}`): QuoteEvent {
     event_time_ms: T + dt,
     bid: base.bid + shift,
     ask: base.ask + shift,
-    ladder: base.ladder.map((s) => ({ size_usd: s.size_usd, buy_price: s.buy_price! + shift, sell_price: s.sell_price! + shift })),
+    ladder: base.ladder.map((s) => ({
+      size_usd: s.size_usd,
+      buy_price: s.buy_price! + shift,
+      sell_price: s.sell_price! + shift,
+    })),
   });
 }
 
@@ -64,11 +77,22 @@ describe('dislocation detector', () => {
     expect(d!.capacity_usd).toBeCloseTo(26522.974143, 4); // test/unit/spread-math.test.ts
     expect(d!.liquidity_depth_usd).toBe(50000);
     expect(d!.liquidity_depth_capped).toBe(true); // neither fixture quote measured its depth: the largest rung is a lower bound
-    expect(d).toMatchObject({ peak_raw_spread_bps: d!.raw_spread_bps, peak_net_spread_bps: d!.net_spread_bps, peak_profit_usd: d!.est_profit_usd, peak_size_usd: 10000 });
+    expect(d).toMatchObject({
+      peak_raw_spread_bps: d!.raw_spread_bps,
+      peak_net_spread_bps: d!.net_spread_bps,
+      peak_profit_usd: d!.est_profit_usd,
+      peak_size_usd: 10000,
+    });
     expect(Number.isSafeInteger(d!.numeric_id)).toBe(true);
     expect(opportunityId(PAIR, 'uniswap_v3_base', 'coinbase', 'cex-100')).toBe(id);
     expect(second!.samples).toHaveLength(1);
-    expect(second!.samples[0]).toMatchObject({ sample_id: 'cex-100|uniswap_v3_base', seq: 1, ts_ms: T + 100, buy_venue: 'uniswap_v3_base', sell_venue: 'coinbase' });
+    expect(second!.samples[0]).toMatchObject({
+      sample_id: 'cex-100|uniswap_v3_base',
+      seq: 1,
+      ts_ms: T + 100,
+      buy_venue: 'uniswap_v3_base',
+      sell_venue: 'coinbase',
+    });
   });
 
   it('revises when the numbers change, not when they repeat, and closes with the last open numbers', () => {
@@ -100,7 +124,15 @@ describe('dislocation detector', () => {
   it('revises on a material move, or on any change once the last revision is maxQuietMs old; the close keeps the last revision', () => {
     const state = emptyPairState(PAIR);
     // +$0.10 on a $2,000 ask is 0.5 bps: below REVISION_RULE.minSpreadMoveBps (1) and a 1-2 % move of profit and capacity.
-    const outs = run(state, [dexAt(0), cexAt(100), cexAt(600, 0.1), cexAt(1100, 0.15), cexAt(5100, 0.12), cexAt(5600, 0.3), cexAt(6100, -10.5)]);
+    const outs = run(state, [
+      dexAt(0),
+      cexAt(100),
+      cexAt(600, 0.1),
+      cexAt(1100, 0.15),
+      cexAt(5100, 0.12),
+      cexAt(5600, 0.3),
+      cexAt(6100, -10.5),
+    ]);
     expect(outs.map((o) => o.dislocations.map((d) => [d.revision, d.status, d.updated_at_ms - T]))).toEqual([
       [],
       [[0, 'OPPORTUNITY', 100]],
@@ -114,17 +146,36 @@ describe('dislocation detector', () => {
     expect(rev1.raw_spread_bps).toBeCloseTo(50.6, 10);
     // The close keeps the last revision's numbers (50.6), not the unrevised 51.5 bps evaluation.
     expect(closed.raw_spread_bps).toBeCloseTo(50.6, 10);
-    expect(closed.capacity_usd_ms).toBeCloseTo(outs[1]!.dislocations[0]!.capacity_usd * 5000 + rev1.capacity_usd * 1000, 6);
+    expect(closed.capacity_usd_ms).toBeCloseTo(
+      outs[1]!.dislocations[0]!.capacity_usd * 5000 + rev1.capacity_usd * 1000,
+      6,
+    );
     // Every evaluation is still a spread sample.
     expect(outs.map((o) => o.samples.length)).toEqual([0, 1, 1, 1, 1, 1, 1]);
     expect(outs[5]!.samples[0]!.raw_spread_bps).toBeCloseTo(51.5, 10);
   });
 
   it('counts a move of 1 bp, of 5 % in profit, capacity or depth, any move to or from zero, and a new ladder size as material', () => {
-    const last = { buy_price: 2000, sell_price: 2010, raw_spread_bps: 50, net_spread_bps: 35, net_size_usd: 1000, est_profit_usd: 20, profit_size_usd: 10000, capacity_usd: 1000, capacity_capped: false, liquidity_depth_usd: 50000, liquidity_depth_capped: false, fees_bps: 15, gas_usd: 0.5 };
+    const last = {
+      buy_price: 2000,
+      sell_price: 2010,
+      raw_spread_bps: 50,
+      net_spread_bps: 35,
+      net_size_usd: 1000,
+      est_profit_usd: 20,
+      profit_size_usd: 10000,
+      capacity_usd: 1000,
+      capacity_capped: false,
+      liquidity_depth_usd: 50000,
+      liquidity_depth_capped: false,
+      fees_bps: 15,
+      gas_usd: 0.5,
+    };
     const moved = (change: Partial<typeof last>) => materialMove(last, { ...last, ...change });
     expect(moved({})).toBe(false);
-    expect(moved({ raw_spread_bps: 50.99, net_spread_bps: 34.01, buy_price: 2000.1, gas_usd: 0.6, fees_bps: 16 })).toBe(false);
+    expect(moved({ raw_spread_bps: 50.99, net_spread_bps: 34.01, buy_price: 2000.1, gas_usd: 0.6, fees_bps: 16 })).toBe(
+      false,
+    );
     expect(moved({ raw_spread_bps: 51 })).toBe(true);
     expect(moved({ net_spread_bps: 34 })).toBe(true);
     expect(moved({ est_profit_usd: 20.99 })).toBe(false);
@@ -144,7 +195,15 @@ describe('dislocation detector', () => {
   it('opens only when the net spread pays: a raw crossing below the costs stays a spread sample', () => {
     const state = emptyPairState(PAIR);
     // CEX bid 2010.5 over a DEX ask of 2008 (+12.4 bps raw), but 10 bps of CEX fee and 5 bps of gas at 1k: net < 0.
-    const dex = dexQuote({ event_id: 'dex-0', ask: 2008, bid: 2007, ladder: [{ size_usd: 1000, buy_price: 2008, sell_price: 2007 }, { size_usd: 10000, buy_price: 2009, sell_price: 2006 }] });
+    const dex = dexQuote({
+      event_id: 'dex-0',
+      ask: 2008,
+      bid: 2007,
+      ladder: [
+        { size_usd: 1000, buy_price: 2008, sell_price: 2007 },
+        { size_usd: 10000, buy_price: 2009, sell_price: 2006 },
+      ],
+    });
     const outs = run(state, [dex, cexAt(100, 0.5)]);
     expect(outs[1]!.samples[0]!.raw_spread_bps).toBeGreaterThan(0);
     expect(outs[1]!.samples[0]!.net_spread_bps).toBeLessThan(0);
@@ -153,7 +212,9 @@ describe('dislocation detector', () => {
     const strict = emptyPairState(PAIR);
     expect(applyQuote(strict, dexAt(0), { ...OPTS, minNetBps: 40 }).dislocations).toEqual([]);
     expect(applyQuote(strict, cexAt(100), { ...OPTS, minNetBps: 40 }).dislocations).toEqual([]); // net 35 <= 40
-    expect(applyQuote(strict, cexAt(600, 10), { ...OPTS, minNetBps: 40 }).dislocations.map((d) => d.status)).toEqual(['OPPORTUNITY']); // net 85
+    expect(applyQuote(strict, cexAt(600, 10), { ...OPTS, minNetBps: 40 }).dislocations.map((d) => d.status)).toEqual([
+      'OPPORTUNITY',
+    ]); // net 85
     // ... and closes once the net falls back to the threshold, though the raw spread is still positive.
     const closed = applyQuote(strict, cexAt(1100), { ...OPTS, minNetBps: 40 }).dislocations;
     expect(closed.map((d) => d.status)).toEqual(['CLOSED']);
@@ -195,7 +256,14 @@ describe('dislocation detector', () => {
     const outs = run(state, [dexAt(0), cexAt(100), cexAt(600, -15)]);
     const [closed, reverse] = outs[2]!.dislocations;
     expect(closed).toMatchObject({ status: 'CLOSED', buy_venue: 'uniswap_v3_base', sell_venue: 'coinbase' });
-    expect(reverse).toMatchObject({ status: 'OPPORTUNITY', revision: 0, buy_venue: 'coinbase', sell_venue: 'uniswap_v3_base', buy_price: 1996, sell_price: 1999 });
+    expect(reverse).toMatchObject({
+      status: 'OPPORTUNITY',
+      revision: 0,
+      buy_venue: 'coinbase',
+      sell_venue: 'uniswap_v3_base',
+      buy_price: 1996,
+      sell_price: 1999,
+    });
     expect(reverse!.raw_spread_bps).toBeCloseTo(((1999 - 1996) / 1996) * 1e4, 8);
     expect(Object.keys(state.open)).toEqual(['coinbase>uniswap_v3_base']);
   });
@@ -225,7 +293,11 @@ describe('dislocation detector', () => {
     // A fresh DEX quote brings it back as a new opportunity.
     const back = applyQuote(state, dexAt(46_000), OPTS);
     expect(back.dislocations).toHaveLength(1);
-    expect(back.dislocations[0]).toMatchObject({ revision: 0, opened_at_ms: T + 46_000, opportunity_id: opportunityId(PAIR, 'uniswap_v3_base', 'coinbase', 'dex-46000') });
+    expect(back.dislocations[0]).toMatchObject({
+      revision: 0,
+      opened_at_ms: T + 46_000,
+      opportunity_id: opportunityId(PAIR, 'uniswap_v3_base', 'coinbase', 'dex-46000'),
+    });
   });
 
   it('ignores quotes not newer than the one held for their venue', () => {
@@ -242,7 +314,17 @@ describe('dislocation detector', () => {
   });
 
   it('reprocessing from any checkpoint gives exactly the same output as one pass', () => {
-    const quotes = [dexAt(0), cexAt(100), cexAt(600, 2), dexAt(2000), cexAt(2100, -10.5), cexAt(2600, 3), dexAt(4000), cexAt(40_000, 3), dexAt(41_000)];
+    const quotes = [
+      dexAt(0),
+      cexAt(100),
+      cexAt(600, 2),
+      dexAt(2000),
+      cexAt(2100, -10.5),
+      cexAt(2600, 3),
+      dexAt(4000),
+      cexAt(40_000, 3),
+      dexAt(41_000),
+    ];
     const once = emptyPairState(PAIR);
     const expected = run(once, quotes);
     for (let cut = 0; cut <= quotes.length; cut++) {
@@ -260,7 +342,12 @@ describe('dislocation detector', () => {
   it('is deterministic on the simulator: same events, same output', () => {
     const pairs = loadPairs();
     const simulate = () => {
-      const sim = new MarketSimulator(pairs, { seed: 42, startMs: T, cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000, 100000] });
+      const sim = new MarketSimulator(pairs, {
+        seed: 42,
+        startMs: T,
+        cexVenue: 'coinbase',
+        ladderUsd: [1000, 10000, 50000, 100000],
+      });
       const states = new Map<string, PairState>();
       const out: DetectorOutput[] = [];
       for (const e of sim.generate(T + 10 * 60_000)) {

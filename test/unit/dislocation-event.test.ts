@@ -19,8 +19,15 @@ const catalogue = { ...full, pairs: full.pairs.filter((p) => p.pair === 'ETH/USD
 function records(): DislocationRecord[] {
   const state = emptyPairState('ETH/USD');
   const out: DislocationRecord[] = [];
-  for (const e of new MarketSimulator(catalogue, { seed: 3, startMs: START, cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000], bookDepth: 5 }).generate(START + 20 * 60_000)) {
-    if (e.topic === TOPICS.quotes) out.push(...applyQuote(state, e.event as QuoteEvent, { maxQuoteAgeMs: 30_000 }).dislocations);
+  for (const e of new MarketSimulator(catalogue, {
+    seed: 3,
+    startMs: START,
+    cexVenue: 'coinbase',
+    ladderUsd: [1000, 10000, 50000],
+    bookDepth: 5,
+  }).generate(START + 20 * 60_000)) {
+    if (e.topic === TOPICS.quotes)
+      out.push(...applyQuote(state, e.event as QuoteEvent, { maxQuoteAgeMs: 30_000 }).dislocations);
   }
   return out;
 }

@@ -29,11 +29,33 @@ describe('the shipped bootstrap snapshot', () => {
   });
 
   it('covers com, net, org and a set of other gTLDs and ccTLDs with their registries', () => {
-    const reg = new BootstrapRegistry({ file: DEFAULT_BOOTSTRAP_FILE, url: 'https://data.iana.org/rdap/dns.json', refreshMs: 0, allowHttp: false, logger: testLogger() });
+    const reg = new BootstrapRegistry({
+      file: DEFAULT_BOOTSTRAP_FILE,
+      url: 'https://data.iana.org/rdap/dns.json',
+      refreshMs: 0,
+      allowHttp: false,
+      logger: testLogger(),
+    });
     expect(reg.lookup('example.com')).toEqual(['https://rdap.verisign.com/com/v1/']);
     expect(reg.lookup('example.net')).toEqual(['https://rdap.verisign.com/net/v1/']);
     expect(reg.lookup('example.org')).toEqual(['https://rdap.publicinterestregistry.org/rdap/']);
-    for (const tld of ['info', 'io', 'app', 'dev', 'xyz', 'shop', 'uk', 'fr', 'nl', 'br', 'ca', 'au', 'ch', 'cz', 'pl']) {
+    for (const tld of [
+      'info',
+      'io',
+      'app',
+      'dev',
+      'xyz',
+      'shop',
+      'uk',
+      'fr',
+      'nl',
+      'br',
+      'ca',
+      'au',
+      'ch',
+      'cz',
+      'pl',
+    ]) {
       expect(reg.lookup(`example.${tld}`), tld).toHaveLength(1);
     }
     expect(reg.info().labels).toBeGreaterThanOrEqual(60);
@@ -56,9 +78,15 @@ describe('bootstrap parsing and lookup', () => {
   });
 
   it('refuses documents without services or of another major version', () => {
-    expect(() => parseBootstrap({ version: '1.0', publication: '2026-01-01T00:00:00Z', services: [] })).toThrow(/no service/);
-    expect(() => parseBootstrap({ version: '2.0', publication: '2026-01-01T00:00:00Z', services: [[['com'], ['https://x/']]] })).toThrow(/version/);
-    expect(() => parseBootstrap({ version: '1.0', publication: 'yesterday', services: [[['com'], ['https://x/']]] })).toThrow();
+    expect(() => parseBootstrap({ version: '1.0', publication: '2026-01-01T00:00:00Z', services: [] })).toThrow(
+      /no service/,
+    );
+    expect(() =>
+      parseBootstrap({ version: '2.0', publication: '2026-01-01T00:00:00Z', services: [[['com'], ['https://x/']]] }),
+    ).toThrow(/version/);
+    expect(() =>
+      parseBootstrap({ version: '1.0', publication: 'yesterday', services: [[['com'], ['https://x/']]] }),
+    ).toThrow();
   });
 });
 
@@ -76,7 +104,11 @@ describe('domain names', () => {
 
   it('normalises case, a trailing dot, IDNs (punycode) and IDNA dot separators', () => {
     expect(normaliseDomain('Example.COM.')).toEqual({ ascii: 'example.com', input: 'example.com' });
-    expect(normaliseDomain('bücher.de')).toEqual({ ascii: 'xn--bcher-kva.de', input: 'xn--bcher-kva.de', unicode: 'bücher.de' });
+    expect(normaliseDomain('bücher.de')).toEqual({
+      ascii: 'xn--bcher-kva.de',
+      input: 'xn--bcher-kva.de',
+      unicode: 'bücher.de',
+    });
     expect(normaliseDomain('пример.рф').ascii).toBe('xn--e1afmkfd.xn--p1ai');
     expect(normaliseDomain('例え。テスト').ascii).toBe('xn--r8jz45g.xn--zckzah');
     expect(normaliseDomain('xn--bcher-kva.de').unicode).toBe('bücher.de');
@@ -89,7 +121,23 @@ describe('domain names', () => {
   });
 
   it('refuses what is not a registrable domain name', () => {
-    for (const bad of ['', ' ', 'com', 'co.uk', 'a..com', '-a.com', 'a-.com', 'a_b.com', `${'a'.repeat(64)}.com`, '10.0.0.1', 'http://x.com', 'x.com/path', 'x.com:443', 'user@x.com', 'xn--zz.com']) {
+    for (const bad of [
+      '',
+      ' ',
+      'com',
+      'co.uk',
+      'a..com',
+      '-a.com',
+      'a-.com',
+      'a_b.com',
+      `${'a'.repeat(64)}.com`,
+      '10.0.0.1',
+      'http://x.com',
+      'x.com/path',
+      'x.com:443',
+      'user@x.com',
+      'xn--zz.com',
+    ]) {
       expect(invalid(bad), JSON.stringify(bad)).toBe(true);
     }
     expect(invalid(`${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.com`)).toBe(false); // 247 characters
@@ -114,7 +162,17 @@ describe('RDAP mapping', () => {
   });
 
   it('finds the registrar entity, nested or not, and falls back to its handle without a vCard name', () => {
-    expect(vcardFn({ vcardArray: ['vcard', [['version', {}, 'text', '4.0'], ['fn', {}, 'text', ' Acme Registrar ']]] })).toBe('Acme Registrar');
+    expect(
+      vcardFn({
+        vcardArray: [
+          'vcard',
+          [
+            ['version', {}, 'text', '4.0'],
+            ['fn', {}, 'text', ' Acme Registrar '],
+          ],
+        ],
+      }),
+    ).toBe('Acme Registrar');
     const nested = mapDomainObject({
       objectClassName: 'domain',
       entities: [{ roles: ['registrant'], entities: [{ roles: ['Registrar'], handle: '9999' }] }],
@@ -123,7 +181,13 @@ describe('RDAP mapping', () => {
     });
     expect(nested.registrar).toBe('9999');
     expect(nested.nameservers).toEqual(['ns.bücher.de', 'ns.example']);
-    expect(nested).toMatchObject({ registeredDate: null, expirationDate: null, lastUpdated: null, handle: null, status: 'REGISTERED' });
+    expect(nested).toMatchObject({
+      registeredDate: null,
+      expirationDate: null,
+      lastUpdated: null,
+      handle: null,
+      status: 'REGISTERED',
+    });
   });
 
   it('reads Retry-After as seconds or an HTTP date, with a default', () => {

@@ -30,11 +30,32 @@ describe('EIP-3009 signature (native digest and recovery)', () => {
         verifyingContract: privateKeyToAccount(generatePrivateKey()).address,
       };
       const message = randomAuthorization(account.address);
-      const expected = hashTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message });
-      const digest = transferAuthorizationDigest(domain, { ...message, value: message.value.toString(), validAfter: message.validAfter.toString(), validBefore: message.validBefore.toString() });
+      const expected = hashTypedData({
+        domain,
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message,
+      });
+      const digest = transferAuthorizationDigest(domain, {
+        ...message,
+        value: message.value.toString(),
+        validAfter: message.validAfter.toString(),
+        validBefore: message.validBefore.toString(),
+      });
       expect(toHex(digest)).toBe(expected);
-      const signature = await account.signTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message });
-      const viem = await recoverTypedDataAddress({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message, signature });
+      const signature = await account.signTypedData({
+        domain,
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message,
+      });
+      const viem = await recoverTypedDataAddress({
+        domain,
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message,
+        signature,
+      });
       expect(recoverSigner(digest, signature)).toBe(viem.toLowerCase());
       expect(recoverSigner(digest, signature)).toBe(account.address.toLowerCase());
     }
@@ -44,7 +65,12 @@ describe('EIP-3009 signature (native digest and recovery)', () => {
     const account = privateKeyToAccount(generatePrivateKey());
     const domain = { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: account.address };
     const message = randomAuthorization(account.address);
-    const signature = await account.signTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message });
+    const signature = await account.signTypedData({
+      domain,
+      types: authorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message,
+    });
     const digest = transferAuthorizationDigest(domain, message);
     const r = signature.slice(2, 66);
     const s = BigInt(`0x${signature.slice(66, 130)}`);
@@ -60,8 +86,20 @@ describe('EIP-3009 signature (native digest and recovery)', () => {
   });
 
   it('refuses malformed fields instead of hashing them', () => {
-    const domain = { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' };
-    const good = { from: '0x' + '1'.repeat(40), to: '0x' + '2'.repeat(40), value: '1', validAfter: '0', validBefore: '10', nonce: '0x' + '3'.repeat(64) };
+    const domain = {
+      name: 'USD Coin',
+      version: '2',
+      chainId: 8453,
+      verifyingContract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    };
+    const good = {
+      from: '0x' + '1'.repeat(40),
+      to: '0x' + '2'.repeat(40),
+      value: '1',
+      validAfter: '0',
+      validBefore: '10',
+      nonce: '0x' + '3'.repeat(64),
+    };
     expect(() => transferAuthorizationDigest(domain, good)).not.toThrow();
     expect(() => transferAuthorizationDigest(domain, { ...good, from: '0x1234' })).toThrow();
     expect(() => transferAuthorizationDigest(domain, { ...good, nonce: '0x12' })).toThrow();

@@ -4,7 +4,7 @@ import { equalChunkSize } from '../../core/bus/equal-chunks.js';
 /** The chunks `pending` messages are handed over in. */
 function chunks(pending: number, max: number): number[] {
   const out: number[] = [];
-  for (let left = pending; left > 0; ) {
+  for (let left = pending; left > 0;) {
     const size = equalChunkSize(left, max);
     out.push(size);
     left -= size;

@@ -38,7 +38,12 @@ describe('event contracts', () => {
     for (const c of Object.values(TOPIC_CONTRACTS)) {
       expect(c.schemaVersion).toMatch(new RegExp(`^${c.topic.match(/\.v(\d+)$/)![1]}\\.\\d+$`)); // major = the topic's version
       const schema = JSON.parse(read(schemaPath(c.topic))) as Record<string, unknown>;
-      expect(schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', 'x-topic': c.topic, 'x-schema-version': c.schemaVersion, type: 'object' });
+      expect(schema).toMatchObject({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        'x-topic': c.topic,
+        'x-schema-version': c.schemaVersion,
+        type: 'object',
+      });
       expect(schema.additionalProperties).toBeUndefined(); // unknown (newer) fields stay acceptable
     }
   });
@@ -52,7 +57,14 @@ describe('event contracts', () => {
       if (!v) validators.set(topic, (v = ajv.compile(JSON.parse(read(schemaPath(topic))) as object)));
       return v;
     };
-    const sim = new MarketSimulator(loadPairs(), { seed: 5, startMs: Date.UTC(2026, 0, 1), cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000], bookEveryTicks: 5, probeMs: 10_000 });
+    const sim = new MarketSimulator(loadPairs(), {
+      seed: 5,
+      startMs: Date.UTC(2026, 0, 1),
+      cexVenue: 'coinbase',
+      ladderUsd: [1000, 10000, 50000],
+      bookEveryTicks: 5,
+      probeMs: 10_000,
+    });
     const seen = new Map<string, number>();
     const state = new Map<string, ReturnType<typeof emptyPairState>>();
     const dislocations: unknown[] = [];
@@ -64,7 +76,8 @@ describe('event contracts', () => {
         const q = e.event as QuoteEvent;
         const s = state.get(q.pair) ?? emptyPairState(q.pair);
         state.set(q.pair, s);
-        for (const d of applyQuote(s, q, { maxQuoteAgeMs: 30_000 }).dislocations) dislocations.push(JSON.parse(JSON.stringify(dislocationEvent(d))));
+        for (const d of applyQuote(s, q, { maxQuoteAgeMs: 30_000 }).dislocations)
+          dislocations.push(JSON.parse(JSON.stringify(dislocationEvent(d))));
       }
     }
     expect([...seen.keys()].sort()).toEqual([TOPICS.books, TOPICS.latency, TOPICS.quotes].sort());
@@ -76,9 +89,17 @@ describe('event contracts', () => {
     expect(beat(heartbeat)).toBe(true);
 
     const quotes = validator(TOPICS.quotes);
-    const good = JSON.parse(JSON.stringify([...sim.generate(Date.UTC(2026, 0, 1, 1))].find((e) => e.topic === TOPICS.quotes)!.event)) as Record<string, unknown>;
+    const good = JSON.parse(
+      JSON.stringify([...sim.generate(Date.UTC(2026, 0, 1, 1))].find((e) => e.topic === TOPICS.quotes)!.event),
+    ) as Record<string, unknown>;
     expect(quotes({ ...good, a_field_from_a_newer_minor: 1 })).toBe(true);
-    for (const broken of [{ ...good, pair: 'ETH-USDT' }, { ...good, bid: -1 }, { ...good, source: 'backtest' }, (({ venue: _v, ...rest }) => rest)(good)]) expect(quotes(broken)).toBe(false);
+    for (const broken of [
+      { ...good, pair: 'ETH-USDT' },
+      { ...good, bid: -1 },
+      { ...good, source: 'backtest' },
+      (({ venue: _v, ...rest }) => rest)(good),
+    ])
+      expect(quotes(broken)).toBe(false);
   });
 
   it('refuses a schema whose structure changed without a version bump', () => {
@@ -95,18 +116,34 @@ describe('event contracts', () => {
 
   it('stamps schema_version on every message published through the product bus', async () => {
     const bus = await createBus(testConfig({ BUS: 'memory', BUS_NAMESPACE: 'contracts.' }), testLogger());
-    await bus.publish(TOPICS.quotes, [{ key: 'ETH/USD', value: '{}' }, { key: 'ETH/USD', value: '{}', headers: { trace: 't1' } }, { key: 'ETH/USD', value: '{}', headers: { [SCHEMA_VERSION_HEADER]: '1.7' } }]);
+    await bus.publish(TOPICS.quotes, [
+      { key: 'ETH/USD', value: '{}' },
+      { key: 'ETH/USD', value: '{}', headers: { trace: 't1' } },
+      { key: 'ETH/USD', value: '{}', headers: { [SCHEMA_VERSION_HEADER]: '1.7' } },
+    ]);
     await bus.publish(TOPICS.heartbeat, [{ key: 'h', value: '{}' }]);
     await bus.publish('not.a.product.topic', [{ key: 'k', value: 'v' }]);
     const got: BusMessage[] = [];
-    const consumer = await bus.consume({ groupId: 'g', topics: [TOPICS.quotes, TOPICS.heartbeat, 'not.a.product.topic'], handleBatch: async (m) => void got.push(...m) });
-    await eventually(async () => got.length, (n) => n >= 5, 30_000);
+    const consumer = await bus.consume({
+      groupId: 'g',
+      topics: [TOPICS.quotes, TOPICS.heartbeat, 'not.a.product.topic'],
+      handleBatch: async (m) => void got.push(...m),
+    });
+    await eventually(
+      async () => got.length,
+      (n) => n >= 5,
+      30_000,
+    );
     await consumer.stop();
     await bus.close();
     const headers = (topic: string) => got.filter((m) => m.topic === topic).map((m) => m.headers);
     const quotesVersion = TOPIC_CONTRACTS[TOPICS.quotes].schemaVersion;
     expect(quotesVersion).toBe('1.1');
-    expect(headers(TOPICS.quotes)).toEqual([{ schema_version: quotesVersion }, { trace: 't1', schema_version: quotesVersion }, { schema_version: '1.7' }]);
+    expect(headers(TOPICS.quotes)).toEqual([
+      { schema_version: quotesVersion },
+      { trace: 't1', schema_version: quotesVersion },
+      { schema_version: '1.7' },
+    ]);
     expect(headers(TOPICS.heartbeat)).toEqual([{ schema_version: '1.0' }]);
     expect(headers('not.a.product.topic')).toEqual([{}]);
   });

@@ -11,7 +11,9 @@ import { sameJson } from '../../api/payment/extension-echo.js';
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonical(x))).join(',')}]`;
   if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0));
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0));
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
   }
   return JSON.stringify(v);
@@ -21,7 +23,12 @@ function randomValue(rand: () => number, depth = 0): unknown {
   const r = rand();
   if (depth > 3 || r < 0.4) return [0, 1, 'a', 'b', true, false, null, 2.5][Math.floor(rand() * 8)];
   if (r < 0.6) return Array.from({ length: Math.floor(rand() * 3) }, () => randomValue(rand, depth + 1));
-  return Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [['x', 'y', 'z', 'w'][Math.floor(rand() * 4)]!, randomValue(rand, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: Math.floor(rand() * 4) }, () => [
+      ['x', 'y', 'z', 'w'][Math.floor(rand() * 4)]!,
+      randomValue(rand, depth + 1),
+    ]),
+  );
 }
 
 /** A copy of `v` with one change somewhere (or none, when the spot drawn is not changeable). */

@@ -11,7 +11,16 @@ import { loadPairs } from '../../core/markets/pairs.js';
 import { TOPICS } from '../../core/topics.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 
-const sim = new MarketSimulator(loadPairs(), { seed: 7, startMs: Date.UTC(2026, 10, 20), cexVenue: 'coinbase', ladderUsd: [1000, 10000, 50000, 100000], cexTickMs: 1000, blockMs: 2000, bookEveryTicks: 5, probeMs: 10_000 });
+const sim = new MarketSimulator(loadPairs(), {
+  seed: 7,
+  startMs: Date.UTC(2026, 10, 20),
+  cexVenue: 'coinbase',
+  ladderUsd: [1000, 10000, 50000, 100000],
+  cexTickMs: 1000,
+  blockMs: 2000,
+  bookEveryTicks: 5,
+  probeMs: 10_000,
+});
 const byTopic = new Map<string, unknown[]>();
 for (const e of sim.generate(Date.UTC(2026, 10, 20) + 120_000)) {
   const list = byTopic.get(e.topic) ?? [];
@@ -41,7 +50,10 @@ const quoteMutations: Mutation[] = [
   ['string bid', (e) => (e.bid = '1')],
   ['missing ask_size', (e) => delete e.ask_size],
   ['null bid_size (allowed)', (e) => (e.bid_size = null)],
-  ['ladder too long', (e) => (e.ladder = Array.from({ length: 17 }, () => ({ size_usd: 1, buy_price: 1, sell_price: 1 })))],
+  [
+    'ladder too long',
+    (e) => (e.ladder = Array.from({ length: 17 }, () => ({ size_usd: 1, buy_price: 1, sell_price: 1 }))),
+  ],
   ['ladder step without sell_price', (e) => delete (e.ladder as Record<string, unknown>[])[0]!.sell_price],
   ['ladder step size 0', (e) => ((e.ladder as Record<string, unknown>[])[0]!.size_usd = 0)],
   ['ladder not an array', (e) => (e.ladder = {})],
@@ -62,7 +74,8 @@ function sameAsZod(schema: Parameters<typeof validateWith>[1], value: unknown) {
 
 describe('fast-validate', () => {
   it('compiles the hot-path schemas (else the fast path silently is zod)', () => {
-    for (const schema of [QuoteEvent, BookEvent, LatencyEvent, DislocationEvent]) expect(compiledValidator(schema)).toBeTypeOf('function');
+    for (const schema of [QuoteEvent, BookEvent, LatencyEvent, DislocationEvent])
+      expect(compiledValidator(schema)).toBeTypeOf('function');
   });
 
   it('accepts the simulator events with the same output as zod', () => {
@@ -84,16 +97,20 @@ describe('fast-validate', () => {
 
   it('book tuples: wrong length or sign refused like zod', () => {
     const b = books[0] as Record<string, unknown>;
-    for (const bad of [[[1]], [[1, 2, 3]], [[-1, 2]], [[1, -2]], [['1', 2]]]) sameAsZod(BookEvent, { ...clone(b), bids: bad });
+    for (const bad of [[[1]], [[1, 2, 3]], [[-1, 2]], [[1, -2]], [['1', 2]]])
+      sameAsZod(BookEvent, { ...clone(b), bids: bad });
     sameAsZod(BookEvent, { ...clone(b), asks: Array.from({ length: 201 }, () => [1, 1]) });
   });
 
-  it('strips unknown keys and gives zod\'s reason for a refusal', () => {
+  it("strips unknown keys and gives zod's reason for a refusal", () => {
     const q = clone(quotes[0]) as Record<string, unknown>;
     const ok = parseJson(JSON.stringify({ ...q, injected: true }), QuoteEvent, 'quote');
     expect(ok.ok && 'injected' in ok.event).toBe(false);
     const bad = parseJson(JSON.stringify({ ...q, bid: -1 }), QuoteEvent, 'quote');
     expect(bad).toEqual({ ok: false, reason: expect.stringMatching(/^invalid quote: bid /) });
-    expect(parseJson('{not json', QuoteEvent, 'quote')).toEqual({ ok: false, reason: expect.stringMatching(/^invalid quote: not JSON/) });
+    expect(parseJson('{not json', QuoteEvent, 'quote')).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^invalid quote: not JSON/),
+    });
   });
 });

@@ -15,12 +15,22 @@ import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 let http: HttpServer;
 
 /** node:http, since fetch refuses TRACE. */
-function send(method: string, path: string): Promise<{ status: number; allow: string | undefined; body: string; challenged: boolean }> {
+function send(
+  method: string,
+  path: string,
+): Promise<{ status: number; allow: string | undefined; body: string; challenged: boolean }> {
   return new Promise((resolve, reject) => {
     const req = request(`${http.url}${path}`, { method }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow, body, challenged: res.headers['payment-required'] !== undefined }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          allow: res.headers.allow,
+          body,
+          challenged: res.headers['payment-required'] !== undefined,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -38,7 +48,11 @@ beforeAll(async () => {
   const app = createApp({
     logger: testLogger(),
     health: new HealthRegistry({ version: 'test', role: 'api' }),
-    gateway: { runtime: { store: {} as Store, config, pairs, catalogue, now: () => Date.now() }, gate, payment: TEST_PAYMENT_INFO },
+    gateway: {
+      runtime: { store: {} as Store, config, pairs, catalogue, now: () => Date.now() },
+      gate,
+      payment: TEST_PAYMENT_INFO,
+    },
   });
   http = await listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
 });
@@ -67,7 +81,9 @@ describe('HTTP methods', () => {
   });
 
   it('documents the 413 of every POST operation in the OpenAPI', async () => {
-    const doc = (await (await fetch(`${http.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await (await fetch(`${http.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     let posts = 0;
     for (const item of Object.values(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {

@@ -35,12 +35,20 @@ describe('imports run core <- ingest, aggregate, jobs <- api <- roles <- scripts
   ])('%s importing upward is refused', async (file, code) => {
     const errors = await directionErrors(file, code);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/must not import .*imports run core <- ingest, aggregate, jobs <- api <- roles <- scripts/);
+    expect(errors[0]).toMatch(
+      /must not import .*imports run core <- ingest, aggregate, jobs <- api <- roles <- scripts/,
+    );
   });
 
   it.each([
-    ['api/probe.ts', "import { JOB_SKUS } from './catalogue/sku-list.js';\nimport { skuJobName } from '../jobs/sku-processor.js';\nimport type { Config } from '../core/config.js';\nexport const x: [unknown, unknown, Config?] = [JOB_SKUS, skuJobName];\n"],
-    ['jobs/probe/sku.ts', "import { z } from 'zod';\nimport { MAX_TEXT } from '../text-size-limits.js';\nimport { AppError } from '../../core/errors.js';\nexport const x = [z, MAX_TEXT, AppError];\n"],
+    [
+      'api/probe.ts',
+      "import { JOB_SKUS } from './catalogue/sku-list.js';\nimport { skuJobName } from '../jobs/sku-processor.js';\nimport type { Config } from '../core/config.js';\nexport const x: [unknown, unknown, Config?] = [JOB_SKUS, skuJobName];\n",
+    ],
+    [
+      'jobs/probe/sku.ts',
+      "import { z } from 'zod';\nimport { MAX_TEXT } from '../text-size-limits.js';\nimport { AppError } from '../../core/errors.js';\nexport const x = [z, MAX_TEXT, AppError];\n",
+    ],
     ['roles/probe.ts', "export const load = () => import('../api/role.js');\n"],
     ['scripts/probe.ts', "import { startProcess } from '../roles/process.js';\nexport const x = startProcess;\n"],
   ])('%s importing downward or within its floor is allowed', async (file, code) => {

@@ -1,7 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { AssignerProtocol } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { decodeIdentity, encodeIdentity, isDeadPredecessor, pidAlive, SELF, type MemberIdentity } from '../../core/bus/kafka-member-identity.js';
+import {
+  decodeIdentity,
+  encodeIdentity,
+  isDeadPredecessor,
+  pidAlive,
+  SELF,
+  type MemberIdentity,
+} from '../../core/bus/kafka-member-identity.js';
 import { deadPredecessors } from '../../core/bus/kafka-predecessor-eviction.js';
 import { orderedRoundRobinAssigner } from '../../core/bus/ordered-round-robin-assigner.js';
 
@@ -29,13 +36,20 @@ describe('kafka member identity (fast rejoin after a crash)', () => {
 
   it('tells live processes from exited ones', () => {
     expect(pidAlive(process.pid)).toBe(true);
-    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    });
     expect(pidAlive(Number(child.stdout))).toBe(false);
     expect(pidAlive(0)).toBe(false);
   });
 
   it('picks the dead predecessors out of a DescribeGroups member list', () => {
-    const meta = (identity?: MemberIdentity) => AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['t'], userData: identity ? encodeIdentity(identity) : Buffer.alloc(0) });
+    const meta = (identity?: MemberIdentity) =>
+      AssignerProtocol.MemberMetadata.encode({
+        version: 0,
+        topics: ['t'],
+        userData: identity ? encodeIdentity(identity) : Buffer.alloc(0),
+      });
     const members = [
       { memberId: 'dead', memberMetadata: meta(other({ pid: 7 })) },
       { memberId: 'live', memberMetadata: meta(other({ pid: 8 })) },

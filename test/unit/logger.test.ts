@@ -31,7 +31,10 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 
 function loggerInto(format: LogFormat, isTTY = false) {
   const out = collector(isTTY);
-  return { log: createLogger('info', { role: 'all' }, { format, destination: out.stream, colorize: false }), lines: out.lines };
+  return {
+    log: createLogger('info', { role: 'all' }, { format, destination: out.stream, colorize: false }),
+    lines: out.lines,
+  };
 }
 
 describe('logger', () => {
@@ -43,7 +46,13 @@ describe('logger', () => {
     await settle();
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(duplicatedKeys(line)).toEqual([]);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ role: 'all', ingestor: 'cex', exchange: 'coinbase', symbol: 'BTC/USD', msg: 'polling REST' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      role: 'all',
+      ingestor: 'cex',
+      exchange: 'coinbase',
+      symbol: 'BTC/USD',
+      msg: 'polling REST',
+    });
     expect(JSON.parse(lines[1]!)).toMatchObject({ role: 'aggregate', msg: 'consumer started' });
   });
 

@@ -15,10 +15,22 @@ const LADDER = [1000, 10000, 50000, 100000];
 const T = Date.UTC(2025, 3, 1);
 const HOUR = 3_600_000;
 const full = loadPairs();
-const some = (pairs: string[]): PairsCatalogue => ({ ...full, pairs: full.pairs.filter((p) => pairs.includes(p.pair)) });
+const some = (pairs: string[]): PairsCatalogue => ({
+  ...full,
+  pairs: full.pairs.filter((p) => pairs.includes(p.pair)),
+});
 
 function run(catalogue: PairsCatalogue, hours: number, seed = 99, startMs = T, cexTickMs = 1000): SimEvent[] {
-  return [...new MarketSimulator(catalogue, { seed, startMs, cexVenue: 'coinbase', ladderUsd: LADDER, cexTickMs, bookEveryTicks: 1_000_000 }).generate(startMs + hours * HOUR)];
+  return [
+    ...new MarketSimulator(catalogue, {
+      seed,
+      startMs,
+      cexVenue: 'coinbase',
+      ladderUsd: LADDER,
+      cexTickMs,
+      bookEveryTicks: 1_000_000,
+    }).generate(startMs + hours * HOUR),
+  ];
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -54,14 +66,28 @@ describe('the simulated market', () => {
   it('widens the CEX spread and thins its depth as volatility rises', () => {
     const list = cex('ETH/USD');
     const byMinute = new Map<number, QuoteEvent[]>();
-    for (const q of list) byMinute.set(Math.floor(q.event_time_ms / 60_000), [...(byMinute.get(Math.floor(q.event_time_ms / 60_000)) ?? []), q]);
+    for (const q of list)
+      byMinute.set(Math.floor(q.event_time_ms / 60_000), [
+        ...(byMinute.get(Math.floor(q.event_time_ms / 60_000)) ?? []),
+        q,
+      ]);
     const rows = [...byMinute.values()].map((qs) => ({
       vol: sd(returns(qs.map(mid))),
       spread: mean(qs.map((q) => ((q.ask - q.bid) / mid(q)) * 1e4)),
       depth: mean(qs.map((q) => q.depth!.buy_usd)),
     }));
-    expect(corr(rows.map((r) => r.vol), rows.map((r) => r.spread))).toBeGreaterThan(0.2);
-    expect(corr(rows.map((r) => r.vol), rows.map((r) => r.depth))).toBeLessThan(-0.1);
+    expect(
+      corr(
+        rows.map((r) => r.vol),
+        rows.map((r) => r.spread),
+      ),
+    ).toBeGreaterThan(0.2);
+    expect(
+      corr(
+        rows.map((r) => r.vol),
+        rows.map((r) => r.depth),
+      ),
+    ).toBeLessThan(-0.1);
     const spreads = list.map((q) => ((q.ask - q.bid) / mid(q)) * 1e4);
     expect(sd(spreads) / mean(spreads)).toBeGreaterThan(0.15); // not a constant per pair
     const depths = list.map((q) => q.depth!.buy_usd);
@@ -92,15 +118,21 @@ describe('the simulated market', () => {
     const gwei = dex('ETH/USD').map((q) => q.gas_price_gwei!);
     expect(Math.min(...gwei)).toBeGreaterThanOrEqual(0.005);
     expect(Math.max(...gwei) / Math.min(...gwei)).toBeGreaterThan(2);
-    const rtt = market.filter((e) => e.topic === TOPICS.latency).map((e) => e.event as LatencyEvent).filter((l) => l.kind === 'dex_rpc' && l.ok).map((l) => l.rtt_ms);
+    const rtt = market
+      .filter((e) => e.topic === TOPICS.latency)
+      .map((e) => e.event as LatencyEvent)
+      .filter((l) => l.kind === 'dex_rpc' && l.ok)
+      .map((l) => l.rtt_ms);
     expect(quantile(rtt, 0.99) / quantile(rtt, 0.5)).toBeGreaterThan(3);
   });
 
-  it('has rare outages: failed probes and a gap in the venue\'s quotes', () => {
+  it("has rare outages: failed probes and a gap in the venue's quotes", () => {
     const day = run(some(['ETH/USD']), 48, 7);
     const failed = day.filter((e) => e.topic === TOPICS.latency && !(e.event as LatencyEvent).ok);
     expect(failed.length).toBeGreaterThan(0);
-    const times = day.filter((e) => e.topic === TOPICS.quotes && (e.event as QuoteEvent).venue_kind === 'cex').map((e) => e.event.event_time_ms);
+    const times = day
+      .filter((e) => e.topic === TOPICS.quotes && (e.event as QuoteEvent).venue_kind === 'cex')
+      .map((e) => e.event.event_time_ms);
     let longestGap = 0;
     for (let i = 1; i < times.length; i++) longestGap = Math.max(longestGap, times[i]! - times[i - 1]!);
     expect(longestGap).toBeGreaterThan(5_000);

@@ -4,7 +4,13 @@ import { namespaced } from '../../core/bus/namespaced-bus.js';
 import { DLQ_HEADERS, type Bus, type BusMessage } from '../../core/bus/bus.js';
 import { testLogger } from '../helpers/config.js';
 
-async function drain(bus: ReturnType<typeof namespaced>, groupId: string, topic: string, expected: number, rejectPoison = true): Promise<BusMessage[]> {
+async function drain(
+  bus: ReturnType<typeof namespaced>,
+  groupId: string,
+  topic: string,
+  expected: number,
+  rejectPoison = true,
+): Promise<BusMessage[]> {
   const seen: BusMessage[] = [];
   const consumer = await bus.consume({
     groupId,
@@ -24,12 +30,22 @@ async function drain(bus: ReturnType<typeof namespaced>, groupId: string, topic:
 
 describe('namespaced bus (BUS_NAMESPACE)', () => {
   it('keeps namespaces apart, hands plain topic names to handlers, and dead-letters inside the namespace', async () => {
-    const raw = await createMemoryBus({ partitions: 3, batchSize: 100, maxAttempts: 1, retryBackoffMs: 1, logger: testLogger() });
+    const raw = await createMemoryBus({
+      partitions: 3,
+      batchSize: 100,
+      maxAttempts: 1,
+      retryBackoffMs: 1,
+      logger: testLogger(),
+    });
     const staging = namespaced(raw, 'staging.');
     const prod = namespaced(raw, 'prod.');
     await staging.ensureTopics(['md.quotes.v1']);
     await prod.ensureTopics(['md.quotes.v1']);
-    await staging.publish('md.quotes.v1', [{ key: 'ETH/USD', value: 'a' }, { key: 'ETH/USD', value: 'poison' }, { key: 'ETH/USD', value: 'b' }]);
+    await staging.publish('md.quotes.v1', [
+      { key: 'ETH/USD', value: 'a' },
+      { key: 'ETH/USD', value: 'poison' },
+      { key: 'ETH/USD', value: 'b' },
+    ]);
     await prod.publish('md.quotes.v1', [{ key: 'ETH/USD', value: 'p' }]);
 
     const stagingSeen = await drain(staging, 'g', 'md.quotes.v1', 2);
@@ -40,7 +56,9 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
 
     const physical = Object.values(await raw.endOffsets('staging.md.quotes.v1')).reduce((a, o) => a + Number(o), 0);
     expect(physical).toBe(3);
-    expect(Object.values(await staging.committedOffsets('g', 'md.quotes.v1')).reduce((a, o) => a + Number(o), 0)).toBe(3);
+    expect(Object.values(await staging.committedOffsets('g', 'md.quotes.v1')).reduce((a, o) => a + Number(o), 0)).toBe(
+      3,
+    );
 
     const dlq = await drain(namespaced(raw, ''), 'dlq-reader', 'staging.md.quotes.v1.dlq', 1, false);
     expect(dlq).toHaveLength(1);
@@ -51,7 +69,13 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
   });
 
   it('hands messages through without reading them: a field is read from the delivered message only when the handler reads it', async () => {
-    const raw = await createMemoryBus({ partitions: 1, batchSize: 100, maxAttempts: 1, retryBackoffMs: 1, logger: testLogger() });
+    const raw = await createMemoryBus({
+      partitions: 1,
+      batchSize: 100,
+      maxAttempts: 1,
+      retryBackoffMs: 1,
+      logger: testLogger(),
+    });
     let valueReads = 0;
     // An adapter that decodes on read, like the Kafka one: counts the reads of `value`.
     const counting = (m: BusMessage): BusMessage => ({
@@ -75,7 +99,10 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
       close: () => raw.close(),
     };
     const bus = namespaced(decodingOnRead, 'lazy.');
-    await bus.publish('t', [{ key: 'k1', value: 'v1', headers: { h: '1' }, timestamp: 1234 }, { key: 'k2', value: 'v2' }]);
+    await bus.publish('t', [
+      { key: 'k1', value: 'v1', headers: { h: '1' }, timestamp: 1234 },
+      { key: 'k2', value: 'v2' },
+    ]);
     const keys: string[] = [];
     let first: BusMessage | undefined;
     const consumer = await bus.consume({
@@ -91,7 +118,15 @@ describe('namespaced bus (BUS_NAMESPACE)', () => {
     await consumer.stop();
     expect(keys).toEqual(['k1', 'k2']);
     expect(valueReads).toBe(0);
-    expect({ topic: first!.topic, partition: first!.partition, offset: first!.offset, key: first!.key, value: first!.value, headers: first!.headers, timestamp: first!.timestamp }).toEqual({
+    expect({
+      topic: first!.topic,
+      partition: first!.partition,
+      offset: first!.offset,
+      key: first!.key,
+      value: first!.value,
+      headers: first!.headers,
+      timestamp: first!.timestamp,
+    }).toEqual({
       topic: 't',
       partition: 0,
       offset: '0',

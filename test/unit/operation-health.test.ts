@@ -20,7 +20,8 @@ function flakyStore() {
   const state = { failWrites: false, failReads: false, statementError: false };
   const fail = (kind: 'write' | 'read') => {
     if (state.statementError) throw new Error('Code: 60. Table x does not exist');
-    if (kind === 'write' ? state.failWrites : state.failReads) throw new DependencyError('clickhouse', `${kind} failed: connect ECONNREFUSED`);
+    if (kind === 'write' ? state.failWrites : state.failReads)
+      throw new DependencyError('clickhouse', `${kind} failed: connect ECONNREFUSED`);
   };
   const store: Store = {
     adapter: 'clickhouse',
@@ -44,7 +45,12 @@ describe('operation health', () => {
     const ops = new OperationHealth();
     const store = observedStore(raw, ops);
     const health = new HealthRegistry({ version: 't', role: 't' });
-    health.registerPing('store', raw.adapter, () => raw.ping(), () => ops.report());
+    health.registerPing(
+      'store',
+      raw.adapter,
+      () => raw.ping(),
+      () => ops.report(),
+    );
     const status = async () => (await health.check()).components.store!;
 
     await store.insert('t', [{ a: 1 }]);
@@ -90,18 +96,33 @@ describe('operation health', () => {
   });
 
   it('bus: degraded on the first failed publish, ok on the next one that works', async () => {
-    const raw = await createMemoryBus({ partitions: 1, batchSize: 10, maxAttempts: 1, retryBackoffMs: 1, logger: testLogger() });
+    const raw = await createMemoryBus({
+      partitions: 1,
+      batchSize: 10,
+      maxAttempts: 1,
+      retryBackoffMs: 1,
+      logger: testLogger(),
+    });
     let down = false;
-    const flaky = { ...raw, adapter: raw.adapter, publish: async (t: string, m: Parameters<typeof raw.publish>[1]) => {
-      if (down) throw new DependencyError('kafka', 'publish to t: Connection error');
-      return raw.publish(t, m);
-    } };
+    const flaky = {
+      ...raw,
+      adapter: raw.adapter,
+      publish: async (t: string, m: Parameters<typeof raw.publish>[1]) => {
+        if (down) throw new DependencyError('kafka', 'publish to t: Connection error');
+        return raw.publish(t, m);
+      },
+    };
     const ops = new OperationHealth();
     const bus = observedBus(flaky, ops);
     await bus.publish('t', [{ key: 'k', value: 'v' }]);
     down = true;
     await expect(bus.publish('t', [{ key: 'k', value: 'v' }])).rejects.toThrow();
-    expect(ops.report()).toMatchObject({ status: 'degraded', reason: expect.stringMatching(/^publishes failing since \S+ \(1 failed\): kafka: publish to t: Connection error$/) });
+    expect(ops.report()).toMatchObject({
+      status: 'degraded',
+      reason: expect.stringMatching(
+        /^publishes failing since \S+ \(1 failed\): kafka: publish to t: Connection error$/,
+      ),
+    });
     down = false;
     await bus.publish('t', [{ key: 'k', value: 'v' }]);
     expect(ops.report().status).toBeUndefined();

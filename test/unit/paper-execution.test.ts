@@ -5,7 +5,12 @@
  * block (2 s): the CEX leg arrives at T+70, the DEX leg at T+2030.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAPER_OPTIONS, paperExecute, quoteWindows, type PaperInputs } from '../../aggregate/paper-execution.js';
+import {
+  DEFAULT_PAPER_OPTIONS,
+  paperExecute,
+  quoteWindows,
+  type PaperInputs,
+} from '../../aggregate/paper-execution.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import type { ActionableRevision } from '../../core/store/tables/dislocations.js';
 import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
@@ -27,7 +32,12 @@ const decision: ActionableRevision = {
 /** The DEX quote of the next block with every buy price raised by `up` USD. */
 function nextBlock(up: number, dt = 2000): QuoteEvent {
   const q = dexQuote();
-  return dexQuote({ event_id: `dex-${dt}`, event_time_ms: T + dt, ask: q.ask + up, ladder: q.ladder.map((s) => ({ ...s, buy_price: s.buy_price! + up })) });
+  return dexQuote({
+    event_id: `dex-${dt}`,
+    event_time_ms: T + dt,
+    ask: q.ask + up,
+    ladder: q.ladder.map((s) => ({ ...s, buy_price: s.buy_price! + up })),
+  });
 }
 
 function inputs(quotes: QuoteEvent[], over: Partial<PaperInputs> = {}): PaperInputs {
@@ -49,12 +59,20 @@ function inputs(quotes: QuoteEvent[], over: Partial<PaperInputs> = {}): PaperInp
   };
 }
 
-const base = [dexQuote(), cexQuote(), cexQuote({ event_id: 'cex-500', event_time_ms: T + 500 }), cexQuote({ event_id: 'cex-3000', event_time_ms: T + 3000 })];
+const base = [
+  dexQuote(),
+  cexQuote(),
+  cexQuote({ event_id: 'cex-500', event_time_ms: T + 500 }),
+  cexQuote({ event_id: 'cex-3000', event_time_ms: T + 3000 }),
+];
 
 describe('paper execution', () => {
-  it('fills when the spread still pays at the legs\' arrival', () => {
+  it("fills when the spread still pays at the legs' arrival", () => {
     // DEX buy price at 10k rises 2002 -> 2004: raw (2009-2004)/2004 = 24.95 bps, net = 24.95 - 10 - 0.5
-    const e = paperExecute(decision, inputs([...base, nextBlock(2), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })]))!;
+    const e = paperExecute(
+      decision,
+      inputs([...base, nextBlock(2), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })]),
+    )!;
     expect(e).toMatchObject({
       outcome: 'filled',
       filled: 1,
@@ -76,7 +94,10 @@ describe('paper execution', () => {
   });
 
   it('misses when the next block took the edge away', () => {
-    const e = paperExecute(decision, inputs([...base, nextBlock(6), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })]))!;
+    const e = paperExecute(
+      decision,
+      inputs([...base, nextBlock(6), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })]),
+    )!;
     // (2009 - 2008) / 2008 = 4.98 bps < 10.5 bps of costs
     expect(e.outcome).toBe('missed');
     expect(e.filled).toBe(0);
@@ -88,12 +109,27 @@ describe('paper execution', () => {
     expect(paperExecute(decision, inputs([...base, nextBlock(2)]))).toBeUndefined();
     // No latency sample newer than the decision yet.
     const quotes = [...base, nextBlock(2), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })];
-    expect(paperExecute(decision, inputs(quotes, { latencyWatermarks: new Map([['cex_rest', T - 5000], ['dex_rpc', T + 1000]]) }))).toBeUndefined();
+    expect(
+      paperExecute(
+        decision,
+        inputs(quotes, {
+          latencyWatermarks: new Map([
+            ['cex_rest', T - 5000],
+            ['dex_rpc', T + 1000],
+          ]),
+        }),
+      ),
+    ).toBeUndefined();
   });
 
   it('is unmeasured without a recent latency sample, and missed when a venue went silent', () => {
     const quotes = [...base, nextBlock(2), dexQuote({ event_id: 'dex-4000', event_time_ms: T + 4000 })];
-    const old = inputs(quotes, { latency: new Map([['cex_rest', [{ event_id: 'l0', ts_ms: T - DEFAULT_PAPER_OPTIONS.latencyLookbackMs - 1, rtt_ms: 70 }]], ['dex_rpc', [{ event_id: 'l2', ts_ms: T - 1000, rtt_ms: 30 }]]]) });
+    const old = inputs(quotes, {
+      latency: new Map([
+        ['cex_rest', [{ event_id: 'l0', ts_ms: T - DEFAULT_PAPER_OPTIONS.latencyLookbackMs - 1, rtt_ms: 70 }]],
+        ['dex_rpc', [{ event_id: 'l2', ts_ms: T - 1000, rtt_ms: 30 }]],
+      ]),
+    });
     expect(paperExecute(decision, old)!.outcome).toBe('unmeasured');
     // The DEX stops quoting; the CEX quotes on for more than the maximum quote age.
     const silent = [...base, cexQuote({ event_id: 'cex-40000', event_time_ms: T + 40_000 })];
@@ -114,7 +150,11 @@ describe('quote windows of a run', () => {
   it('spans from the oldest usable quote to the later leg arrival, and merges overlapping windows per pair', () => {
     // The DEX leg arrives last: 30 ms (rounded) + one block of 2,000 ms after the decision.
     const reach = Math.round(30.4 + DEFAULT_PAPER_OPTIONS.dexInclusionMs);
-    const windows = quoteWindows([at('ETH/USD', 0), at('ETH/USD', 10_000), at('ETH/USD', 600_000), at('AERO/USD', 0)], latency, DEFAULT_PAPER_OPTIONS);
+    const windows = quoteWindows(
+      [at('ETH/USD', 0), at('ETH/USD', 10_000), at('ETH/USD', 600_000), at('AERO/USD', 0)],
+      latency,
+      DEFAULT_PAPER_OPTIONS,
+    );
     expect(windows).toEqual([
       { pair: 'ETH/USD', fromMs: T - age, toMs: T + 10_000 + reach + 1 },
       { pair: 'ETH/USD', fromMs: T + 600_000 - age, toMs: T + 600_000 + reach + 1 },
@@ -123,6 +163,8 @@ describe('quote windows of a run', () => {
   });
 
   it('still covers the decision itself before any latency sample exists', () => {
-    expect(quoteWindows([at('ETH/USD', -10_000)], latency, DEFAULT_PAPER_OPTIONS)).toEqual([{ pair: 'ETH/USD', fromMs: T - 10_000 - age, toMs: T - 10_000 + 1 }]);
+    expect(quoteWindows([at('ETH/USD', -10_000)], latency, DEFAULT_PAPER_OPTIONS)).toEqual([
+      { pair: 'ETH/USD', fromMs: T - 10_000 - age, toMs: T - 10_000 + 1 },
+    ]);
   });
 });

@@ -1,7 +1,12 @@
 /** The binding checks as a pure function, for both doors' resource identities. */
 import { describe, expect, it } from 'vitest';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { checkBinding, sameRequirements, VALID_BEFORE_SKEW_SECONDS, type ResourceIdentity } from '../../api/payment/binding.js';
+import {
+  checkBinding,
+  sameRequirements,
+  VALID_BEFORE_SKEW_SECONDS,
+  type ResourceIdentity,
+} from '../../api/payment/binding.js';
 import { readPayload } from '../../api/payment/payload.js';
 
 const NOW = 1_800_000_000;
@@ -15,10 +20,22 @@ const REQ: PaymentRequirements = {
   extra: { name: 'USD Coin', version: '2' },
 };
 
-function payload(over: { url?: string; method?: string; validAfter?: number; validBefore?: number; accepted?: Partial<PaymentRequirements> } = {}): PaymentPayload {
+function payload(
+  over: {
+    url?: string;
+    method?: string;
+    validAfter?: number;
+    validBefore?: number;
+    accepted?: Partial<PaymentRequirements>;
+  } = {},
+): PaymentPayload {
   return {
     x402Version: 2,
-    resource: { url: over.url ?? 'https://api.example.com/api/v1/crypto/spread-candles?pair=ETH/USD', description: '', mimeType: 'application/json' },
+    resource: {
+      url: over.url ?? 'https://api.example.com/api/v1/crypto/spread-candles?pair=ETH/USD',
+      description: '',
+      mimeType: 'application/json',
+    },
     accepted: { ...REQ, ...over.accepted },
     payload: {
       signature: `0x${'1'.repeat(130)}`,
@@ -50,7 +67,9 @@ describe('binding checks', () => {
     expect(codeOf(check(payload({ url: 'http://127.0.0.1:4020/api/v1/crypto/spread-candles/' }), candles))).toBe('ok');
     expect(codeOf(check(payload({ method: 'GET' }), candles))).toBe('ok');
     expect(codeOf(check(payload({ method: 'POST' }), candles))).toBe('payment_resource_mismatch');
-    expect(codeOf(check(payload({ url: 'https://api.example.com/api/v1/crypto/dislocations?pair=ETH/USD' }), candles))).toBe('payment_resource_mismatch');
+    expect(
+      codeOf(check(payload({ url: 'https://api.example.com/api/v1/crypto/dislocations?pair=ETH/USD' }), candles)),
+    ).toBe('payment_resource_mismatch');
     expect(codeOf(check(payload({ url: 'mcp://tool/spread-candles' }), candles))).toBe('payment_resource_mismatch');
     expect(codeOf(check(payload({ url: 'not a url' }), candles))).toBe('payment_resource_mismatch');
   });
@@ -64,15 +83,32 @@ describe('binding checks', () => {
   });
 
   it('wants `accepted` to equal a current requirement, field by field (addresses in any case)', () => {
-    expect(sameRequirements(REQ, { ...REQ, asset: REQ.asset.toLowerCase(), payTo: REQ.payTo.toUpperCase().replace('0X', '0x') })).toBe(true);
-    for (const change of [{ amount: '1' }, { network: 'eip155:1' }, { maxTimeoutSeconds: 301 }, { extra: { name: 'USD Coin' } }, { extra: { name: 'USD Coin', version: '2', x: 1 } }, { scheme: 'upto' }] as Partial<PaymentRequirements>[]) {
-      expect(codeOf(check(payload({ accepted: change }), candles)), JSON.stringify(change)).toBe('payment_requirements_mismatch');
+    expect(
+      sameRequirements(REQ, {
+        ...REQ,
+        asset: REQ.asset.toLowerCase(),
+        payTo: REQ.payTo.toUpperCase().replace('0X', '0x'),
+      }),
+    ).toBe(true);
+    for (const change of [
+      { amount: '1' },
+      { network: 'eip155:1' },
+      { maxTimeoutSeconds: 301 },
+      { extra: { name: 'USD Coin' } },
+      { extra: { name: 'USD Coin', version: '2', x: 1 } },
+      { scheme: 'upto' },
+    ] as Partial<PaymentRequirements>[]) {
+      expect(codeOf(check(payload({ accepted: change }), candles)), JSON.stringify(change)).toBe(
+        'payment_requirements_mismatch',
+      );
     }
   });
 
   it('takes validBefore up to now + maxTimeoutSeconds + the skew, and validAfter only in the past', () => {
     expect(codeOf(check(payload({ validBefore: NOW + 300 + VALID_BEFORE_SKEW_SECONDS }), candles))).toBe('ok');
-    expect(codeOf(check(payload({ validBefore: NOW + 300 + VALID_BEFORE_SKEW_SECONDS + 1 }), candles))).toBe('payment_valid_before_too_far');
+    expect(codeOf(check(payload({ validBefore: NOW + 300 + VALID_BEFORE_SKEW_SECONDS + 1 }), candles))).toBe(
+      'payment_valid_before_too_far',
+    );
     expect(codeOf(check(payload({ validBefore: NOW + 5 }), candles))).toBe('payment_expired');
     expect(codeOf(check(payload({ validAfter: NOW }), candles))).toBe('ok');
     expect(codeOf(check(payload({ validAfter: NOW + 1 }), candles))).toBe('payment_not_yet_valid');

@@ -45,13 +45,22 @@ describe('payment configuration', () => {
 
   it('accepts a complete remote and self configuration', () => {
     const payTo = '0x1111111111111111111111111111111111111111';
-    expect(loadConfig({ SETTLEMENT: 'remote', FACILITATOR_URL: 'https://x402.org/facilitator', PAYMENT_PAY_TO: payTo }).FACILITATOR_URL).toBe('https://x402.org/facilitator');
-    const self = loadConfig({ SETTLEMENT: 'self', PAYMENT_SETTLER_KEY: `0x${'ab'.repeat(32)}`, PAYMENT_RPC_URL: 'https://mainnet.base.org', PAYMENT_PAY_TO: payTo });
+    expect(
+      loadConfig({ SETTLEMENT: 'remote', FACILITATOR_URL: 'https://x402.org/facilitator', PAYMENT_PAY_TO: payTo })
+        .FACILITATOR_URL,
+    ).toBe('https://x402.org/facilitator');
+    const self = loadConfig({
+      SETTLEMENT: 'self',
+      PAYMENT_SETTLER_KEY: `0x${'ab'.repeat(32)}`,
+      PAYMENT_RPC_URL: 'https://mainnet.base.org',
+      PAYMENT_PAY_TO: payTo,
+    });
     expect(self.SETTLEMENT).toBe('self');
   });
 
   it('rejects malformed payment values', () => {
     const problems = problemsOf({ PAYMENT_NETWORK: 'base', PAYMENT_ASSET: 'usdc', PAYMENT_PAY_TO: '0x12' });
-    for (const name of ['PAYMENT_NETWORK', 'PAYMENT_ASSET', 'PAYMENT_PAY_TO']) expect(problems.some((p) => p.startsWith(`${name}=`))).toBe(true);
+    for (const name of ['PAYMENT_NETWORK', 'PAYMENT_ASSET', 'PAYMENT_PAY_TO'])
+      expect(problems.some((p) => p.startsWith(`${name}=`))).toBe(true);
   });
 });

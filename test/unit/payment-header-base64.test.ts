@@ -47,7 +47,9 @@ describe('payment header base64', () => {
     const rand = prng(402);
     const pick = () => CHARS[Math.floor(rand() * CHARS.length)]!;
     for (let i = 0; i < 3000; i++) agrees(Array.from({ length: Math.floor(rand() * 24) }, pick).join(''));
-    const header = Buffer.from(JSON.stringify({ x402Version: 2, payload: { nonce: randomBytes(32).toString('hex') } })).toString('base64');
+    const header = Buffer.from(
+      JSON.stringify({ x402Version: 2, payload: { nonce: randomBytes(32).toString('hex') } }),
+    ).toString('base64');
     for (let i = 0; i < 3000; i++) {
       const at = Math.floor(rand() * header.length);
       agrees(`${header.slice(0, at)}${pick()}${header.slice(at + 1)}`);
@@ -57,7 +59,13 @@ describe('payment header base64', () => {
 
   it('refuses a header with a space, a line break, a base64url character or padding inside', () => {
     const header = Buffer.from('{"x402Version":2}').toString('base64');
-    for (const bad of [`${header} `, `${header.slice(0, 4)}\n${header.slice(4)}`, header.replace(/[+/]/, '-') + '-', `${header.slice(0, 4)}=${header.slice(4)}`, `${header}===`]) {
+    for (const bad of [
+      `${header} `,
+      `${header.slice(0, 4)}\n${header.slice(4)}`,
+      header.replace(/[+/]/, '-') + '-',
+      `${header.slice(0, 4)}=${header.slice(4)}`,
+      `${header}===`,
+    ]) {
       expect(readPaymentHeader(bad)).toEqual({ ok: false, reason: 'invalid_payment_header' });
     }
   });

@@ -23,7 +23,11 @@ const BUDGET = 3500;
 const stubFacilitator: FacilitatorClient = {
   verify: async () => ({ isValid: false, invalidReason: 'stub' }),
   settle: async () => ({ success: false, errorReason: 'stub', transaction: '', network: 'eip155:8453' }),
-  getSupported: async () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} }),
+  getSupported: async () => ({
+    kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }],
+    extensions: [],
+    signers: {},
+  }),
 };
 
 const candles: PaidRoute = {
@@ -42,7 +46,14 @@ const candles: PaidRoute = {
     },
     required: ['pair'],
   },
-  outputExample: { pair: 'ETH/USD', interval: '15m', open_raw_spread_bps: 4.2, close_raw_spread_bps: 3.9, dislocation_count: 2, source: 'simulated' },
+  outputExample: {
+    pair: 'ETH/USD',
+    interval: '15m',
+    open_raw_spread_bps: 4.2,
+    close_raw_spread_bps: 3.9,
+    dislocation_count: 2,
+    source: 'simulated',
+  },
 };
 
 /** A route whose discovery details cannot all fit: a long description, a wide schema, a big example. */
@@ -54,9 +65,22 @@ const huge: PaidRoute = {
   mimeType: 'application/json',
   inputSchemaJson: {
     type: 'object',
-    properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: 'string', description: `parameter number ${i} of a wide schema` }])),
+    properties: Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `field_${i}`,
+        { type: 'string', description: `parameter number ${i} of a wide schema` },
+      ]),
+    ),
   },
-  outputExample: { dislocations: Array.from({ length: 30 }, (_, i) => ({ id: i, pair: 'ETH/USD', buy_venue: 'coinbase', sell_venue: 'base_dex', raw_spread_bps: 12.5 })) },
+  outputExample: {
+    dislocations: Array.from({ length: 30 }, (_, i) => ({
+      id: i,
+      pair: 'ETH/USD',
+      buy_venue: 'coinbase',
+      sell_venue: 'base_dex',
+      raw_spread_bps: 12.5,
+    })),
+  },
 };
 
 let http: HttpServer;
@@ -93,12 +117,19 @@ afterAll(async () => {
   await bare?.close();
 });
 
-async function challenge(url: string, init?: RequestInit): Promise<{ header: string; decoded: PaymentRequired; body: Record<string, unknown> }> {
+async function challenge(
+  url: string,
+  init?: RequestInit,
+): Promise<{ header: string; decoded: PaymentRequired; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
   expect(res.status).toBe(402);
   const header = res.headers.get('payment-required');
   expect(header).toBeTruthy();
-  return { header: header!, decoded: decodePaymentRequiredHeader(header!), body: (await res.json()) as Record<string, unknown> };
+  return {
+    header: header!,
+    decoded: decodePaymentRequiredHeader(header!),
+    body: (await res.json()) as Record<string, unknown>,
+  };
 }
 
 describe('PAYMENT-REQUIRED header', () => {
@@ -120,7 +151,9 @@ describe('PAYMENT-REQUIRED header', () => {
       extra: { name: 'USD Coin', version: '2' },
     });
     expect(Object.keys(decoded.extensions ?? {})).toEqual(['bazaar']);
-    const bazaar = decoded.extensions!.bazaar as { info: { input: { method: string }; output?: { example?: unknown } } };
+    const bazaar = decoded.extensions!.bazaar as {
+      info: { input: { method: string }; output?: { example?: unknown } };
+    };
     expect(bazaar.info.input.method).toBe('GET');
     expect(bazaar.info.output?.example).toEqual(candles.outputExample);
     expect(header.length).toBeLessThan(BUDGET);
@@ -135,7 +168,11 @@ describe('PAYMENT-REQUIRED header', () => {
   it('stays under 3.5 KB for a huge route and a long query string, dropping discovery details first', async () => {
     const { header, decoded } = await challenge(`${http.url}${huge.path}`, { method: 'POST', body: '{}' });
     expect(header.length).toBeLessThan(BUDGET);
-    expect(decoded.accepts[0]).toMatchObject({ amount: '75000', maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } });
+    expect(decoded.accepts[0]).toMatchObject({
+      amount: '75000',
+      maxTimeoutSeconds: 300,
+      extra: { name: 'USD Coin', version: '2' },
+    });
     expect(decoded.resource.description!.length).toBeLessThanOrEqual(300);
     const bazaar = decoded.extensions?.bazaar as { info?: { output?: { example?: unknown } } } | undefined;
     expect(bazaar?.info?.output?.example).toBeUndefined();

@@ -15,7 +15,10 @@ import { JobError } from '../../core/queue/queue.js';
 let http: HttpServer;
 /** path -> the error the route throws. */
 const ERRORS: Record<string, Error> = {
-  '/rate-limited-503': new JobError('upstream_rate_limited', 'RDAP server is rate limiting; retry after 120 s', 503, { upstream: 'https://rdap.example', retry_after_seconds: 120 }),
+  '/rate-limited-503': new JobError('upstream_rate_limited', 'RDAP server is rate limiting; retry after 120 s', 503, {
+    upstream: 'https://rdap.example',
+    retry_after_seconds: 120,
+  }),
   '/rate-limited-429': new AppError('too_many_requests', 'slow down', 429, { retry_after_seconds: 7 }),
   '/zero': new AppError('too_many_requests', 'retry now', 429, { retry_after_seconds: 0 }),
   '/no-value': new AppError('sku_unavailable', 'not served', 503, {}),
@@ -46,7 +49,11 @@ afterAll(async () => {
 
 async function get(path: string) {
   const res = await fetch(`${http.url}${path}`);
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as Record<string, unknown>,
+  };
 }
 
 describe('Retry-After header', () => {

@@ -46,7 +46,12 @@ describe('rag-shrink: news article', () => {
   it('keeps the article in order as Markdown and drops the page chrome', async () => {
     const body = await shrink(NEWS);
     expect(body.title).toBe('City Council Approves Riverside Flood Barrier After Two-Year Debate | The Harbor Gazette');
-    expect(body.headings).toEqual(['City Council Approves Riverside Flood Barrier After Two-Year Debate', 'What the plan includes', 'Opposition and costs', 'What happens next']);
+    expect(body.headings).toEqual([
+      'City Council Approves Riverside Flood Barrier After Two-Year Debate',
+      'What the plan includes',
+      'Opposition and costs',
+      'What happens next',
+    ]);
     expectInOrder(body.content, [
       '# City Council Approves Riverside Flood Barrier After Two-Year Debate',
       'The city council voted 7–2 on Tuesday night to fund a $48 million flood barrier',
@@ -105,7 +110,12 @@ describe('rag-shrink: docs page', () => {
     const body = await shrink(DOCS);
     expect(body.title).toBe('Rate limits — Quarry API Reference');
     // The headline that repeats the page title is the `title`, not content (as Readability reads it).
-    expect(body.headings).toEqual(['Default limits', 'Response headers', 'Handling 429 responses', 'Batching requests']);
+    expect(body.headings).toEqual([
+      'Default limits',
+      'Response headers',
+      'Handling 429 responses',
+      'Batching requests',
+    ]);
     expectInOrder(body.content, [
       'Limits apply per API key, not per IP address.',
       '## Default limits',
@@ -118,7 +128,18 @@ describe('rag-shrink: docs page', () => {
       '### Batching requests',
       'One batched call counts as a single request against your limit.',
     ]);
-    expectAbsent(body.content, ['Quarry v4 is out', 'SDKs', 'Search docs', 'Authentication', 'On this page', 'Was this page helpful', 'Pagination →', 'Copyright', 'localStorage', '--accent']);
+    expectAbsent(body.content, [
+      'Quarry v4 is out',
+      'SDKs',
+      'Search docs',
+      'Authentication',
+      'On this page',
+      'Was this page helpful',
+      'Pagination →',
+      'Copyright',
+      'localStorage',
+      '--accent',
+    ]);
   });
 });
 
@@ -136,7 +157,20 @@ describe('rag-shrink: blog post with comments', () => {
       '## Six months later',
       'saved me from my own `rm -rf` twice.',
     ]);
-    expectAbsent(body.content, ['btrfs', 'ECC RAM', 'Leave a Reply', 'Post Comment', 'Share this', 'Building a silent NAS case', 'Recent Posts', 'Pi-hole', 'Proudly powered', 'This site uses cookies', 'Homelab, Linux', 'wpcomments']);
+    expectAbsent(body.content, [
+      'btrfs',
+      'ECC RAM',
+      'Leave a Reply',
+      'Post Comment',
+      'Share this',
+      'Building a silent NAS case',
+      'Recent Posts',
+      'Pi-hole',
+      'Proudly powered',
+      'This site uses cookies',
+      'Homelab, Linux',
+      'wpcomments',
+    ]);
   });
 });
 
@@ -144,14 +178,26 @@ describe('rag-shrink: fragments and input errors', () => {
   it('accepts a fragment or bare text, and answers the catalogue example', async () => {
     expect((await shrink('<p>Hello <b>world</b></p><script>x()</script>')).content).toBe('Hello world');
     expect((await shrink('plain   text')).content).toBe('plain text');
-    const example = await shrink('<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>');
+    const example = await shrink(
+      '<html><head><title>Doc</title></head><body><h1>Intro</h1><p>Hello</p><script>x()</script></body></html>',
+    );
     // Headings inside the content start at level 2: the page's own title is `title`.
-    expect(example).toMatchObject({ content: '## Intro\n\nHello', title: 'Doc', headings: ['Intro'], links: [], shrunk_length: 15 });
+    expect(example).toMatchObject({
+      content: '## Intro\n\nHello',
+      title: 'Doc',
+      headings: ['Intro'],
+      links: [],
+      shrunk_length: 15,
+    });
     expect((await shrink('<title>Page</title><h2>Part</h2><p>x</p>')).content).toBe('## Part\n\nx');
   });
 
   it('answers coded 400s for input the schema refuses', async () => {
-    for (const [data, field] of [[{ html: '' }, 'html'], [{ html: '<p>x</p>', keepLinks: 'yes' }, 'keepLinks'], [{ html: '<p>x</p>', x: 1 }, 'x']] as const) {
+    for (const [data, field] of [
+      [{ html: '' }, 'html'],
+      [{ html: '<p>x</p>', keepLinks: 'yes' }, 'keepLinks'],
+      [{ html: '<p>x</p>', x: 1 }, 'x'],
+    ] as const) {
       const err = await processor.handle(data, jobContext()).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(JobError);
       expect(err).toMatchObject({ status: 400, details: { field } });
@@ -177,22 +223,44 @@ describe('rag-shrink: the page kinds issue 14 found wanting', () => {
   it('reads a blog post made of <div>s, not just its title', async () => {
     const body = await shrink(page('div-blog.html'));
     expect(body.content.length).toBeGreaterThan(400);
-    expectInOrder(body.content, ['the broad beans finally went in', 'double rows', 'covered them with netting', 'first storm.']);
+    expectInOrder(body.content, [
+      'the broad beans finally went in',
+      'double rows',
+      'covered them with netting',
+      'first storm.',
+    ]);
     expectAbsent(body.content, ['Recent posts', 'Seed order', 'Powered by']);
   });
 
   it('keeps a listing page whole when Readability finds no article in it', async () => {
     const body = await shrink(page('listing.html'));
     expect(body.title).toBe('Timetable changes | Ferry Line');
-    expectInOrder(body.content, ['- Route 1: the 06:10 departure moves', '- Route 2: no sailings', '- Route 3: an extra evening', '- Route 4: the harbour stop closes', '| Route | From | To |', '| 2 | Old town | Island |']);
+    expectInOrder(body.content, [
+      '- Route 1: the 06:10 departure moves',
+      '- Route 2: no sailings',
+      '- Route 3: an extra evening',
+      '- Route 4: the harbour stop closes',
+      '| Route | From | To |',
+      '| 2 | Old town | Island |',
+    ]);
     expectAbsent(body.content, ['Search', '© Ferry Line']);
   });
 
   it('drops article furniture: subscribe calls, related sections, time stamps, photo credits', async () => {
-    const prose = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `<p>Paragraph ${i + from} of the story says something about the new bridge, its cost and the ferry services it will replace over the coming years.</p>`).join('');
+    const prose = (n: number, from = 1) =>
+      Array.from(
+        { length: n },
+        (_, i) =>
+          `<p>Paragraph ${i + from} of the story says something about the new bridge, its cost and the ferry services it will replace over the coming years.</p>`,
+      ).join('');
     const html = `<html><head><title>Bridge</title></head><body><article><h1>Bridge approved</h1><p>Posted: Fri 6:45 PM, Feb 16, 2018</p>${prose(4)}<figure><img src="a.jpg"><p>The old ferry at dawn (Image: GETTY )</p></figure>${prose(3, 5)}<p>SUBSCRIBE</p><h2>You may also like</h2><ul><li>Harbour dredging begins</li><li>New buses for the island</li></ul><h2>What happens next</h2>${prose(2, 8)}</article></body></html>`;
     const body = await shrink(html);
-    expectInOrder(body.content, ['Paragraph 1 of the story', 'Paragraph 7 of the story', '## What happens next', 'Paragraph 9 of the story']);
+    expectInOrder(body.content, [
+      'Paragraph 1 of the story',
+      'Paragraph 7 of the story',
+      '## What happens next',
+      'Paragraph 9 of the story',
+    ]);
     expectAbsent(body.content, ['Posted:', 'GETTY', 'SUBSCRIBE', 'You may also like', 'Harbour dredging begins']);
     expect(body.headings).not.toContain('You may also like');
   });

@@ -20,7 +20,13 @@ const make = {
 describe.each(Object.keys(make) as (keyof typeof make)[])('%s replay guard', (kind) => {
   const guard = make[kind]();
   guards.push(guard);
-  const key = () => replayKey({ network: 'eip155:8453', asset: '0xAsset', payer: `0x${Math.random().toString(16).slice(2)}`, nonce: '0xNonce' });
+  const key = () =>
+    replayKey({
+      network: 'eip155:8453',
+      asset: '0xAsset',
+      payer: `0x${Math.random().toString(16).slice(2)}`,
+      nonce: '0xNonce',
+    });
 
   it('lets one holder in; others see in_progress, then used after markUsed', async () => {
     const k = key();

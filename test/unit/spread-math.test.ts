@@ -52,7 +52,7 @@ describe('spread math', () => {
     expect(e.fees_bps).toBe(10);
     expect(e.gas_usd).toBe(0.5);
     expect(e.steps.map((s) => s.size_usd)).toEqual([1000, 10000, 50000]);
-    const [s1, s10, s50] = e.steps as [typeof e.steps[0], typeof e.steps[0], typeof e.steps[0]];
+    const [s1, s10, s50] = e.steps as [(typeof e.steps)[0], (typeof e.steps)[0], (typeof e.steps)[0]];
     expect(s1.raw_bps).toBeCloseTo(50, 10);
     expect(s1.slippage_bps).toBeCloseTo(0, 10);
     expect(s1.gas_bps).toBeCloseTo(5, 10);
@@ -82,8 +82,28 @@ describe('spread math', () => {
 
   it('takes depth from the measurements, capacity up to it, and marks lower bounds', () => {
     // DEX buy side measured to 60k within the bound (price 2012 there), CEX sell side to 80k (2002): depth 60k, measured.
-    const dex = dexQuote({ depth: { impact_bps: 100, buy_usd: 60000, sell_usd: 70000, buy_capped: false, sell_capped: false, buy_points: [[60000, 2012]], sell_points: [[70000, 1985]] } });
-    const cex = cexQuote({ depth: { impact_bps: 100, buy_usd: 90000, sell_usd: 80000, buy_capped: false, sell_capped: true, buy_points: [[90000, 2020]], sell_points: [[80000, 2002]] } });
+    const dex = dexQuote({
+      depth: {
+        impact_bps: 100,
+        buy_usd: 60000,
+        sell_usd: 70000,
+        buy_capped: false,
+        sell_capped: false,
+        buy_points: [[60000, 2012]],
+        sell_points: [[70000, 1985]],
+      },
+    });
+    const cex = cexQuote({
+      depth: {
+        impact_bps: 100,
+        buy_usd: 90000,
+        sell_usd: 80000,
+        buy_capped: false,
+        sell_capped: true,
+        buy_points: [[90000, 2020]],
+        sell_points: [[80000, 2002]],
+      },
+    });
     const e = evaluateDirection(dex, cex);
     expect(e.liquidity_depth_usd).toBe(60000);
     expect(e.liquidity_depth_capped).toBe(false); // the binding (smaller) leg is measured
@@ -93,7 +113,14 @@ describe('spread math', () => {
     expect(thin.liquidity_depth_usd).toBe(80000);
     expect(thin.liquidity_depth_capped).toBe(true);
     // A gap so wide that net is still positive at the depth: capacity = depth, capped (at least that much).
-    const wide = evaluateDirection(dexQuote({ ask: 1900, ladder: [{ size_usd: 1000, buy_price: 1900, sell_price: 1899 }], depth: { ...dex.depth!, buy_usd: 40000, buy_points: [[40000, 1920]] } }), cex);
+    const wide = evaluateDirection(
+      dexQuote({
+        ask: 1900,
+        ladder: [{ size_usd: 1000, buy_price: 1900, sell_price: 1899 }],
+        depth: { ...dex.depth!, buy_usd: 40000, buy_points: [[40000, 1920]] },
+      }),
+      cex,
+    );
     expect(wide.liquidity_depth_usd).toBe(40000);
     expect(wide.capacity_usd).toBe(40000);
     expect(wide.capacity_capped).toBe(true);
@@ -119,12 +146,24 @@ describe('spread math', () => {
   });
 
   it('keeps the depth as capacity (capped) when every measured size is profitable, and 0 when none is', () => {
-    const wide = evaluateDirection(dexQuote({ ask: 1900, ladder: [{ size_usd: 1000, buy_price: 1900, sell_price: 1899 }, { size_usd: 10000, buy_price: 1901, sell_price: 1898 }] }), cexQuote());
+    const wide = evaluateDirection(
+      dexQuote({
+        ask: 1900,
+        ladder: [
+          { size_usd: 1000, buy_price: 1900, sell_price: 1899 },
+          { size_usd: 10000, buy_price: 1901, sell_price: 1898 },
+        ],
+      }),
+      cexQuote(),
+    );
     expect(wide.capacity_usd).toBe(10000);
     expect(wide.capacity_capped).toBe(true);
     // net at 10k: (2009-1901)/1901*1e4 - 10 - 0.5
     expect(wide.est_profit_usd).toBeCloseTo(10000 * ((((2009 - 1901) / 1901) * 1e4 - 10.5) / 1e4), 8);
-    const gasOnly = evaluateDirection(dexQuote({ gas_usd: 100, ladder: [{ size_usd: 1000, buy_price: 2000, sell_price: 1999 }] }), cexQuote());
+    const gasOnly = evaluateDirection(
+      dexQuote({ gas_usd: 100, ladder: [{ size_usd: 1000, buy_price: 2000, sell_price: 1999 }] }),
+      cexQuote(),
+    );
     // raw 50 - fees 10 - gas 100/1000*1e4 = 1000 bps -> -960
     expect(gasOnly.best_net_bps).toBeCloseTo(-960, 8);
     expect(gasOnly.capacity_usd).toBe(0);
@@ -132,7 +171,13 @@ describe('spread math', () => {
 
   it('uses only sizes quoted and fillable on both venues', () => {
     const e = evaluateDirection(
-      dexQuote({ ladder: [{ size_usd: 1000, buy_price: 2000, sell_price: 1999 }, { size_usd: 10000, buy_price: null, sell_price: 1997 }, { size_usd: 25000, buy_price: 2005, sell_price: 1995 }] }),
+      dexQuote({
+        ladder: [
+          { size_usd: 1000, buy_price: 2000, sell_price: 1999 },
+          { size_usd: 10000, buy_price: null, sell_price: 1997 },
+          { size_usd: 25000, buy_price: 2005, sell_price: 1995 },
+        ],
+      }),
       cexQuote(),
     );
     expect(e.steps.map((s) => s.size_usd)).toEqual([1000]);

@@ -17,7 +17,11 @@ describe('sql rendering', () => {
       ["it's", "'it\\'s'", "'it''s'"],
       ['a\\b', "'a\\\\b'", "'a\\b'"],
       ["\\'", "'\\\\\\''", "'\\'''"],
-      ["'; DROP TABLE contract_events; --", "'\\'; DROP TABLE contract_events; --'", "'''; DROP TABLE contract_events; --'"],
+      [
+        "'; DROP TABLE contract_events; --",
+        "'\\'; DROP TABLE contract_events; --'",
+        "'''; DROP TABLE contract_events; --'",
+      ],
       ['line1\nline2\r\n\ttab', "'line1\nline2\r\n\ttab'", "'line1\nline2\r\n\ttab'"],
       ['ünïcødé 🦆 “q”', "'ünïcødé 🦆 “q”'", "'ünïcødé 🦆 “q”'"],
       ['', "''", "''"],
@@ -52,8 +56,11 @@ describe('sql rendering', () => {
   });
 
   it('renders booleans, nulls and arrays per dialect', () => {
-    expect(both(sql`${true}, ${false}, ${null}, ${undefined}`)).toEqual({ clickhouse: '1, 0, NULL, NULL', duckdb: 'true, false, NULL, NULL' });
-    const arr: SqlValue = [1, 'a\'b', null, [2, -3]];
+    expect(both(sql`${true}, ${false}, ${null}, ${undefined}`)).toEqual({
+      clickhouse: '1, 0, NULL, NULL',
+      duckdb: 'true, false, NULL, NULL',
+    });
+    const arr: SqlValue = [1, "a'b", null, [2, -3]];
     expect(literal(arr, 'clickhouse')).toBe("[1, 'a\\'b', NULL, [2, (-3)]]");
     expect(literal(arr, 'duckdb')).toBe("[1, 'a''b', NULL, [2, (-3)]]");
     expect(literal([], 'clickhouse')).toBe('[]');

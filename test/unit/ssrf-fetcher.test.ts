@@ -21,7 +21,13 @@ const noDns: HostResolver = async (host) => {
 };
 
 const fetcher = (overrides: Partial<FetcherSettings> = {}) =>
-  createSafeFetch({ allowLoopback: true, maxRedirects: 5, resolver: noDns, connect: loopbackOnlyNetwork(), ...overrides });
+  createSafeFetch({
+    allowLoopback: true,
+    maxRedirects: 5,
+    resolver: noDns,
+    connect: loopbackOnlyNetwork(),
+    ...overrides,
+  });
 
 const request = (path: string, extra: Partial<FetchRequest> = {}): FetchRequest => ({
   url: path.startsWith('http') ? path : site.url(path),
@@ -50,7 +56,13 @@ describe('redirects', () => {
     const page = await fetcher()(request('/chain/4'));
     expect(page.status).toBe(200);
     expect(page.url.pathname).toBe('/article');
-    expect(page.redirects.map((u) => new URL(u).pathname)).toEqual(['/chain/4', '/chain/3', '/chain/2', '/chain/1', '/chain/0']);
+    expect(page.redirects.map((u) => new URL(u).pathname)).toEqual([
+      '/chain/4',
+      '/chain/3',
+      '/chain/2',
+      '/chain/1',
+      '/chain/0',
+    ]);
   });
 
   it('one more than the cap is a 502 too_many_redirects', async () => {
@@ -158,7 +170,9 @@ describe('time', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('deadline')), 150);
     const t0 = performance.now();
-    const err = await failure(fetcher()(request('/slow-headers?ms=30000', { timeoutMs: 25_000, signal: controller.signal })));
+    const err = await failure(
+      fetcher()(request('/slow-headers?ms=30000', { timeoutMs: 25_000, signal: controller.signal })),
+    );
     expect(err.code).toBe('upstream_timeout');
     expect(err.details.reason).toBe('aborted');
     expect(performance.now() - t0).toBeLessThan(10_000);
@@ -179,7 +193,9 @@ describe('connections', () => {
       { address: '::1', family: 6 },
       { address: '127.0.0.1', family: 4 },
     ];
-    const page = await fetcher({ resolver, connect: loopbackOnlyNetwork(attempts) })(request(`http://localhost:${site.port}/article`));
+    const page = await fetcher({ resolver, connect: loopbackOnlyNetwork(attempts) })(
+      request(`http://localhost:${site.port}/article`),
+    );
     expect(page.status).toBe(200);
     expect(page.remoteAddress).toBe('127.0.0.1');
     expect(attempts).toEqual([`::1:${site.port}`, `127.0.0.1:${site.port}`]);

@@ -105,7 +105,12 @@ describe('URL vectors (refused before resolution and connection)', () => {
     ['mixed encoding 0x7f.0.0.01', () => `http://0x7f.0.0.01:${P()}/`, 'loopback', '127.0.0.1'],
     ['trailing dot 127.0.0.1.', () => `http://127.0.0.1.:${P()}/`, 'loopback', '127.0.0.1'],
     ['percent-encoded host %31%32%37.0.0.1', () => `http://%31%32%37.0.0.1:${P()}/`, 'loopback', '127.0.0.1'],
-    ['full-width digits (IDNA-mapped)', () => `http://\uff11\uff12\uff17.\uff10.\uff10.\uff11:${P()}/`, 'loopback', '127.0.0.1'],
+    [
+      'full-width digits (IDNA-mapped)',
+      () => `http://\uff11\uff12\uff17.\uff10.\uff10.\uff11:${P()}/`,
+      'loopback',
+      '127.0.0.1',
+    ],
     ['ideographic full stops 127。0。0。1', () => `http://127\u30020\u30020\u30021:${P()}/`, 'loopback', '127.0.0.1'],
     ['IPv6 loopback [::1]', () => `http://[::1]:${P()}/`, 'loopback', '::1'],
     ['IPv4-mapped [::ffff:127.0.0.1]', () => `http://[::ffff:127.0.0.1]:${P()}/`, 'ipv4_mapped'],
@@ -117,12 +122,36 @@ describe('URL vectors (refused before resolution and connection)', () => {
     ['NAT64 embedding 10.0.0.1', () => 'http://[64:ff9b::10.0.0.1]/', 'nat64_embedded'],
     ['6to4 embedding 127.0.0.1', () => 'http://[2002:7f00:1::1]/', '6to4_embedded'],
     ['Teredo', () => 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', 'teredo'],
-    ['AWS metadata 169.254.169.254', () => 'http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'cloud_metadata', '169.254.169.254'],
-    ['AWS metadata as decimal 2852039166', () => 'http://2852039166/latest/meta-data/', 'cloud_metadata', '169.254.169.254'],
-    ['AWS IMDS over IPv6 [fd00:ec2::254]', () => 'http://[fd00:ec2::254]/latest/meta-data/', 'cloud_metadata', 'fd00:ec2::254'],
+    [
+      'AWS metadata 169.254.169.254',
+      () => 'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'cloud_metadata',
+      '169.254.169.254',
+    ],
+    [
+      'AWS metadata as decimal 2852039166',
+      () => 'http://2852039166/latest/meta-data/',
+      'cloud_metadata',
+      '169.254.169.254',
+    ],
+    [
+      'AWS IMDS over IPv6 [fd00:ec2::254]',
+      () => 'http://[fd00:ec2::254]/latest/meta-data/',
+      'cloud_metadata',
+      'fd00:ec2::254',
+    ],
     ['GCP metadata name', () => 'http://metadata.google.internal/computeMetadata/v1/', 'cloud_metadata'],
-    ['GCP metadata name, trailing dot and capitals', () => 'http://Metadata.Google.Internal./computeMetadata/v1/', 'cloud_metadata'],
-    ['Alibaba metadata 100.100.100.200', () => 'http://100.100.100.200/latest/meta-data/', 'cloud_metadata', '100.100.100.200'],
+    [
+      'GCP metadata name, trailing dot and capitals',
+      () => 'http://Metadata.Google.Internal./computeMetadata/v1/',
+      'cloud_metadata',
+    ],
+    [
+      'Alibaba metadata 100.100.100.200',
+      () => 'http://100.100.100.200/latest/meta-data/',
+      'cloud_metadata',
+      '100.100.100.200',
+    ],
     ['link-local 169.254.1.1', () => 'http://169.254.1.1/', 'link_local', '169.254.1.1'],
     ['RFC1918 10/8', () => 'http://10.0.0.1/', 'private', '10.0.0.1'],
     ['RFC1918 172.16/12', () => 'http://172.31.255.254/', 'private', '172.31.255.254'],
@@ -161,7 +190,12 @@ describe('URL vectors (refused before resolution and connection)', () => {
   it('has at least 30 vectors', () => expect(cases.length).toBeGreaterThanOrEqual(30));
 
   it.each(cases)('%s is refused', async (_label, url, reason, address) => {
-    const before = { requests: site.requests.length, connections: site.connections(), dns: dns.queries.length, spy: connectAttempts.length };
+    const before = {
+      requests: site.requests.length,
+      connections: site.connections(),
+      dns: dns.queries.length,
+      spy: connectAttempts.length,
+    };
     const err = await refusal(fetcher(false)(request(url())));
     expect(err.code).toBe('url_not_allowed');
     expect(err.status).toBe(400);
@@ -254,7 +288,14 @@ describe('redirect vectors (every hop is checked)', () => {
 
 describe('address classification', () => {
   it('public unicast addresses pass, IPv4 and IPv6, and NAT64 of a public IPv4', () => {
-    for (const address of ['93.184.215.14', '8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:82a::200e', '64:ff9b::808:808']) {
+    for (const address of [
+      '93.184.215.14',
+      '8.8.8.8',
+      '1.1.1.1',
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:82a::200e',
+      '64:ff9b::808:808',
+    ]) {
       expect(checkAddress(address, { allowLoopback: false }), address).toBeNull();
     }
   });
@@ -263,7 +304,9 @@ describe('address classification', () => {
 describe('the loopback allowance exists only in test configuration', () => {
   it('is refused with a clear message outside NODE_ENV=test', () => {
     for (const env of ['development', 'production']) {
-      expect(() => loadConfig({ NODE_ENV: env, FETCH_ALLOW_LOOPBACK: 'true' })).toThrow(/FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test/);
+      expect(() => loadConfig({ NODE_ENV: env, FETCH_ALLOW_LOOPBACK: 'true' })).toThrow(
+        /FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test/,
+      );
     }
   });
 

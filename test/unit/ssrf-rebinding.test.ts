@@ -54,11 +54,18 @@ afterAll(async () => {
 /** Carries connections aimed at PUBLIC or 127.0.0.1 to the fixture site; records every target. */
 function network(target: { address: string; port: number }) {
   connections.push(target.address);
-  if (target.address === PUBLIC || target.address === '127.0.0.1') return net.connect({ host: '127.0.0.1', port: site.port });
+  if (target.address === PUBLIC || target.address === '127.0.0.1')
+    return net.connect({ host: '127.0.0.1', port: site.port });
   throw Object.assign(new Error(`no route to ${target.address}`), { code: 'EHOSTUNREACH' });
 }
 
-const fetcher = () => createSafeFetch({ allowLoopback: false, maxRedirects: 5, resolver: dnsServerResolver([dns.server]), connect: network });
+const fetcher = () =>
+  createSafeFetch({
+    allowLoopback: false,
+    maxRedirects: 5,
+    resolver: dnsServerResolver([dns.server]),
+    connect: network,
+  });
 
 const request = (path: string): FetchRequest => ({
   url: `http://${HOST}:${site.port}${path}`,
@@ -93,7 +100,9 @@ describe('DNS rebinding', () => {
   });
 
   it('a redirect back to the same name is resolved and vetted again: the rebound answer is refused at hop 1', async () => {
-    const err = await fetcher()(request(`/redirect?to=${encodeURIComponent(`http://${HOST}:${site.port}/article`)}`)).catch((e: unknown) => e);
+    const err = await fetcher()(
+      request(`/redirect?to=${encodeURIComponent(`http://${HOST}:${site.port}/article`)}`),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobError);
     expect((err as JobError).details).toMatchObject({ reason: 'loopback', hop: 1, address: '127.0.0.1' });
     expect(dns.count(HOST, 'A')).toBe(2);

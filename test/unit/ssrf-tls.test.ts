@@ -18,14 +18,22 @@ let dns: FixtureDns;
 
 beforeAll(async () => {
   tls = await startTlsFixture(articleHtml());
-  dns = await startFixtureDns((name, type) => (name.endsWith('.fixture.example') ? (type === 'A' ? ['127.0.0.1'] : []) : null));
+  dns = await startFixtureDns((name, type) =>
+    name.endsWith('.fixture.example') ? (type === 'A' ? ['127.0.0.1'] : []) : null,
+  );
 });
 afterAll(async () => {
   await tls?.close();
   await dns?.close();
 });
 
-const fetcher = (ca?: string) => createSafeFetch({ allowLoopback: true, maxRedirects: 5, resolver: dnsServerResolver([dns.server]), ...(ca ? { ca } : {}) });
+const fetcher = (ca?: string) =>
+  createSafeFetch({
+    allowLoopback: true,
+    maxRedirects: 5,
+    resolver: dnsServerResolver([dns.server]),
+    ...(ca ? { ca } : {}),
+  });
 const request = (url: string): FetchRequest => ({
   url,
   field: 'url',
@@ -48,7 +56,9 @@ describe('https on a pinned address', () => {
   });
 
   it('a name the certificate does not cover fails verification (502)', async () => {
-    const err = await fetcher(TLS_FIXTURE_CERT)(request(`https://other.fixture.example:${tls.port}/`)).catch((e: unknown) => e);
+    const err = await fetcher(TLS_FIXTURE_CERT)(request(`https://other.fixture.example:${tls.port}/`)).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(JobError);
     expect((err as JobError).status).toBe(502);
     expect((err as JobError).details.reason).toBe('ERR_TLS_CERT_ALTNAME_INVALID');

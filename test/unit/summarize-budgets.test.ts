@@ -16,7 +16,9 @@ import { jobContext, processorDeps } from '../helpers/text-skus.js';
 const deps = processorDeps({}, { AI_PROVIDER: 'local' });
 const ai = await createAiProvider(deps.config, deps.logger);
 const summarize = await createSummarizeProcessor({ ...deps, ai });
-const articles = loadArticleCorpus(12).map((p) => p.expected.replace(/\s+/g, ' ').trim()).filter((t) => countWords(t) > 400);
+const articles = loadArticleCorpus(12)
+  .map((p) => p.expected.replace(/\s+/g, ' ').trim())
+  .filter((t) => countWords(t) > 400);
 const FORMATS = ['bullets', 'paragraph', 'executive'] as const;
 
 describe('summarize budgets', () => {

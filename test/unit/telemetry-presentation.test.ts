@@ -38,26 +38,44 @@ describe('telemetry parameters', () => {
     expect(side.parse('Sell')).toBe('sell');
     expect(side.safeParse('hold').success).toBe(false);
     expect(caseInsensitiveEnum(['15m', '1h']).parse('1H')).toBe('1h');
-    expect(z.toJSONSchema(z.object({ side }), { io: 'input' }).properties).toMatchObject({ side: { type: 'string', enum: ['buy', 'sell'] } });
+    expect(z.toJSONSchema(z.object({ side }), { io: 'input' }).properties).toMatchObject({
+      side: { type: 'string', enum: ['buy', 'sell'] },
+    });
   });
 
   it('reads boolean flags from JSON and from query strings', () => {
     const flag = booleanFlag();
-    for (const [v, out] of [[true, true], ['TRUE', true], ['1', true], ['yes', true], [false, false], ['False', false], ['0', false], ['no', false]] as const) expect(flag.parse(v)).toBe(out);
+    for (const [v, out] of [
+      [true, true],
+      ['TRUE', true],
+      ['1', true],
+      ['yes', true],
+      [false, false],
+      ['False', false],
+      ['0', false],
+      ['no', false],
+    ] as const)
+      expect(flag.parse(v)).toBe(out);
     expect(flag.safeParse('maybe').success).toBe(false);
   });
 });
 
-describe('the guide\'s example bodies', () => {
+describe("the guide's example bodies", () => {
   it('cut long number arrays and long strings with a note, and keep small values inline', () => {
-    const text = readableJson({ data: [{ index: 0, embedding: Array.from({ length: 768 }, (_, i) => i / 1000) }], text: 'x'.repeat(500), n: 1 });
-    expect(text).toContain('"embedding": [0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007, "... (768 numbers, 760 more not shown here)"]');
+    const text = readableJson({
+      data: [{ index: 0, embedding: Array.from({ length: 768 }, (_, i) => i / 1000) }],
+      text: 'x'.repeat(500),
+      n: 1,
+    });
+    expect(text).toContain(
+      '"embedding": [0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007, "... (768 numbers, 760 more not shown here)"]',
+    );
     expect(text).toContain('... (500 characters)');
     expect(text.split('\n').length).toBeLessThan(10);
   });
 });
 
-describe('the live examples\' slice', () => {
+describe("the live examples' slice", () => {
   const Q = 900_000;
   const at = (h: number, m: number, s = 0) => Date.UTC(2026, 0, 5, h, m, s);
   it('is the newest 15-minute slice that ended before the newest data, or the newest one before any is complete', () => {

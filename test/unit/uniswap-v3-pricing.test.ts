@@ -77,7 +77,12 @@ describe('sqrtPriceX96ToPrice', () => {
 
   it('round-trips prices across many magnitudes and both orders', () => {
     for (const price of [0.000123, 0.5, 1, 2.5, 1234.5678, 97000, 3e7]) {
-      for (const o of [wethToken0, wethToken1, { baseIsToken0: true, baseDecimals: 8, quoteDecimals: 6 }, { baseIsToken0: false, baseDecimals: 8, quoteDecimals: 6 }]) {
+      for (const o of [
+        wethToken0,
+        wethToken1,
+        { baseIsToken0: true, baseDecimals: 8, quoteDecimals: 6 },
+        { baseIsToken0: false, baseDecimals: 8, quoteDecimals: 6 },
+      ]) {
         expect(rel(sqrtPriceX96ToPrice(priceToSqrtPriceX96(price, o), o), price)).toBeLessThan(1e-12);
       }
     }
@@ -133,7 +138,11 @@ describe('helpers', () => {
   });
 
   it('sortsBefore orders addresses numerically, case-insensitively', () => {
-    expect(sortsBefore('0x4200000000000000000000000000000000000006', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')).toBe(true);
-    expect(sortsBefore('0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48')).toBe(false);
+    expect(
+      sortsBefore('0x4200000000000000000000000000000000000006', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+    ).toBe(true);
+    expect(
+      sortsBefore('0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'),
+    ).toBe(false);
   });
 });

@@ -114,7 +114,10 @@ describe('input schemas', () => {
       for (const url of ['ftp://example.com/x', 'file:///etc/passwd', 'not a url', 'javascript:alert(1)']) {
         const result = parse(url);
         expect(result.success, url).toBe(false);
-        expect(result.error!.issues.map((i) => i.message), url).toEqual(['must be an http(s) URL']);
+        expect(
+          result.error!.issues.map((i) => i.message),
+          url,
+        ).toEqual(['must be an http(s) URL']);
       }
     });
   }
@@ -136,7 +139,11 @@ describe('through the router: 400 before the payment challenge', () => {
     const app = createApp({
       logger: testLogger(),
       health: new HealthRegistry({ version: SERVICE_VERSION, role: 'api' }),
-      gateway: { runtime: { store: {} as Store, config, pairs: loadPairs(), catalogue, now: () => Date.now() }, gate, payment },
+      gateway: {
+        runtime: { store: {} as Store, config, pairs: loadPairs(), catalogue, now: () => Date.now() },
+        gate,
+        payment,
+      },
     });
     http = await listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
   });
@@ -146,7 +153,11 @@ describe('through the router: 400 before the payment challenge', () => {
   });
 
   const post = (path: string, body: unknown) =>
-    fetch(`${http.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${http.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it.each([
     ['/api/v1/stealth-dom', 'url', 'http://10.0.0.1/admin'],
@@ -177,7 +188,11 @@ describe('through the router: 400 before the payment challenge', () => {
       const res = await post(path, { [field]: value });
       expect(res.status).toBe(400);
       expect(res.headers.get('payment-required')).toBeNull();
-      expect(await res.json()).toMatchObject({ code: 'invalid_parameter', field, detail: expect.stringMatching(/must be a public http\(s\) URL: .*\(loopback\)$/) });
+      expect(await res.json()).toMatchObject({
+        code: 'invalid_parameter',
+        field,
+        detail: expect.stringMatching(/must be a public http\(s\) URL: .*\(loopback\)$/),
+      });
     }
     expect(gateCalls).toBe(before + 1);
   });

@@ -25,13 +25,23 @@
 
   const candleChart = LC.createChart(document.getElementById('candles'), base);
   const candles = candleChart.addSeries(LC.CandlestickSeries, {
-    upColor: '#059669', downColor: '#dc2626', borderVisible: false, wickUpColor: '#059669', wickDownColor: '#dc2626',
+    upColor: '#059669',
+    downColor: '#dc2626',
+    borderVisible: false,
+    wickUpColor: '#059669',
+    wickDownColor: '#dc2626',
     priceFormat: { type: 'price', precision: 1, minMove: 0.1 },
   });
 
   const latencyChart = LC.createChart(document.getElementById('latency'), base);
   const line = (color, title, style) =>
-    latencyChart.addSeries(LC.LineSeries, { color, title, lineWidth: 2, lineStyle: style, priceFormat: { type: 'price', precision: 0, minMove: 1 } });
+    latencyChart.addSeries(LC.LineSeries, {
+      color,
+      title,
+      lineWidth: 2,
+      lineStyle: style,
+      priceFormat: { type: 'price', precision: 0, minMove: 1 },
+    });
   const latency = {
     cex_p50: line('#2563eb', 'CEX p50', 0),
     cex_p99: line('#93c5fd', 'CEX p99', 2),
@@ -48,7 +58,14 @@
   function renderTape(items) {
     const rows = items.map((d) => {
       const tr = document.createElement('tr');
-      const cells = [d.time.slice(11, 19), d.pair, d.direction, d.net_spread_bps.toFixed(1), fmt.format(d.est_profit_usd), fmt.format(d.liquidity_depth_usd)];
+      const cells = [
+        d.time.slice(11, 19),
+        d.pair,
+        d.direction,
+        d.net_spread_bps.toFixed(1),
+        fmt.format(d.est_profit_usd),
+        fmt.format(d.liquidity_depth_usd),
+      ];
       cells.forEach((text, i) => {
         const td = document.createElement('td');
         td.textContent = text;
@@ -63,7 +80,9 @@
 
   function renderHealth(overview) {
     const box = document.getElementById('health');
-    const badges = [['overall', overview.status]].concat(Object.entries(overview.components).map(([name, c]) => [name, c.status]));
+    const badges = [['overall', overview.status]].concat(
+      Object.entries(overview.components).map(([name, c]) => [name, c.status]),
+    );
     box.replaceChildren(
       ...badges.map(([name, status]) => {
         const span = document.createElement('span');
@@ -86,7 +105,10 @@
   async function refresh() {
     const pair = pairSelect.value;
     try {
-      const [overview, market] = await Promise.all([getJson('/dashboard/api/overview'), getJson(`/dashboard/api/market?pair=${encodeURIComponent(pair)}`)]);
+      const [overview, market] = await Promise.all([
+        getJson('/dashboard/api/overview'),
+        getJson(`/dashboard/api/market?pair=${encodeURIComponent(pair)}`),
+      ]);
       if (pair !== pairSelect.value) return; // the selection changed meanwhile
       renderHealth(overview);
       candles.setData(market.candles.points);

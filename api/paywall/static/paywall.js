@@ -29,7 +29,8 @@
     for (const b of utf8) binary += String.fromCharCode(b);
     return btoa(binary);
   };
-  const fromBase64Json = (text) => JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(text), (c) => c.charCodeAt(0))));
+  const fromBase64Json = (text) =>
+    JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(text), (c) => c.charCodeAt(0))));
 
   async function pay() {
     button.disabled = true;
@@ -62,13 +63,20 @@
         ],
       },
       primaryType: 'TransferWithAuthorization',
-      domain: { name: accepted.extra.name, version: accepted.extra.version, chainId: Number(accepted.network.split(':')[1]), verifyingContract: accepted.asset },
+      domain: {
+        name: accepted.extra.name,
+        version: accepted.extra.version,
+        chainId: Number(accepted.network.split(':')[1]),
+        verifyingContract: accepted.asset,
+      },
       message: authorization,
     };
     const signature = await eth.request({ method: 'eth_signTypedData_v4', params: [from, JSON.stringify(typedData)] });
     status.textContent = 'paying…';
     const payload = { x402Version: 2, resource: challenge.resource, accepted, payload: { signature, authorization } };
-    const res = await fetch(location.href, { headers: { accept: 'application/json', 'PAYMENT-SIGNATURE': base64Json(payload) } });
+    const res = await fetch(location.href, {
+      headers: { accept: 'application/json', 'PAYMENT-SIGNATURE': base64Json(payload) },
+    });
     const text = await res.text();
     const receipt = res.headers.get('PAYMENT-RESPONSE');
     let shown = text;

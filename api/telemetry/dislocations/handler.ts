@@ -13,7 +13,11 @@ import { z } from 'zod';
 import { DislocationStatus } from '../../../core/events/market.js';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import { revisionsInSlice, type RevisionItem } from '../../../core/store/tables/dislocation-revisions.js';
-import { dislocationsBySlice, dislocationsInSlice, type DislocationsSlice } from '../../../core/store/tables/dislocations.js';
+import {
+  dislocationsBySlice,
+  dislocationsInSlice,
+  type DislocationsSlice,
+} from '../../../core/store/tables/dislocations.js';
 import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
@@ -29,7 +33,9 @@ export function dislocationsInput(pairs: PairsCatalogue) {
     time: TimeParam.optional(),
     revisions: booleanFlag()
       .optional()
-      .describe('`true`: each item also carries `revisions`, every revision of the opportunity (its path while open); default false'),
+      .describe(
+        '`true`: each item also carries `revisions`, every revision of the opportunity (its path while open); default false',
+      ),
   });
 }
 export type DislocationsInput = z.output<ReturnType<typeof dislocationsInput>>;
@@ -48,9 +54,13 @@ export const RevisionSchema = z.object({
   est_profit_usd: usd('Profit at the most profitable ladder size'),
   profit_size_usd: z.number().describe('The ladder size of that profit, USD'),
   capacity_usd: usd('Size at which the net spread falls to zero (measured prices)'),
-  capacity_capped: z.boolean().describe('Net spread still positive at the measured depth: capacity is at least the value'),
+  capacity_capped: z
+    .boolean()
+    .describe('Net spread still positive at the measured depth: capacity is at least the value'),
   liquidity_depth_usd: usd('Measured two-venue depth within the impact bound'),
-  liquidity_depth_capped: z.boolean().describe('The depth is a lower bound (search hard maximum or end of the book reached)'),
+  liquidity_depth_capped: z
+    .boolean()
+    .describe('The depth is a lower bound (search hard maximum or end of the book reached)'),
 });
 
 export const DislocationItem = z.object({
@@ -64,10 +74,16 @@ export const DislocationItem = z.object({
   raw_spread_bps: bps('(sell bid - buy ask) / buy ask x 1e4, latest revision'),
   net_spread_bps: bps('Best net spread after fees, gas and slippage over the ladder sizes, latest revision'),
   est_profit_usd: usd('Profit at the most profitable ladder size, latest revision'),
-  liquidity_depth_usd: usd('Measured depth of the direction: the smaller leg of the buy venue\'s buy depth and the sell venue\'s sell depth within the impact bound (DEX: quoter search; CEX: book walk)'),
-  status: DislocationStatus.describe('`OPPORTUNITY` while open, then `CLOSED` (the net spread fell to the threshold) or `EXPIRED` (a venue went silent)'),
+  liquidity_depth_usd: usd(
+    "Measured depth of the direction: the smaller leg of the buy venue's buy depth and the sell venue's sell depth within the impact bound (DEX: quoter search; CEX: book walk)",
+  ),
+  status: DislocationStatus.describe(
+    '`OPPORTUNITY` while open, then `CLOSED` (the net spread fell to the threshold) or `EXPIRED` (a venue went silent)',
+  ),
   duration_ms: z.number().int().describe('Time open so far, or until it closed'),
-  liquidity_depth_capped: z.boolean().describe('The depth is a lower bound: the search reached its hard maximum or the end of the visible book'),
+  liquidity_depth_capped: z
+    .boolean()
+    .describe('The depth is a lower bound: the search reached its hard maximum or the end of the visible book'),
   capacity_usd: usd('Size at which the net spread falls to zero, on measured prices, at most the depth'),
   capacity_capped: z.boolean().describe('Net spread still positive at the depth: capacity is at least the value'),
   peak_raw_spread_bps: bps('Highest raw spread over the revisions'),
@@ -85,7 +101,9 @@ export const DislocationsOutput = z.object({
   slice_start: IsoTimestamp,
   slice_end: IsoTimestamp,
   count: z.number().int().describe('Length of `dislocations`'),
-  dislocations: z.array(DislocationItem).describe('Opportunities opened in the slice, oldest first, at their latest revision with their peaks'),
+  dislocations: z
+    .array(DislocationItem)
+    .describe('Opportunities opened in the slice, oldest first, at their latest revision with their peaks'),
   source: SourceField,
 });
 export type DislocationsOutput = z.infer<typeof DislocationsOutput>;
@@ -110,7 +128,10 @@ const roundRevision = (r: RevisionItem): z.infer<typeof RevisionSchema> => ({
   liquidity_depth_capped: r.liquidity_depth_capped,
 });
 
-export async function dislocationsHandler({ input, runtime }: SkuCall<DislocationsInput>, window: TimeWindow): Promise<DislocationsOutput> {
+export async function dislocationsHandler(
+  { input, runtime }: SkuCall<DislocationsInput>,
+  window: TimeWindow,
+): Promise<DislocationsOutput> {
   const [slice, revisions] = await Promise.all([
     dislocationsInSlice(runtime.store, input.pair, window.fromMs, window.toMs),
     input.revisions ? revisionsInSlice(runtime.store, input.pair, window.fromMs, window.toMs) : undefined,
@@ -130,16 +151,29 @@ export const dislocationsBlock: SliceBlockFiller<DislocationsInput> = {
   async fill({ input, runtime }, slices) {
     const [bySlice, revisions] = await Promise.all([
       dislocationsBySlice(runtime.store, input.pair, slices),
-      input.revisions ? revisionsInSlice(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs) : undefined,
+      input.revisions
+        ? revisionsInSlice(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs)
+        : undefined,
     ]);
-    return new Map([...bySlice].map(([from, slice]): [number, SliceOutcome] => [from, { answer: dislocationsAnswer(slice, revisions, runtime) }]));
+    return new Map(
+      [...bySlice].map(([from, slice]): [number, SliceOutcome] => [
+        from,
+        { answer: dislocationsAnswer(slice, revisions, runtime) },
+      ]),
+    );
   },
 };
 
-function dislocationsAnswer(slice: DislocationsSlice, revisions: Map<string, RevisionItem[]> | undefined, runtime: SkuRuntime): DislocationsOutput {
+function dislocationsAnswer(
+  slice: DislocationsSlice,
+  revisions: Map<string, RevisionItem[]> | undefined,
+  runtime: SkuRuntime,
+): DislocationsOutput {
   const pools = runtime.pairs.pairs.find((p) => p.pair === slice.pair)?.dex ?? [];
   const venues = slice.dislocations.length
-    ? slice.dislocations.flatMap((d) => [d.buy_venue, d.sell_venue]).sort((a, b) => Number(b === runtime.config.CEX_EXCHANGE) - Number(a === runtime.config.CEX_EXCHANGE))
+    ? slice.dislocations
+        .flatMap((d) => [d.buy_venue, d.sell_venue])
+        .sort((a, b) => Number(b === runtime.config.CEX_EXCHANGE) - Number(a === runtime.config.CEX_EXCHANGE))
     : pairVenues(runtime.config.CEX_EXCHANGE, pools);
   return {
     pair: slice.pair,

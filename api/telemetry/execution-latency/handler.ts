@@ -14,7 +14,12 @@
 import { z } from 'zod';
 import type { Config } from '../../../core/config.js';
 import { sql } from '../../../core/store/sql.js';
-import { DEX_VENUE_FILTER, executionLatency, executionLatencyBySlice, type ExecutionLatency } from '../../../core/store/tables/latency-samples.js';
+import {
+  DEX_VENUE_FILTER,
+  executionLatency,
+  executionLatencyBySlice,
+  type ExecutionLatency,
+} from '../../../core/store/tables/latency-samples.js';
 import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
@@ -29,48 +34,66 @@ export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
     time: TimeParam.optional(),
     venue: caseInsensitiveEnum([config.CEX_EXCHANGE, DEX_VENUE_FILTER])
       .optional()
-      .describe(`Only this venue's samples: \`${config.CEX_EXCHANGE}\` (the centralized exchange's REST API) or \`${DEX_VENUE_FILTER}\` (every Base RPC sample); any case`),
+      .describe(
+        `Only this venue's samples: \`${config.CEX_EXCHANGE}\` (the centralized exchange's REST API) or \`${DEX_VENUE_FILTER}\` (every Base RPC sample); any case`,
+      ),
   });
 }
 export type ExecutionLatencyInput = z.output<ReturnType<typeof executionLatencyInput>>;
 
 const ms = (what: string) => z.number().describe(`${what}, ms (1 decimal)`);
 
-export const ExecutionLatencyOutput = z
-  .object({
-    slice_start: IsoTimestamp,
-    slice_end: IsoTimestamp,
-    sample_count: z.number().int().describe('Successful round trips in the slice (of the venue when filtered)'),
-    p50_latency_ms: ms('Median round trip (nearest rank)'),
-    p90_latency_ms: ms('90th percentile (nearest rank)'),
-    p99_latency_ms: ms('99th percentile (nearest rank)'),
-    min_latency_ms: ms('Fastest round trip'),
-    max_latency_ms: ms('Slowest round trip'),
-    avg_latency_ms: ms('Mean round trip'),
-    fill_rate_pct: z
-      .number()
-      .nullable()
-      .describe('Filled / measured paper executions decided in the slice x 100 (not filtered by venue); null when none was decided'),
-    venues: z
-      .object({
-        cex_rest_ms: z.number().nullable().describe('Mean CEX REST round trip in the slice; null without a sample'),
-        dex_base_ms: z.number().nullable().describe('Mean Base RPC round trip in the slice; null without a sample'),
-      })
-      .describe('Mean round trip per kind (not filtered by `venue`)'),
-    source: SourceField,
-  });
+export const ExecutionLatencyOutput = z.object({
+  slice_start: IsoTimestamp,
+  slice_end: IsoTimestamp,
+  sample_count: z.number().int().describe('Successful round trips in the slice (of the venue when filtered)'),
+  p50_latency_ms: ms('Median round trip (nearest rank)'),
+  p90_latency_ms: ms('90th percentile (nearest rank)'),
+  p99_latency_ms: ms('99th percentile (nearest rank)'),
+  min_latency_ms: ms('Fastest round trip'),
+  max_latency_ms: ms('Slowest round trip'),
+  avg_latency_ms: ms('Mean round trip'),
+  fill_rate_pct: z
+    .number()
+    .nullable()
+    .describe(
+      'Filled / measured paper executions decided in the slice x 100 (not filtered by venue); null when none was decided',
+    ),
+  venues: z
+    .object({
+      cex_rest_ms: z.number().nullable().describe('Mean CEX REST round trip in the slice; null without a sample'),
+      dex_base_ms: z.number().nullable().describe('Mean Base RPC round trip in the slice; null without a sample'),
+    })
+    .describe('Mean round trip per kind (not filtered by `venue`)'),
+  source: SourceField,
+});
 export type ExecutionLatencyOutput = z.infer<typeof ExecutionLatencyOutput>;
 
-export async function executionLatencyPreflight({ input, runtime }: SkuCall<ExecutionLatencyInput>): Promise<TimeWindow> {
+export async function executionLatencyPreflight({
+  input,
+  runtime,
+}: SkuCall<ExecutionLatencyInput>): Promise<TimeWindow> {
   const window = await windowWithinCoverage(runtime.store, input);
   const where =
-    input.venue === undefined ? sql`ok = 1` : input.venue === DEX_VENUE_FILTER ? sql`ok = 1 AND venue_kind = 'dex'` : sql`ok = 1 AND venue = ${input.venue}`;
+    input.venue === undefined
+      ? sql`ok = 1`
+      : input.venue === DEX_VENUE_FILTER
+        ? sql`ok = 1 AND venue_kind = 'dex'`
+        : sql`ok = 1 AND venue = ${input.venue}`;
   if (!(await hasRows(runtime.store, 'latency_samples', window, where))) throw noSamples(window, input);
   return window;
 }
 
-export async function executionLatencyHandler({ input, runtime }: SkuCall<ExecutionLatencyInput>, window: TimeWindow): Promise<ExecutionLatencyOutput> {
-  return latencyAnswer(await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue), window, input, runtime);
+export async function executionLatencyHandler(
+  { input, runtime }: SkuCall<ExecutionLatencyInput>,
+  window: TimeWindow,
+): Promise<ExecutionLatencyOutput> {
+  return latencyAnswer(
+    await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue),
+    window,
+    input,
+    runtime,
+  );
 }
 
 /**
@@ -86,21 +109,40 @@ export const executionLatencyBlock: SliceBlockFiller<ExecutionLatencyInput> = {
     return new Map(
       slices.map((s): [number, SliceOutcome] => {
         const slice = stats.get(s.fromMs);
-        return [s.fromMs, slice && slice.sample_count > 0 ? { answer: latencyAnswer(slice, s, input, runtime) } : { refusal: noSamples(s, input) }];
+        return [
+          s.fromMs,
+          slice && slice.sample_count > 0
+            ? { answer: latencyAnswer(slice, s, input, runtime) }
+            : { refusal: noSamples(s, input) },
+        ];
       }),
     );
   },
 };
 
 const noSamples = (window: TimeWindow, input: ExecutionLatencyInput) =>
-  noDataInWindow(window, `latency samples${input.venue ? ` of ${input.venue}` : ''}`, input.venue !== undefined ? 'venue' : undefined);
+  noDataInWindow(
+    window,
+    `latency samples${input.venue ? ` of ${input.venue}` : ''}`,
+    input.venue !== undefined ? 'venue' : undefined,
+  );
 
-function latencyAnswer(stats: ExecutionLatency, window: TimeWindow, input: ExecutionLatencyInput, runtime: SkuRuntime): ExecutionLatencyOutput {
+function latencyAnswer(
+  stats: ExecutionLatency,
+  window: TimeWindow,
+  input: ExecutionLatencyInput,
+  runtime: SkuRuntime,
+): ExecutionLatencyOutput {
   const need = (v: number | null) => {
     if (v === null) throw noDataInWindow(window, 'latency samples');
     return v;
   };
-  const venues = input.venue === undefined ? [runtime.config.CEX_EXCHANGE, 'base_rpc'] : input.venue === DEX_VENUE_FILTER ? ['base_rpc'] : [input.venue];
+  const venues =
+    input.venue === undefined
+      ? [runtime.config.CEX_EXCHANGE, 'base_rpc']
+      : input.venue === DEX_VENUE_FILTER
+        ? ['base_rpc']
+        : [input.venue];
   return {
     slice_start: stats.slice_start,
     slice_end: stats.slice_end,
@@ -112,7 +154,10 @@ function latencyAnswer(stats: ExecutionLatency, window: TimeWindow, input: Execu
     max_latency_ms: P.ms(need(stats.max_latency_ms)),
     avg_latency_ms: P.ms(need(stats.avg_latency_ms)),
     fill_rate_pct: orNull(P.pct)(stats.fill_rate_pct),
-    venues: { cex_rest_ms: orNull(P.ms)(stats.venues.cex_rest_ms), dex_base_ms: orNull(P.ms)(stats.venues.dex_base_ms) },
+    venues: {
+      cex_rest_ms: orNull(P.ms)(stats.venues.cex_rest_ms),
+      dex_base_ms: orNull(P.ms)(stats.venues.dex_base_ms),
+    },
     source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE),
   };
 }

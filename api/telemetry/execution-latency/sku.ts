@@ -6,7 +6,12 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { executionLatencyHandler, executionLatencyInput, ExecutionLatencyOutput, executionLatencyPreflight } from './handler.js';
+import {
+  executionLatencyHandler,
+  executionLatencyInput,
+  ExecutionLatencyOutput,
+  executionLatencyPreflight,
+} from './handler.js';
 import type { TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function executionLatencySku({ config }: TelemetrySkuDeps): Sku {

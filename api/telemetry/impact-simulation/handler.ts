@@ -33,7 +33,9 @@ export function impactSimulationInput(pairs: PairsCatalogue) {
   return z
     .strictObject({
       pair: pairParam(pairs),
-      side: caseInsensitiveEnum(['buy', 'sell']).describe('`buy` walks the asks, `sell` walks the bids (any case: `BUY`, the response\'s own form, is accepted)'),
+      side: caseInsensitiveEnum(['buy', 'sell']).describe(
+        "`buy` walks the asks, `sell` walks the bids (any case: `BUY`, the response's own form, is accepted)",
+      ),
       size_base: size('Order size in base units; give this or `size_usd`'),
       size_usd: size('Order notional in USD; give this or `size_base`'),
     })
@@ -49,35 +51,43 @@ export type ImpactSimulationInput = z.output<ReturnType<typeof impactSimulationI
 
 const probability = (what: string) => z.number().min(0).max(1).describe(what);
 
-export const ImpactSimulationOutput = z
-  .object({
-    pair: z.string(),
-    side: z.enum(['BUY', 'SELL']),
-    requested_size_base: z.number().describe('Requested size in base units (size_usd / mid when the request gave USD)'),
-    requested_size_usd: z.number().describe('Requested notional in USD (size_base x mid when the request gave base units)'),
-    mid_price: z.number().describe('(best bid + best ask) / 2'),
-    best_bid: z.number(),
-    best_ask: z.number(),
-    spread_bps: z.number().describe('(ask - bid) / mid x 1e4'),
-    expected_fill_price: z.number().describe('VWAP of the fillable part of the order'),
-    slippage_bps: z.number().describe('VWAP against mid, basis points; positive = worse than mid'),
-    fillable_size_base: z.number().describe('Base units the visible book fills'),
-    fillable_size_usd: z.number().describe('USD notional the visible book fills'),
-    fill_ratio: z.number().min(0).max(1).describe('Fillable / requested, in the unit of the request'),
-    full_fill_probability: probability('Probability the whole size fills at arrival (adverse-sweep model: price moves over book age + REST latency sweep the levels near the touch)'),
-    partial_fill_probability: probability('Probability only part of the size fills'),
-    executable: z.boolean().describe('The visible book fills the whole size'),
-    levels_consumed: z.number().int().describe('Book levels the walk touched'),
-    opposite_depth_usd: z.number().describe('USD notional of the whole side the order trades against (asks for a buy, bids for a sell)'),
-    source: SourceField,
-    charged: z.string().describe('Price text of this call'),
-  });
+export const ImpactSimulationOutput = z.object({
+  pair: z.string(),
+  side: z.enum(['BUY', 'SELL']),
+  requested_size_base: z.number().describe('Requested size in base units (size_usd / mid when the request gave USD)'),
+  requested_size_usd: z
+    .number()
+    .describe('Requested notional in USD (size_base x mid when the request gave base units)'),
+  mid_price: z.number().describe('(best bid + best ask) / 2'),
+  best_bid: z.number(),
+  best_ask: z.number(),
+  spread_bps: z.number().describe('(ask - bid) / mid x 1e4'),
+  expected_fill_price: z.number().describe('VWAP of the fillable part of the order'),
+  slippage_bps: z.number().describe('VWAP against mid, basis points; positive = worse than mid'),
+  fillable_size_base: z.number().describe('Base units the visible book fills'),
+  fillable_size_usd: z.number().describe('USD notional the visible book fills'),
+  fill_ratio: z.number().min(0).max(1).describe('Fillable / requested, in the unit of the request'),
+  full_fill_probability: probability(
+    'Probability the whole size fills at arrival (adverse-sweep model: price moves over book age + REST latency sweep the levels near the touch)',
+  ),
+  partial_fill_probability: probability('Probability only part of the size fills'),
+  executable: z.boolean().describe('The visible book fills the whole size'),
+  levels_consumed: z.number().int().describe('Book levels the walk touched'),
+  opposite_depth_usd: z
+    .number()
+    .describe('USD notional of the whole side the order trades against (asks for a buy, bids for a sell)'),
+  source: SourceField,
+  charged: z.string().describe('Price text of this call'),
+});
 export type ImpactSimulationOutput = z.infer<typeof ImpactSimulationOutput>;
 
 /** The book a simulation may use: newest snapshot of the pair, not older than this. */
 export const bookMaxAgeMs = (config: { CEX_STALE_MS: number }) => 2 * config.CEX_STALE_MS;
 
-export async function impactSimulationPreflight({ input, runtime }: SkuCall<ImpactSimulationInput>): Promise<BookEvent> {
+export async function impactSimulationPreflight({
+  input,
+  runtime,
+}: SkuCall<ImpactSimulationInput>): Promise<BookEvent> {
   const now = runtime.now();
   const maxAge = bookMaxAgeMs(runtime.config);
   const book = await sharedLatestBook(runtime.store, input.pair, now, maxAge);
@@ -93,11 +103,23 @@ export async function impactSimulationPreflight({ input, runtime }: SkuCall<Impa
   return book;
 }
 
-export async function impactSimulationHandler(call: SkuCall<ImpactSimulationInput>, book: BookEvent): Promise<ImpactSimulationOutput> {
+export async function impactSimulationHandler(
+  call: SkuCall<ImpactSimulationInput>,
+  book: BookEvent,
+): Promise<ImpactSimulationOutput> {
   const { input, runtime } = call;
   const now = runtime.now();
-  const walk = walkBook({ side: input.side, sizeBase: input.size_base, sizeUsd: input.size_usd, bids: book.bids, asks: book.asks });
-  const [volatility, medianRttMs] = await Promise.all([sharedVolatility(runtime.store, book), sharedMedianRoundTrip(runtime.store, book.venue, now)]);
+  const walk = walkBook({
+    side: input.side,
+    sizeBase: input.size_base,
+    sizeUsd: input.size_usd,
+    bids: book.bids,
+    asks: book.asks,
+  });
+  const [volatility, medianRttMs] = await Promise.all([
+    sharedVolatility(runtime.store, book),
+    sharedMedianRoundTrip(runtime.store, book.venue, now),
+  ]);
   const sigma1s = volatility ?? walk.spread_bps / 2;
   const latencyMs = medianRttMs ?? DEFAULT_LATENCY_MS;
   const horizonS = (Math.max(0, now - book.event_time_ms) + latencyMs) / 1000;

@@ -6,7 +6,12 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { impactSimulationHandler, impactSimulationInput, ImpactSimulationOutput, impactSimulationPreflight } from './handler.js';
+import {
+  impactSimulationHandler,
+  impactSimulationInput,
+  ImpactSimulationOutput,
+  impactSimulationPreflight,
+} from './handler.js';
 import type { TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function impactSimulationSku({ pairs }: TelemetrySkuDeps): Sku {

@@ -10,7 +10,12 @@
 import { z } from 'zod';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
-import { shadowCapacity, shadowCapacityBySlice, type ShadowCapacity, type ShadowCapacityGroup } from '../../../core/store/tables/shadow-capacity.js';
+import {
+  shadowCapacity,
+  shadowCapacityBySlice,
+  type ShadowCapacity,
+  type ShadowCapacityGroup,
+} from '../../../core/store/tables/shadow-capacity.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { orNull, PRECISION as P } from '../precision.js';
@@ -29,36 +34,54 @@ export type ShadowCapacityInput = z.output<ReturnType<typeof shadowCapacityInput
 const usd = (what: string) => z.number().describe(`${what}, USD (cents)`);
 const split = z.object({
   quote_usd: usd('USD the venue must hold for the uncaptured opportunities that buy there'),
-  base_usd: usd('Base-asset inventory (valued in USD) the venue must hold for the uncaptured opportunities that sell there'),
+  base_usd: usd(
+    'Base-asset inventory (valued in USD) the venue must hold for the uncaptured opportunities that sell there',
+  ),
 });
 
 const groupShape = {
   opportunities: z.number().int().describe('Dislocations opened in the slice'),
-  actionable_opportunities: z.number().int().describe('Those whose net spread was positive at some size at some moment (peak capacity > 0)'),
-  available_volume_usd: usd('Sum of peak capacities: per opportunity the largest size tradable at a net profit during its life'),
+  actionable_opportunities: z
+    .number()
+    .int()
+    .describe('Those whose net spread was positive at some size at some moment (peak capacity > 0)'),
+  available_volume_usd: usd(
+    'Sum of peak capacities: per opportunity the largest size tradable at a net profit during its life',
+  ),
   captured_volume_usd: usd('Sum of min(size, peak capacity) of the paper executions that filled'),
   uncaptured_volume_usd: usd('available - captured: volume left on the table'),
   capture_rate_pct: z.number().nullable().describe('captured / available x 100; null when nothing was available'),
-  est_uncaptured_profit_usd: usd('Sum of peak profit less the realised profit of filled paper executions (floored at 0 each)'),
+  est_uncaptured_profit_usd: usd(
+    'Sum of peak profit less the realised profit of filled paper executions (floored at 0 each)',
+  ),
   avg_capacity_usd: usd('Mean peak capacity over actionable opportunities'),
   max_capacity_usd: usd('Largest peak capacity'),
-  max_capacity_capped: z.boolean().describe('The largest peak capacity is a lower bound: its net spread was still positive at the measured depth'),
-  time_weighted_capacity_usd: usd('Capacity on offer at an average instant of the slice: integral of capacity over time / slice length'),
+  max_capacity_capped: z
+    .boolean()
+    .describe('The largest peak capacity is a lower bound: its net spread was still positive at the measured depth'),
+  time_weighted_capacity_usd: usd(
+    'Capacity on offer at an average instant of the slice: integral of capacity over time / slice length',
+  ),
   capital_required_usd: z
     .object({ cex: usd('Capital on the centralized exchange'), base_dex: usd('Capital on Base (the DEX pools)') })
-    .describe('Capital each venue needed to capture the uncaptured volume without moving funds between venues during the slice'),
-  capital_split_usd: z.object({ cex: split, base_dex: split }).describe('capital_required_usd split into USD and base inventory per venue'),
+    .describe(
+      'Capital each venue needed to capture the uncaptured volume without moving funds between venues during the slice',
+    ),
+  capital_split_usd: z
+    .object({ cex: split, base_dex: split })
+    .describe('capital_required_usd split into USD and base inventory per venue'),
 };
 
-export const ShadowCapacityOutput = z
-  .object({
-    slice_start: IsoTimestamp,
-    slice_end: IsoTimestamp,
-    pair: z.string().nullable().describe('The requested pair, or null for every pair'),
-    ...groupShape,
-    pairs: z.array(z.object({ pair: z.string(), ...groupShape })).describe('The same figures per pair (pairs with an opportunity in the slice), alphabetical'),
-    source: SourceField,
-  });
+export const ShadowCapacityOutput = z.object({
+  slice_start: IsoTimestamp,
+  slice_end: IsoTimestamp,
+  pair: z.string().nullable().describe('The requested pair, or null for every pair'),
+  ...groupShape,
+  pairs: z
+    .array(z.object({ pair: z.string(), ...groupShape }))
+    .describe('The same figures per pair (pairs with an opportunity in the slice), alphabetical'),
+  source: SourceField,
+});
 export type ShadowCapacityOutput = z.infer<typeof ShadowCapacityOutput>;
 
 export function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapacityInput>): Promise<TimeWindow> {
@@ -81,12 +104,22 @@ const group = (g: ShadowCapacityGroup) => ({
   capital_required_usd: { cex: P.usd(g.capital_required_usd.cex), base_dex: P.usd(g.capital_required_usd.base_dex) },
   capital_split_usd: {
     cex: { quote_usd: P.usd(g.capital_split_usd.cex.quote_usd), base_usd: P.usd(g.capital_split_usd.cex.base_usd) },
-    base_dex: { quote_usd: P.usd(g.capital_split_usd.base_dex.quote_usd), base_usd: P.usd(g.capital_split_usd.base_dex.base_usd) },
+    base_dex: {
+      quote_usd: P.usd(g.capital_split_usd.base_dex.quote_usd),
+      base_usd: P.usd(g.capital_split_usd.base_dex.base_usd),
+    },
   },
 });
 
-export async function shadowCapacityHandler({ input, runtime }: SkuCall<ShadowCapacityInput>, window: TimeWindow): Promise<ShadowCapacityOutput> {
-  return shadowCapacityAnswer(await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair), input, runtime);
+export async function shadowCapacityHandler(
+  { input, runtime }: SkuCall<ShadowCapacityInput>,
+  window: TimeWindow,
+): Promise<ShadowCapacityOutput> {
+  return shadowCapacityAnswer(
+    await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair),
+    input,
+    runtime,
+  );
 }
 
 /** The day-block filler (slice-blocks.ts): the opportunities and executions of the whole range read once, split by slice. */
@@ -95,19 +128,34 @@ export const shadowCapacityBlock: SliceBlockFiller<ShadowCapacityInput> = {
   coveragePair: (input) => input.pair,
   async fill({ input, runtime }, slices) {
     const bySlice = await shadowCapacityBySlice(runtime.store, slices, input.pair);
-    return new Map([...bySlice].map(([from, result]): [number, SliceOutcome] => [from, { answer: shadowCapacityAnswer(result, input, runtime) }]));
+    return new Map(
+      [...bySlice].map(([from, result]): [number, SliceOutcome] => [
+        from,
+        { answer: shadowCapacityAnswer(result, input, runtime) },
+      ]),
+    );
   },
 };
 
-function shadowCapacityAnswer(result: ShadowCapacity, input: ShadowCapacityInput, runtime: SkuRuntime): ShadowCapacityOutput {
+function shadowCapacityAnswer(
+  result: ShadowCapacity,
+  input: ShadowCapacityInput,
+  runtime: SkuRuntime,
+): ShadowCapacityOutput {
   const pairs = input.pair === undefined ? result.pairs.map((p) => p.pair) : [input.pair];
-  const venues = pairs.flatMap((p) => pairVenues(runtime.config.CEX_EXCHANGE, runtime.pairs.pairs.find((x) => x.pair === p)?.dex ?? []));
+  const venues = pairs.flatMap((p) =>
+    pairVenues(runtime.config.CEX_EXCHANGE, runtime.pairs.pairs.find((x) => x.pair === p)?.dex ?? []),
+  );
   return {
     slice_start: result.slice_start,
     slice_end: result.slice_end,
     pair: result.pair,
     ...group(result),
     pairs: result.pairs.map((p) => ({ pair: p.pair, ...group(p) })),
-    source: sourceText(venues.length ? venues : [runtime.config.CEX_EXCHANGE], result.source, runtime.config.MARKET_SOURCE),
+    source: sourceText(
+      venues.length ? venues : [runtime.config.CEX_EXCHANGE],
+      result.source,
+      runtime.config.MARKET_SOURCE,
+    ),
   };
 }

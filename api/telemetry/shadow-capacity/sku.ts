@@ -6,7 +6,12 @@
  * catalogue and config, hence a function of them.
  */
 import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { shadowCapacityHandler, shadowCapacityInput, ShadowCapacityOutput, shadowCapacityPreflight } from './handler.js';
+import {
+  shadowCapacityHandler,
+  shadowCapacityInput,
+  ShadowCapacityOutput,
+  shadowCapacityPreflight,
+} from './handler.js';
 import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 /** One capacity group of the example (overall and per pair). */

@@ -11,7 +11,15 @@ import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import { sql } from '../../../core/store/sql.js';
 import { LRUCache } from 'lru-cache';
 import type { Store } from '../../../core/store/store.js';
-import { CANDLE_INTERVALS, rollUpCandles, spreadBaseCandles, spreadCandles, type BaseCandle, type CandleInterval, type SpreadCandle } from '../../../core/store/tables/spread-samples.js';
+import {
+  CANDLE_INTERVALS,
+  rollUpCandles,
+  spreadBaseCandles,
+  spreadCandles,
+  type BaseCandle,
+  type CandleInterval,
+  type SpreadCandle,
+} from '../../../core/store/tables/spread-samples.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
@@ -26,41 +34,63 @@ export function spreadCandlesInput(pairs: PairsCatalogue) {
     pair: pairParam(pairs),
     date: DateParam.optional(),
     time: TimeParam.optional(),
-    interval: caseInsensitiveEnum(INTERVALS).default('15m').describe('Candle interval: 15m (default), 1h, 4h or 1d (any case); UTC-aligned buckets'),
+    interval: caseInsensitiveEnum(INTERVALS)
+      .default('15m')
+      .describe('Candle interval: 15m (default), 1h, 4h or 1d (any case); UTC-aligned buckets'),
   });
 }
 export type SpreadCandlesInput = z.output<ReturnType<typeof spreadCandlesInput>>;
 
 const bps = (what: string) => z.number().describe(`${what}, basis points of the buy price (2 decimals)`);
 
-export const SpreadCandlesOutput = z
-  .object({
-    pair: z.string().describe('`<BASE>/USD`'),
-    interval: z.enum(INTERVALS),
-    slice_start: IsoTimestamp,
-    slice_end: IsoTimestamp,
-    open_raw_spread_bps: bps('Raw top-of-book spread of the first sample of the bucket'),
-    high_raw_spread_bps: bps('Highest raw spread'),
-    low_raw_spread_bps: bps('Lowest raw spread'),
-    close_raw_spread_bps: bps('Raw spread of the last sample'),
-    avg_net_spread_bps: bps('Mean net spread (after fees, gas and slippage at the best size)'),
-    max_net_spread_bps: bps('Highest net spread'),
-    volume_depth_usd: z.number().describe('Mean measured two-venue depth of the samples: per sample, the smaller leg of the notional each venue fills within the impact bound (DEX: quoter search; CEX: book walk), USD (cents)'),
-    volume_depth_capped: z.boolean().describe('Some sample\'s depth was a lower bound (search hard maximum, end of the book): the mean is at least the value'),
-    dislocation_count: z.number().int().describe('Distinct dislocations (net spread above the threshold) of the pair opened in the bucket'),
-    source: SourceField,
-  });
+export const SpreadCandlesOutput = z.object({
+  pair: z.string().describe('`<BASE>/USD`'),
+  interval: z.enum(INTERVALS),
+  slice_start: IsoTimestamp,
+  slice_end: IsoTimestamp,
+  open_raw_spread_bps: bps('Raw top-of-book spread of the first sample of the bucket'),
+  high_raw_spread_bps: bps('Highest raw spread'),
+  low_raw_spread_bps: bps('Lowest raw spread'),
+  close_raw_spread_bps: bps('Raw spread of the last sample'),
+  avg_net_spread_bps: bps('Mean net spread (after fees, gas and slippage at the best size)'),
+  max_net_spread_bps: bps('Highest net spread'),
+  volume_depth_usd: z
+    .number()
+    .describe(
+      'Mean measured two-venue depth of the samples: per sample, the smaller leg of the notional each venue fills within the impact bound (DEX: quoter search; CEX: book walk), USD (cents)',
+    ),
+  volume_depth_capped: z
+    .boolean()
+    .describe(
+      "Some sample's depth was a lower bound (search hard maximum, end of the book): the mean is at least the value",
+    ),
+  dislocation_count: z
+    .number()
+    .int()
+    .describe('Distinct dislocations (net spread above the threshold) of the pair opened in the bucket'),
+  source: SourceField,
+});
 export type SpreadCandlesOutput = z.infer<typeof SpreadCandlesOutput>;
 
 export async function spreadCandlesPreflight({ input, runtime }: SkuCall<SpreadCandlesInput>): Promise<TimeWindow> {
-  const window = await windowWithinCoverage(runtime.store, input, { pair: input.pair, sizeMs: CANDLE_INTERVALS[input.interval] });
+  const window = await windowWithinCoverage(runtime.store, input, {
+    pair: input.pair,
+    sizeMs: CANDLE_INTERVALS[input.interval],
+  });
   if (!(await hasRows(runtime.store, 'spread_samples', window, sql`pair = ${input.pair}`))) {
-    throw noDataInWindow(window, `spread samples of ${input.pair}`, input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined);
+    throw noDataInWindow(
+      window,
+      `spread samples of ${input.pair}`,
+      input.date !== undefined ? 'date' : input.time !== undefined ? 'time' : undefined,
+    );
   }
   return window;
 }
 
-export async function spreadCandlesHandler({ input, runtime }: SkuCall<SpreadCandlesInput>, window: TimeWindow): Promise<SpreadCandlesOutput> {
+export async function spreadCandlesHandler(
+  { input, runtime }: SkuCall<SpreadCandlesInput>,
+  window: TimeWindow,
+): Promise<SpreadCandlesOutput> {
   const [candle] = await spreadCandles(runtime.store, input.pair, window.fromMs, window.toMs, input.interval);
   if (!candle) throw noDataInWindow(window, `spread samples of ${input.pair}`);
   return candleAnswer(candle, runtime);
@@ -85,7 +115,12 @@ export const spreadCandlesBlock: SliceBlockFiller<SpreadCandlesInput> = {
     return new Map(
       slices.map((s): [number, SliceOutcome] => {
         const candle = byStart.get(s.fromMs);
-        return [s.fromMs, candle ? { answer: candleAnswer(candle, runtime) } : { refusal: noDataInWindow(s, `spread samples of ${input.pair}`, field) }];
+        return [
+          s.fromMs,
+          candle
+            ? { answer: candleAnswer(candle, runtime) }
+            : { refusal: noDataInWindow(s, `spread samples of ${input.pair}`, field) },
+        ];
       }),
     );
   },

@@ -32,8 +32,10 @@ const BIO_PATTERNS: RegExp[] = [
 ];
 
 const SUBJECT_PRONOUN = /(?:^|[\s,;(])(?:he|she|i|my|his|her|they|their)\b/iu;
-const GREETING_BEFORE = /(?:\b(?:dear|hi|hello|hey|thanks|thank you|regards|sincerely|signed|cheers|best|contact|call|email|ask|met|meet|by|from|with|to|cc|attn|attention)[,:]?\s*)$/iu;
-const PERSON_VERB_AFTER = /^[\s,]*(?:'s\s+)?(?:said|says|told|tells|spoke|speaks|wrote|writes|tweeted|posted|explained|added|noted|argued|claimed|stated|announced|founded|co-founded|joined|graduated|was born|is born|was|is|has|had|who|,\s*(?:the|a|an|who|\d))\b/iu;
+const GREETING_BEFORE =
+  /(?:\b(?:dear|hi|hello|hey|thanks|thank you|regards|sincerely|signed|cheers|best|contact|call|email|ask|met|meet|by|from|with|to|cc|attn|attention)[,:]?\s*)$/iu;
+const PERSON_VERB_AFTER =
+  /^[\s,]*(?:'s\s+)?(?:said|says|told|tells|spoke|speaks|wrote|writes|tweeted|posted|explained|added|noted|argued|claimed|stated|announced|founded|co-founded|joined|graduated|was born|is born|was|is|has|had|who|,\s*(?:the|a|an|who|\d))\b/iu;
 
 interface Term {
   text: string;
@@ -41,7 +43,19 @@ interface Term {
   tags: string[];
   offset: { start: number; length: number };
 }
-const NOT_A_NAME = new Set(['Organization', 'Place', 'Acronym', 'Pronoun', 'Determiner', 'Month', 'WeekDay', 'Date', 'Plural', 'Currency', 'Unit']);
+const NOT_A_NAME = new Set([
+  'Organization',
+  'Place',
+  'Acronym',
+  'Pronoun',
+  'Determiner',
+  'Month',
+  'WeekDay',
+  'Date',
+  'Plural',
+  'Currency',
+  'Unit',
+]);
 
 interface MatchJson {
   text: string;
@@ -99,7 +113,8 @@ export class LocalEntities {
       run = [];
     };
     for (const t of terms) {
-      const nameLike = /^\p{Lu}[\p{L}'’.-]*$/u.test(t.text) && t.tags.includes('Noun') && !t.tags.some((tag) => NOT_A_NAME.has(tag));
+      const nameLike =
+        /^\p{Lu}[\p{L}'’.-]*$/u.test(t.text) && t.tags.includes('Noun') && !t.tags.some((tag) => NOT_A_NAME.has(tag));
       const honorific = t.tags.includes('Honorific') && run.length === 0;
       if (nameLike || honorific) {
         run.push(t);
@@ -133,7 +148,9 @@ function* blocks(sentences: Sentence[]): Generator<Sentence[]> {
 
 /** Sorted, non-overlapping: BIO spans absorb the names inside them; overlapping names merge. */
 export function resolveOverlaps(spans: SensitiveSpan[]): SensitiveSpan[] {
-  const sorted = [...spans].sort((a, b) => a.start - b.start || (a.kind === b.kind ? 0 : a.kind === 'BIO' ? -1 : 1) || b.end - a.end);
+  const sorted = [...spans].sort(
+    (a, b) => a.start - b.start || (a.kind === b.kind ? 0 : a.kind === 'BIO' ? -1 : 1) || b.end - a.end,
+  );
   const out: SensitiveSpan[] = [];
   for (const s of sorted) {
     const last = out[out.length - 1];

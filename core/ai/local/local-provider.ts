@@ -72,7 +72,10 @@ export class LocalAiProvider implements AiProvider {
     private readonly languages: LanguageId,
     private readonly stopwords: ReadonlyMap<string, ReadonlySet<string>>,
   ) {
-    const internal = new LocalEmbedder({ model: 'summary-internal', dimensions: SUMMARY_DIMS, seed: 0x5eed, ...ROUTE_WEIGHTS.text }, words);
+    const internal = new LocalEmbedder(
+      { model: 'summary-internal', dimensions: SUMMARY_DIMS, seed: 0x5eed, ...ROUTE_WEIGHTS.text },
+      words,
+    );
     this.summarizer = new LocalSummarizer(internal, LOCAL_MODELS.summarize);
   }
 
@@ -81,8 +84,13 @@ export class LocalAiProvider implements AiProvider {
     const [words, languages] = await Promise.all([loadWordVectors(options.vocabulary), LanguageId.create()]);
     const require = createRequire(import.meta.url);
     const lists = require('stopwords-iso') as Record<string, string[]>;
-    const stopwords = new Map(Object.entries(lists).map(([lang, list]) => [lang, new Set(list.map((w) => w.toLowerCase()))] as const));
-    options.logger?.info({ words: words.index.size, ms: Math.round(performance.now() - t0), vectors: words.source }, 'ai: local provider ready');
+    const stopwords = new Map(
+      Object.entries(lists).map(([lang, list]) => [lang, new Set(list.map((w) => w.toLowerCase()))] as const),
+    );
+    options.logger?.info(
+      { words: words.index.size, ms: Math.round(performance.now() - t0), vectors: words.source },
+      'ai: local provider ready',
+    );
     return new LocalAiProvider(words, languages, stopwords);
   }
 
@@ -132,7 +140,10 @@ export class LocalAiProvider implements AiProvider {
     return { ...this.sentimentScorer.score(texts), model: LOCAL_MODELS.sentiment };
   }
 
-  async findSensitiveSpans(text: string, options: { signal?: AbortSignal } = {}): Promise<{ spans: SensitiveSpan[]; model: string }> {
+  async findSensitiveSpans(
+    text: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ spans: SensitiveSpan[]; model: string }> {
     options.signal?.throwIfAborted();
     return { spans: this.entities.findSpans(text, options.signal), model: LOCAL_MODELS.entities };
   }

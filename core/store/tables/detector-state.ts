@@ -35,7 +35,11 @@ export async function saveDetectorStates(store: Store, rows: DetectorStateRow[])
 }
 
 /** Latest state per pair of a scope (optionally only some pairs). */
-export async function loadDetectorStates(store: Store, scope: string, pairs?: readonly string[]): Promise<Map<string, { version: number; state: string }>> {
+export async function loadDetectorStates(
+  store: Store,
+  scope: string,
+  pairs?: readonly string[],
+): Promise<Map<string, { version: number; state: string }>> {
   const out = new Map<string, { version: number; state: string }>();
   if (pairs && !pairs.length) return out;
   const pairFilter = pairs ? sql` AND pair IN ${inList(pairs)}` : sql``;

@@ -28,7 +28,12 @@ export interface RevisionItem {
 }
 
 /** opportunity_id -> its revisions (revision ascending), for the opportunities of `pair` opened in [fromMs, toMs). */
-export async function revisionsInSlice(store: Store, pair: string, fromMs: number, toMs: number): Promise<Map<string, RevisionItem[]>> {
+export async function revisionsInSlice(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+): Promise<Map<string, RevisionItem[]>> {
   const rows = await store.query(sql`
     SELECT opportunity_id, revision, status, updated_at_ms, buy_price, sell_price, raw_spread_bps, net_spread_bps, est_profit_usd,
       profit_size_usd, capacity_usd, capacity_capped, liquidity_depth_usd, liquidity_depth_capped

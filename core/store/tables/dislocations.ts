@@ -184,7 +184,12 @@ function opportunityFromRow(r: Row): OpportunityState {
 const openedIn = (fromMs: number, toMs: number) => timeRange(sql`opened_at`, sql`opened_at_ms`, fromMs, toMs);
 
 /** Opportunities opened in [fromMs, toMs) (optionally one pair), each at its latest revision, oldest first. */
-export async function opportunitiesInSlice(store: Store, fromMs: number, toMs: number, pair?: string): Promise<OpportunityState[]> {
+export async function opportunitiesInSlice(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  pair?: string,
+): Promise<OpportunityState[]> {
   const where = pair === undefined ? openedIn(fromMs, toMs) : sql`pair = ${pair} AND ${openedIn(fromMs, toMs)}`;
   return (await store.query(latestRevisions(where))).map(opportunityFromRow);
 }
@@ -199,7 +204,12 @@ export interface DislocationsSlice {
 }
 
 /** The dislocations response: opportunities of `pair` opened in [fromMs, toMs), latest revision each. */
-export async function dislocationsInSlice(store: Store, pair: string, fromMs: number, toMs: number): Promise<DislocationsSlice> {
+export async function dislocationsInSlice(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+): Promise<DislocationsSlice> {
   return dislocationsSliceOf(pair, fromMs, toMs, await opportunitiesInSlice(store, fromMs, toMs, pair));
 }
 
@@ -208,15 +218,25 @@ export async function dislocationsInSlice(store: Store, pair: string, fromMs: nu
  * toMs), together covering one range) from one query over the range: by
  * slice start, each exactly what dislocationsInSlice answers for it.
  */
-export async function dislocationsBySlice(store: Store, pair: string, slices: readonly { fromMs: number; toMs: number }[]): Promise<Map<number, DislocationsSlice>> {
+export async function dislocationsBySlice(
+  store: Store,
+  pair: string,
+  slices: readonly { fromMs: number; toMs: number }[],
+): Promise<Map<number, DislocationsSlice>> {
   const out = new Map<number, DislocationsSlice>();
   if (!slices.length) return out;
   const opportunities = await opportunitiesInSlice(store, slices[0]!.fromMs, slices[slices.length - 1]!.toMs, pair);
-  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms)) out.set(slice.fromMs, dislocationsSliceOf(pair, slice.fromMs, slice.toMs, within));
+  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms))
+    out.set(slice.fromMs, dislocationsSliceOf(pair, slice.fromMs, slice.toMs, within));
   return out;
 }
 
-function dislocationsSliceOf(pair: string, fromMs: number, toMs: number, opportunities: readonly OpportunityState[]): DislocationsSlice {
+function dislocationsSliceOf(
+  pair: string,
+  fromMs: number,
+  toMs: number,
+  opportunities: readonly OpportunityState[],
+): DislocationsSlice {
   return {
     pair,
     slice_start: new Date(fromMs).toISOString(),
@@ -253,7 +273,12 @@ function dislocationsSliceOf(pair: string, fromMs: number, toMs: number, opportu
 }
 
 /** Distinct opportunities opened per 15-minute bucket (bucket index = opened_at_ms div 900000). */
-export async function dislocationCountsBy15m(store: Store, pair: string, fromMs: number, toMs: number): Promise<Map<number, number>> {
+export async function dislocationCountsBy15m(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+): Promise<Map<number, number>> {
   const rows = await store.query(sql`
     SELECT ${intDiv(sql`opened_at_ms`, BASE_SLICE_MS)} AS b, count(DISTINCT opportunity_id) AS n
     FROM dislocations
@@ -299,7 +324,11 @@ export interface ActionableRevision {
  * Opportunities opened at or after `sinceMs` whose first profitable revision
  * (capacity > 0 while OPPORTUNITY) has no paper execution yet, oldest first.
  */
-export async function actionableWithoutExecution(store: Store, sinceMs: number, limit: number): Promise<ActionableRevision[]> {
+export async function actionableWithoutExecution(
+  store: Store,
+  sinceMs: number,
+  limit: number,
+): Promise<ActionableRevision[]> {
   const since = new Date(Math.floor(sinceMs / 1000) * 1000);
   const rows = await store.query(sql`
     SELECT opportunity_id, min(revision) AS rev, argMin(id, revision) AS id_, argMin(pair, revision) AS pair_,
@@ -326,4 +355,3 @@ export async function actionableWithoutExecution(store: Store, sinceMs: number, 
     source: String(r.source_),
   }));
 }
-

@@ -44,7 +44,9 @@ export type LatencyKind = LatencyEvent['kind'];
 
 /** Newest stored event time per kind (successful or not); max() needs no FINAL. */
 export async function latencyWatermarks(store: Store): Promise<Map<LatencyKind, number>> {
-  const rows = await store.query<{ kind: string; max_ms: unknown }>(sql`SELECT kind, max(ts_ms) AS max_ms FROM latency_samples GROUP BY kind`);
+  const rows = await store.query<{ kind: string; max_ms: unknown }>(
+    sql`SELECT kind, max(ts_ms) AS max_ms FROM latency_samples GROUP BY kind`,
+  );
   return new Map(rows.map((r) => [r.kind as LatencyKind, num(r.max_ms)]));
 }
 
@@ -55,7 +57,12 @@ export interface LatencyPoint {
 }
 
 /** Successful samples of one kind with event time in [fromMs, toMs], oldest first (ties by event_id). */
-export async function latencySamplesInRange(store: Store, kind: LatencyKind, fromMs: number, toMs: number): Promise<LatencyPoint[]> {
+export async function latencySamplesInRange(
+  store: Store,
+  kind: LatencyKind,
+  fromMs: number,
+  toMs: number,
+): Promise<LatencyPoint[]> {
   const rows = await store.query(sql`
     SELECT event_id, ts_ms, rtt_ms FROM latency_samples ${final}
     WHERE kind = ${kind} AND ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs + 1)}
@@ -99,7 +106,12 @@ function exactQuantile(level: number, column: Sql): Sql {
  * plus the fill rate of the paper executions decided in the slice (not
  * filtered by venue: an execution has both legs) and the average per kind.
  */
-export async function executionLatency(store: Store, fromMs: number, toMs: number, venue?: string): Promise<ExecutionLatency> {
+export async function executionLatency(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  venue?: string,
+): Promise<ExecutionLatency> {
   const inSlice = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
   const venueFilter = venueFilterOf(venue);
   const [[stats], [perKind], fills] = await Promise.all([
@@ -115,23 +127,40 @@ export async function executionLatency(store: Store, fromMs: number, toMs: numbe
  * multiple of the length), from one grouped query per table over their range:
  * by slice start, each exactly what executionLatency answers for it.
  */
-export async function executionLatencyBySlice(store: Store, slices: readonly { fromMs: number; toMs: number }[], venue?: string): Promise<Map<number, ExecutionLatency>> {
+export async function executionLatencyBySlice(
+  store: Store,
+  slices: readonly { fromMs: number; toMs: number }[],
+  venue?: string,
+): Promise<Map<number, ExecutionLatency>> {
   const out = new Map<number, ExecutionLatency>();
   if (!slices.length) return out;
   const size = slices[0]!.toMs - slices[0]!.fromMs;
-  if (slices.some((s) => s.fromMs % size !== 0 || s.toMs - s.fromMs !== size)) throw new TypeError('executionLatencyBySlice: slices must be aligned and of one length');
+  if (slices.some((s) => s.fromMs % size !== 0 || s.toMs - s.fromMs !== size))
+    throw new TypeError('executionLatencyBySlice: slices must be aligned and of one length');
   const fromMs = slices[0]!.fromMs;
   const toMs = slices[slices.length - 1]!.toMs;
   const inRange = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
   const bucket = intDiv(sql`ts_ms`, size);
   const [stats, perKind, fills] = await Promise.all([
-    store.query(sql`SELECT ${bucket} AS b, ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inRange}${venueFilterOf(venue)} GROUP BY b`),
+    store.query(
+      sql`SELECT ${bucket} AS b, ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inRange}${venueFilterOf(venue)} GROUP BY b`,
+    ),
     store.query(sql`SELECT ${bucket} AS b, ${PER_KIND} FROM latency_samples ${final} WHERE ${inRange} GROUP BY b`),
     fillRateBySlice(store, fromMs, toMs, size),
   ]);
   const statsBy = new Map(stats.map((r) => [num(r.b) * size, r]));
   const kindBy = new Map(perKind.map((r) => [num(r.b) * size, r]));
-  for (const s of slices) out.set(s.fromMs, executionLatencyOf(s.fromMs, s.toMs, statsBy.get(s.fromMs), kindBy.get(s.fromMs), fills.get(s.fromMs) ?? NO_FILLS));
+  for (const s of slices)
+    out.set(
+      s.fromMs,
+      executionLatencyOf(
+        s.fromMs,
+        s.toMs,
+        statsBy.get(s.fromMs),
+        kindBy.get(s.fromMs),
+        fills.get(s.fromMs) ?? NO_FILLS,
+      ),
+    );
   return out;
 }
 
@@ -141,7 +170,13 @@ const PER_KIND = sql`avg(CASE WHEN kind = 'cex_rest' THEN rtt_ms ELSE NULL END) 
   avg(CASE WHEN kind = 'dex_rpc' THEN rtt_ms ELSE NULL END) AS dex_ms,
   min(source) AS source_min, max(source) AS source_max`;
 
-function executionLatencyOf(fromMs: number, toMs: number, stats: Row | undefined, perKind: Row | undefined, fills: FillRate): ExecutionLatency {
+function executionLatencyOf(
+  fromMs: number,
+  toMs: number,
+  stats: Row | undefined,
+  perKind: Row | undefined,
+  fills: FillRate,
+): ExecutionLatency {
   const n = num(stats?.n ?? 0);
   const stat = (v: unknown) => (n ? numOrNull(v) : null);
   return {
@@ -164,14 +199,23 @@ function executionLatencyOf(fromMs: number, toMs: number, stats: Row | undefined
 
 /** The `venue` filter of execution-latency as SQL (` AND ...`, or nothing). */
 function venueFilterOf(venue: string | undefined): Sql {
-  return venue === undefined ? sql`` : venue === DEX_VENUE_FILTER ? sql` AND venue_kind = 'dex'` : sql` AND venue = ${venue}`;
+  return venue === undefined
+    ? sql``
+    : venue === DEX_VENUE_FILTER
+      ? sql` AND venue_kind = 'dex'`
+      : sql` AND venue = ${venue}`;
 }
 
 /**
  * The median round trip of executionLatency (same samples, same nearest rank)
  * alone, or null without a sample: one query where executionLatency runs three.
  */
-export async function medianRoundTripMs(store: Store, fromMs: number, toMs: number, venue?: string): Promise<number | null> {
+export async function medianRoundTripMs(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  venue?: string,
+): Promise<number | null> {
   const [row] = await store.query(sql`
     SELECT count(*) AS n, ${exactQuantile(0.5, sql`rtt_ms`)} AS p50 FROM latency_samples ${final}
     WHERE ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilterOf(venue)}`);

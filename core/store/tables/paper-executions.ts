@@ -45,7 +45,10 @@ export interface PaperExecution {
 
 export async function insertPaperExecutions(store: Store, executions: PaperExecution[]): Promise<void> {
   if (!executions.length) return;
-  await store.insert('paper_executions', executions.map((e) => ({ ...e, ts: new Date(e.decided_at_ms) })) as unknown as Row[]);
+  await store.insert(
+    'paper_executions',
+    executions.map((e) => ({ ...e, ts: new Date(e.decided_at_ms) })) as unknown as Row[],
+  );
 }
 
 const COUNTED = sql`outcome IN ('filled', 'missed')`;
@@ -66,7 +69,12 @@ export async function fillRate(store: Store, fromMs: number, toMs: number): Prom
 }
 
 /** fillRate of each `size`-long bucket of [fromMs, toMs) that holds an execution (key: bucket start; buckets are multiples of `size`). */
-export async function fillRateBySlice(store: Store, fromMs: number, toMs: number, size: number): Promise<Map<number, FillRate>> {
+export async function fillRateBySlice(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  size: number,
+): Promise<Map<number, FillRate>> {
   const rows = await store.query(sql`
     SELECT ${intDiv(sql`decided_at_ms`, size)} AS b, count(*) AS n, sum(filled) AS f FROM paper_executions ${final}
     WHERE ${COUNTED} AND ${timeRange(sql`ts`, sql`decided_at_ms`, fromMs, toMs)}
@@ -86,7 +94,9 @@ function fillRateOf(row: Row | undefined): FillRate {
 /** Paper executions ever stored with a measured outcome (optionally one pair): distinct opportunities. */
 export async function countExecutions(store: Store, pair?: string): Promise<number> {
   const where = pair === undefined ? sql`` : sql` AND pair = ${pair}`;
-  const [row] = await store.query(sql`SELECT count(DISTINCT opportunity_id) AS n FROM paper_executions WHERE ${COUNTED}${where}`);
+  const [row] = await store.query(
+    sql`SELECT count(DISTINCT opportunity_id) AS n FROM paper_executions WHERE ${COUNTED}${where}`,
+  );
   return num(row?.n ?? 0);
 }
 
@@ -103,7 +113,12 @@ export interface ExecutionSummary {
  * of its opportunity's revisions, so the newest revision time of the
  * opportunities bounds it: without that bound the scan runs to the end of the table.
  */
-export async function executionsFor(store: Store, opportunityIds: readonly string[], sinceMs: number, untilMs?: number): Promise<Map<string, ExecutionSummary>> {
+export async function executionsFor(
+  store: Store,
+  opportunityIds: readonly string[],
+  sinceMs: number,
+  untilMs?: number,
+): Promise<Map<string, ExecutionSummary>> {
   const out = new Map<string, ExecutionSummary>();
   const until = untilMs === undefined ? sql`` : sql` AND ts <= ${new Date(Math.ceil(untilMs / 1000) * 1000)}`;
   for (let i = 0; i < opportunityIds.length; i += 1000) {
@@ -122,7 +137,12 @@ export async function executionsFor(store: Store, opportunityIds: readonly strin
  * summaries as executionsFor, read by time instead of by id (one query for a
  * day of opportunities, where id lists take one per thousand).
  */
-export async function executionsInRange(store: Store, sinceMs: number, untilMs: number, pair?: string): Promise<Map<string, ExecutionSummary>> {
+export async function executionsInRange(
+  store: Store,
+  sinceMs: number,
+  untilMs: number,
+  pair?: string,
+): Promise<Map<string, ExecutionSummary>> {
   const onePair = pair === undefined ? sql`` : sql`pair = ${pair} AND `;
   const rows = await store.query(sql`
     SELECT opportunity_id, size_usd, filled, outcome, realised_profit_usd FROM paper_executions ${final}

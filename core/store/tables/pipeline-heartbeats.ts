@@ -34,7 +34,11 @@ export interface LatestHeartbeat {
 /** Newest canary of the last hour (max() is unaffected by duplicate rows, so no FINAL is needed). */
 export async function latestHeartbeat(store: Store, now = Date.now()): Promise<LatestHeartbeat | undefined> {
   const since = new Date(now - 3600_000);
-  const [row] = await store.query<{ emitted_at_ms: string | number; stored_at_ms: string | number; n: string | number }>(sql`
+  const [row] = await store.query<{
+    emitted_at_ms: string | number;
+    stored_at_ms: string | number;
+    n: string | number;
+  }>(sql`
     SELECT max(emitted_at_ms) AS emitted_at_ms, max(stored_at_ms) AS stored_at_ms, count(*) AS n
     FROM pipeline_heartbeats
     WHERE emitted_at >= ${since}`);

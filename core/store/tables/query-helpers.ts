@@ -24,7 +24,8 @@ export function inList(values: readonly string[]): Sql {
 
 /** Integer division of an integer expression by a positive integer constant. */
 export function intDiv(expression: Sql, divisor: number): Sql {
-  if (!Number.isSafeInteger(divisor) || divisor <= 0) throw new TypeError(`intDiv: divisor must be a positive integer, got ${divisor}`);
+  if (!Number.isSafeInteger(divisor) || divisor <= 0)
+    throw new TypeError(`intDiv: divisor must be a positive integer, got ${divisor}`);
   return dialect({ clickhouse: sql`intDiv(${expression}, ${divisor})`, duckdb: sql`(${expression} // ${divisor})` });
 }
 
@@ -48,7 +49,11 @@ export function sourceLabel(sources: Iterable<unknown>): string | undefined {
  * Items (time-ordered by `time`) split among consecutive slices, order kept;
  * every slice appears, with an empty list when nothing fell in it.
  */
-export function bySlice<T>(slices: readonly { fromMs: number; toMs: number }[], items: readonly T[], time: (item: T) => number): [{ fromMs: number; toMs: number }, T[]][] {
+export function bySlice<T>(
+  slices: readonly { fromMs: number; toMs: number }[],
+  items: readonly T[],
+  time: (item: T) => number,
+): [{ fromMs: number; toMs: number }, T[]][] {
   const out = slices.map((s): [{ fromMs: number; toMs: number }, T[]] => [s, []]);
   let i = 0;
   for (const item of items) {

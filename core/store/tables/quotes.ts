@@ -149,7 +149,10 @@ const WINDOW_BUCKET_MS = 10_000;
  * `(pair, 10-second bucket)` is in a hash set built from the windows; the
  * exact windows are applied here. DuckDB (embedded, small) gets the OR.
  */
-export async function quotesInWindows(store: Store, windows: readonly QuoteWindow[]): Promise<Map<string, QuoteEvent[]>> {
+export async function quotesInWindows(
+  store: Store,
+  windows: readonly QuoteWindow[],
+): Promise<Map<string, QuoteEvent[]>> {
   const out = new Map<string, QuoteEvent[]>(windows.map((w) => [w.pair, []]));
   if (!windows.length) return out;
   const merged = mergedWindows(windows);
@@ -164,7 +167,11 @@ export async function quotesInWindows(store: Store, windows: readonly QuoteWindo
       fromMs = Math.min(fromMs, w.fromMs);
       toMs = Math.max(toMs, w.toMs);
       ranges.push(sql`(pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, w.fromMs, w.toMs)})`);
-      for (let b = Math.max(last + 1, Math.floor(w.fromMs / WINDOW_BUCKET_MS)); b <= Math.floor((w.toMs - 1) / WINDOW_BUCKET_MS); b++) {
+      for (
+        let b = Math.max(last + 1, Math.floor(w.fromMs / WINDOW_BUCKET_MS));
+        b <= Math.floor((w.toMs - 1) / WINDOW_BUCKET_MS);
+        b++
+      ) {
         buckets.push(sql`(${pair}, ${b})`);
         last = b;
       }
@@ -230,7 +237,13 @@ export interface QuoteTop {
  * keep one point per instant (the impact simulation's volatility). Three
  * columns instead of whole rows through FINAL: what keeps it cheap.
  */
-export async function quoteTopsInRange(store: Store, pair: string, fromMs: number, toMs: number, venues?: readonly string[]): Promise<QuoteTop[]> {
+export async function quoteTopsInRange(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+  venues?: readonly string[],
+): Promise<QuoteTop[]> {
   const venueFilter = venues?.length ? sql` AND venue IN ${inList(venues)}` : sql``;
   const rows = await store.query(sql`
     SELECT ts_ms, bid, ask FROM quotes
@@ -243,7 +256,11 @@ export async function quoteTopsInRange(store: Store, pair: string, fromMs: numbe
  * Newest stored event time per (pair, venue) at or after `sinceMs` (max() is
  * unaffected by duplicates: no FINAL). Key `<pair>|<venue>`.
  */
-export async function quoteWatermarks(store: Store, pairs: readonly string[], sinceMs: number): Promise<Map<string, number>> {
+export async function quoteWatermarks(
+  store: Store,
+  pairs: readonly string[],
+  sinceMs: number,
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!pairs.length) return out;
   const rows = await store.query<{ pair: string; venue: string; max_ms: unknown }>(sql`
@@ -268,7 +285,12 @@ export interface LatestQuote {
  * `sinceMs`, or undefined (no FINAL: a duplicate is the same quote). Used by
  * dex-price-summary to price an ingested token from its own Base pools.
  */
-export async function latestQuote(store: Store, pair: string, venues: readonly string[], sinceMs: number): Promise<LatestQuote | undefined> {
+export async function latestQuote(
+  store: Store,
+  pair: string,
+  venues: readonly string[],
+  sinceMs: number,
+): Promise<LatestQuote | undefined> {
   if (!venues.length) return undefined;
   const rows = await store.query(sql`
     SELECT venue, ts_ms, bid, ask, source FROM quotes
@@ -276,5 +298,7 @@ export async function latestQuote(store: Store, pair: string, venues: readonly s
     ORDER BY ts_ms DESC, event_id DESC
     LIMIT 1`);
   const r = rows[0];
-  return r ? { venue: String(r.venue), ts_ms: num(r.ts_ms), bid: num(r.bid), ask: num(r.ask), source: String(r.source) } : undefined;
+  return r
+    ? { venue: String(r.venue), ts_ms: num(r.ts_ms), bid: num(r.bid), ask: num(r.ask), source: String(r.source) }
+    : undefined;
 }

@@ -31,7 +31,12 @@ interface OpportunityPeaks {
  * latest revision (argMax by revision, as opportunitiesInSlice), only the
  * columns shadow capacity uses, oldest first.
  */
-async function opportunityPeaks(store: Store, fromMs: number, toMs: number, pair?: string): Promise<OpportunityPeaks[]> {
+async function opportunityPeaks(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  pair?: string,
+): Promise<OpportunityPeaks[]> {
   const onePair = pair === undefined ? sql`` : sql`pair = ${pair} AND `;
   const rows = await store.query(sql`
     SELECT opportunity_id, argMax(pair, revision) AS pair_, argMax(buy_venue, revision) AS buy_venue_, argMax(sell_venue, revision) AS sell_venue_,
@@ -56,7 +61,6 @@ async function opportunityPeaks(store: Store, fromMs: number, toMs: number, pair
     source: String(r.source_),
   }));
 }
-
 
 export interface CapitalSplit {
   /** USD the venue must hold for the opportunities that buy there. */
@@ -120,8 +124,12 @@ function emptyGroup(): ShadowCapacityGroup {
   };
 }
 
-
-function addOpportunity(g: ShadowCapacityGroup, o: OpportunityPeaks, execution: ExecutionSummary | undefined, sliceMs: number): void {
+function addOpportunity(
+  g: ShadowCapacityGroup,
+  o: OpportunityPeaks,
+  execution: ExecutionSummary | undefined,
+  sliceMs: number,
+): void {
   g.opportunities += 1;
   const available = o.peak_capacity_usd;
   if (available > 0) {
@@ -135,7 +143,10 @@ function addOpportunity(g: ShadowCapacityGroup, o: OpportunityPeaks, execution: 
   const uncaptured = available - captured;
   g.captured_volume_usd += captured;
   g.uncaptured_volume_usd += uncaptured;
-  g.est_uncaptured_profit_usd += Math.max(0, o.peak_profit_usd - (execution?.filled ? Math.max(0, execution.realised_profit_usd ?? 0) : 0));
+  g.est_uncaptured_profit_usd += Math.max(
+    0,
+    o.peak_profit_usd - (execution?.filled ? Math.max(0, execution.realised_profit_usd ?? 0) : 0),
+  );
   g.time_weighted_capacity_usd += o.capacity_usd_ms / sliceMs;
   const buy = isDexVenue(o.buy_venue) ? g.capital_split_usd.base_dex : g.capital_split_usd.cex;
   const sell = isDexVenue(o.sell_venue) ? g.capital_split_usd.base_dex : g.capital_split_usd.cex;
@@ -158,10 +169,20 @@ function finishGroup(g: ShadowCapacityGroup): void {
  * captured, what stayed on the table and the capital it needed per venue,
  * overall and per pair. Opportunities still open count with their state so far.
  */
-export async function shadowCapacity(store: Store, fromMs: number, toMs: number, pair?: string): Promise<ShadowCapacity> {
+export async function shadowCapacity(
+  store: Store,
+  fromMs: number,
+  toMs: number,
+  pair?: string,
+): Promise<ShadowCapacity> {
   const opportunities = await opportunityPeaks(store, fromMs, toMs, pair);
   const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
-  const executions = await executionsFor(store, opportunities.map((o) => o.opportunity_id), fromMs, lastRevisionMs);
+  const executions = await executionsFor(
+    store,
+    opportunities.map((o) => o.opportunity_id),
+    fromMs,
+    lastRevisionMs,
+  );
   return shadowCapacityOf(fromMs, toMs, pair, opportunities, executions);
 }
 
@@ -171,7 +192,11 @@ export async function shadowCapacity(store: Store, fromMs: number, toMs: number,
  * exactly what shadowCapacity answers for it (an execution belongs to its
  * opportunity, whatever range it was read with).
  */
-export async function shadowCapacityBySlice(store: Store, slices: readonly { fromMs: number; toMs: number }[], pair?: string): Promise<Map<number, ShadowCapacity>> {
+export async function shadowCapacityBySlice(
+  store: Store,
+  slices: readonly { fromMs: number; toMs: number }[],
+  pair?: string,
+): Promise<Map<number, ShadowCapacity>> {
   const out = new Map<number, ShadowCapacity>();
   if (!slices.length) return out;
   const fromMs = slices[0]!.fromMs;
@@ -180,11 +205,18 @@ export async function shadowCapacityBySlice(store: Store, slices: readonly { fro
   const lastRevisionMs = opportunities.reduce((m, o) => Math.max(m, o.updated_at_ms), toMs);
   // By time, not by id: a day of opportunities would take one id-list query per thousand.
   const executions = await executionsInRange(store, fromMs, lastRevisionMs, pair);
-  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms)) out.set(slice.fromMs, shadowCapacityOf(slice.fromMs, slice.toMs, pair, within, executions));
+  for (const [slice, within] of bySlice(slices, opportunities, (o) => o.opened_at_ms))
+    out.set(slice.fromMs, shadowCapacityOf(slice.fromMs, slice.toMs, pair, within, executions));
   return out;
 }
 
-function shadowCapacityOf(fromMs: number, toMs: number, pair: string | undefined, opportunities: readonly OpportunityPeaks[], executions: Map<string, ExecutionSummary>): ShadowCapacity {
+function shadowCapacityOf(
+  fromMs: number,
+  toMs: number,
+  pair: string | undefined,
+  opportunities: readonly OpportunityPeaks[],
+  executions: Map<string, ExecutionSummary>,
+): ShadowCapacity {
   const sliceMs = Math.max(1, toMs - fromMs);
   const total = emptyGroup();
   const perPair = new Map<string, ShadowCapacityGroup>();

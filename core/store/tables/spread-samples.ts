@@ -84,7 +84,13 @@ export interface SpreadCandle {
  * samples, over [fromMs, toMs) widened to whole buckets: the 15-minute
  * candles of the range (spreadBaseCandles), rolled up (rollUpCandles).
  */
-export async function spreadCandles(store: Store, pair: string, fromMs: number, toMs: number, interval: CandleInterval = '15m'): Promise<SpreadCandle[]> {
+export async function spreadCandles(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+  interval: CandleInterval = '15m',
+): Promise<SpreadCandle[]> {
   const size = CANDLE_INTERVALS[interval];
   if (!size) throw new TypeError(`unknown candle interval ${String(interval)}`);
   const from = Math.floor(fromMs / size) * size;
@@ -117,7 +123,12 @@ export interface BaseCandle {
  * mean and max net spread, mean depth, sample count, and the distinct
  * dislocations opened in the bucket. Two queries (samples, dislocations).
  */
-export async function spreadBaseCandles(store: Store, pair: string, fromMs: number, toMs: number): Promise<BaseCandle[]> {
+export async function spreadBaseCandles(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+): Promise<BaseCandle[]> {
   const [rows, counts] = await Promise.all([
     store.query(sql`
       SELECT ${intDiv(sql`ts_ms`, BASE_SLICE_MS)} AS b,
@@ -242,7 +253,12 @@ export async function coverage(store: Store, pair?: string): Promise<Coverage> {
 }
 
 /** Spread samples of some pairs in [fromMs, toMs), ordered by pair and seq (tests and tooling). */
-export async function spreadSamplesInRange(store: Store, pairs: readonly string[], fromMs: number, toMs: number): Promise<SpreadSample[]> {
+export async function spreadSamplesInRange(
+  store: Store,
+  pairs: readonly string[],
+  fromMs: number,
+  toMs: number,
+): Promise<SpreadSample[]> {
   if (!pairs.length) return [];
   const rows = await store.query(sql`
     SELECT sample_id, pair, seq, ts_ms, buy_venue, sell_venue, raw_spread_bps, net_spread_bps, est_profit_usd, capacity_usd,
@@ -271,6 +287,10 @@ export async function spreadSamplesInRange(store: Store, pairs: readonly string[
 
 /** First and last sample time per pair (min/max need no FINAL), newest last first. */
 export async function pairSpans(store: Store): Promise<{ pair: string; earliestMs: number; latestMs: number }[]> {
-  const rows = await store.query(sql`SELECT pair, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples GROUP BY pair`);
-  return rows.map((r) => ({ pair: String(r.pair), earliestMs: num(r.lo), latestMs: num(r.hi) })).sort((a, b) => b.latestMs - a.latestMs || (a.pair < b.pair ? -1 : 1));
+  const rows = await store.query(
+    sql`SELECT pair, min(ts_ms) AS lo, max(ts_ms) AS hi FROM spread_samples GROUP BY pair`,
+  );
+  return rows
+    .map((r) => ({ pair: String(r.pair), earliestMs: num(r.lo), latestMs: num(r.hi) }))
+    .sort((a, b) => b.latestMs - a.latestMs || (a.pair < b.pair ? -1 : 1));
 }

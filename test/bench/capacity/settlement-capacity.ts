@@ -33,9 +33,22 @@ export interface SettleCapacity {
   failure?: string;
 }
 
-export async function measureSettlement(options: { count: number; inFlight: number[]; log: (s: string) => void }): Promise<SettleCapacity[]> {
+export async function measureSettlement(options: {
+  count: number;
+  inFlight: number[];
+  log: (s: string) => void;
+}): Promise<SettleCapacity[]> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-settle-'));
-  const config = testConfig({ ROLE: 'api', STORE: 'duckdb', DUCKDB_PATH: ':memory:', QUEUE: 'inprocess', SETTLEMENT: 'devchain', DATA_DIR: dir, HTTP_PORT: '0', PAYMENT_REPLAY_STORE: 'memory' });
+  const config = testConfig({
+    ROLE: 'api',
+    STORE: 'duckdb',
+    DUCKDB_PATH: ':memory:',
+    QUEUE: 'inprocess',
+    SETTLEMENT: 'devchain',
+    DATA_DIR: dir,
+    HTTP_PORT: '0',
+    PAYMENT_REPLAY_STORE: 'memory',
+  });
   const proc = await startProcess(config, createLogger('silent'));
   const out: SettleCapacity[] = [];
   try {
@@ -43,10 +56,18 @@ export async function measureSettlement(options: { count: number; inFlight: numb
     await api.payments.gate.ready();
     const settlement = api.payments.settlement;
     const chainPids = descendantsMatching(/hardhat/);
-    const challenge = await challengeOf(proc.http.url, { method: 'POST', path: '/api/v1/code-denoise', body: JSON.stringify({ code: '// x\nlet a = 1;\n' }) } as Parameters<typeof challengeOf>[1]);
+    const challenge = await challengeOf(proc.http.url, {
+      method: 'POST',
+      path: '/api/v1/code-denoise',
+      body: JSON.stringify({ code: '// x\nlet a = 1;\n' }),
+    } as Parameters<typeof challengeOf>[1]);
     const requirements = challenge.accepts[0] as PaymentRequirements;
     const client = payerClient(settlement.devChain!.payerKey);
-    client.setSpendControls({ allowedAssets: [{ network: requirements.network, asset: requirements.asset, maxAmountPerPayment: requirements.amount }] });
+    client.setSpendControls({
+      allowedAssets: [
+        { network: requirements.network, asset: requirements.asset, maxAmountPerPayment: requirements.amount },
+      ],
+    });
     for (const inFlight of options.inFlight) {
       const payloads: PaymentPayload[] = [];
       for (let i = 0; i < options.count; i++) payloads.push(await client.createPaymentPayload(challenge));
@@ -60,7 +81,9 @@ export async function measureSettlement(options: { count: number; inFlight: numb
         Array.from({ length: inFlight }, async () => {
           for (let p = payloads.pop(); p; p = payloads.pop()) {
             const s = performance.now();
-            const r = await settlement.facilitator.settle(p, requirements).catch((err: unknown) => ({ success: false, errorReason: String(err).split('\n')[0] }));
+            const r = await settlement.facilitator
+              .settle(p, requirements)
+              .catch((err: unknown) => ({ success: false, errorReason: String(err).split('\n')[0] }));
             if (r.success) latencies.push(performance.now() - s);
             else {
               failures++;
@@ -73,9 +96,21 @@ export async function measureSettlement(options: { count: number; inFlight: numb
       const cpu1 = { app: cpuMsOf(process.pid) ?? 0, chain: chainPids.reduce((a, p) => a + (cpuMsOf(p) ?? 0), 0) };
       latencies.sort((a, b) => a - b);
       const n = latencies.length;
-      const row = { inFlight, settlements: n, seconds, perS: n / seconds, p50Ms: latencies[Math.floor(n / 2)] ?? NaN, appCpuMsEach: (cpu1.app - cpu0.app) / Math.max(n, 1), chainCpuMsEach: (cpu1.chain - cpu0.chain) / Math.max(n, 1), failures, ...(failure ? { failure } : {}) };
+      const row = {
+        inFlight,
+        settlements: n,
+        seconds,
+        perS: n / seconds,
+        p50Ms: latencies[Math.floor(n / 2)] ?? NaN,
+        appCpuMsEach: (cpu1.app - cpu0.app) / Math.max(n, 1),
+        chainCpuMsEach: (cpu1.chain - cpu0.chain) / Math.max(n, 1),
+        failures,
+        ...(failure ? { failure } : {}),
+      };
       out.push(row);
-      options.log(`settle, ${inFlight} in flight: ${row.perS.toFixed(1)}/s, p50 ${row.p50Ms.toFixed(0)} ms, app CPU ${row.appCpuMsEach.toFixed(1)} ms + chain ${row.chainCpuMsEach.toFixed(1)} ms each${failures ? `, ${failures} failed (first: ${failure})` : ''}`);
+      options.log(
+        `settle, ${inFlight} in flight: ${row.perS.toFixed(1)}/s, p50 ${row.p50Ms.toFixed(0)} ms, app CPU ${row.appCpuMsEach.toFixed(1)} ms + chain ${row.chainCpuMsEach.toFixed(1)} ms each${failures ? `, ${failures} failed (first: ${failure})` : ''}`,
+      );
     }
   } finally {
     await proc.shutdown('bench done');

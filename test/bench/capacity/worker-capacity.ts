@@ -44,16 +44,34 @@ export interface SkuCapacity {
   errors: number;
 }
 
-const files = (dir: string) => readdirSync(join(CORPUS, dir)).map((f) => ({ name: f, text: readFileSync(join(CORPUS, dir, f), 'utf8') }));
-const LANGUAGE: Record<string, string> = { java: 'java', sh: 'bash', py: 'python', html: 'html', ts: 'typescript', rs: 'rust', js: 'javascript', sql: 'sql', cpp: 'cpp', go: 'go', jsonc: 'jsonc', css: 'css' };
+const files = (dir: string) =>
+  readdirSync(join(CORPUS, dir)).map((f) => ({ name: f, text: readFileSync(join(CORPUS, dir, f), 'utf8') }));
+const LANGUAGE: Record<string, string> = {
+  java: 'java',
+  sh: 'bash',
+  py: 'python',
+  html: 'html',
+  ts: 'typescript',
+  rs: 'rust',
+  js: 'javascript',
+  sql: 'sql',
+  cpp: 'cpp',
+  go: 'go',
+  jsonc: 'jsonc',
+  css: 'css',
+};
 
 /** Requests per SKU, on the bench corpus and the AI fixtures (each validated by the SKU's input schema). */
 async function inputs(site: { url(p: string): string }): Promise<Record<string, unknown[]>> {
   const pages = files('html');
   const pii = files('pii');
   const code = files('code');
-  const summaries = (JSON.parse(readFileSync(join(AI_FIXTURES, 'summaries.json'), 'utf8')) as { texts: { text: string }[] }).texts.map((t) => t.text);
-  const sentences = (JSON.parse(readFileSync(join(AI_FIXTURES, 'paraphrases-en.json'), 'utf8')) as { pairs: [string, string][] }).pairs.flat();
+  const summaries = (
+    JSON.parse(readFileSync(join(AI_FIXTURES, 'summaries.json'), 'utf8')) as { texts: { text: string }[] }
+  ).texts.map((t) => t.text);
+  const sentences = (
+    JSON.parse(readFileSync(join(AI_FIXTURES, 'paraphrases-en.json'), 'utf8')) as { pairs: [string, string][] }
+  ).pairs.flat();
   return {
     'airgap-scrub': pii.map((t) => ({ text: t.text })),
     'rag-shrink': pages.map((p) => ({ html: p.text })),
@@ -78,7 +96,10 @@ async function loopbackUpstreams(dir: string) {
       res.end(body);
     });
   }
-  for (const [name, doc] of [['invoice.png', INVOICE], ['timetable.png', TIMETABLE]] as const) {
+  for (const [name, doc] of [
+    ['invoice.png', INVOICE],
+    ['timetable.png', TIMETABLE],
+  ] as const) {
     const { image } = await renderTableDocument(doc, 'png');
     site.route(`/capacity/${name}`, (_req, res) => {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length });
@@ -88,7 +109,14 @@ async function loopbackUpstreams(dir: string) {
   const rdap = await RdapServer.start();
   rdap.domain('/com/v1/', 'google.com', rdapFixture('verisign-com-google.json'));
   rdap.domain('/rdap/', 'wikipedia.org', rdapFixture('pir-org-wikipedia.json'));
-  const bootstrapFile = writeBootstrapFile(dir, [[['com'], [`${rdap.url}/com/v1/`]], [['org'], [`${rdap.url}/rdap/`]]], '2026-01-01T00:00:00Z');
+  const bootstrapFile = writeBootstrapFile(
+    dir,
+    [
+      [['com'], [`${rdap.url}/com/v1/`]],
+      [['org'], [`${rdap.url}/rdap/`]],
+    ],
+    '2026-01-01T00:00:00Z',
+  );
   const dex = await DexScreenerServer.start();
   dex.searches.set('AERO', dexFixture('search-aero.json'));
   dex.searches.set('ETH', dexFixture('search-eth.json'));
@@ -96,7 +124,11 @@ async function loopbackUpstreams(dir: string) {
 }
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -109,7 +141,12 @@ function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-export async function measureWorker(options: { seconds: number; callers?: number; skus?: string[]; log: (s: string) => void }): Promise<{ rows: SkuCapacity[]; concurrency: number }> {
+export async function measureWorker(options: {
+  seconds: number;
+  callers?: number;
+  skus?: string[];
+  log: (s: string) => void;
+}): Promise<{ rows: SkuCapacity[]; concurrency: number }> {
   const config = testConfig({ QUEUE: 'bullmq', QUEUE_PREFIX: uniqueName('capacity') });
   const dir = await mkdtemp(join(tmpdir(), 'gw-capacity-'));
   const up = await loopbackUpstreams(dir);
@@ -180,7 +217,9 @@ export async function measureWorker(options: { seconds: number; callers?: number
         errors,
       };
       rows.push(row);
-      options.log(`worker ${sku}: ${row.jobsPerS.toFixed(1)} jobs/s, ${row.workerCpuMsPerJob.toFixed(1)} worker CPU ms/job, p50 ${row.p50Ms.toFixed(0)} ms${errors ? `, ${errors} errors` : ''}`);
+      options.log(
+        `worker ${sku}: ${row.jobsPerS.toFixed(1)} jobs/s, ${row.workerCpuMsPerJob.toFixed(1)} worker CPU ms/job, p50 ${row.p50Ms.toFixed(0)} ms${errors ? `, ${errors} errors` : ''}`,
+      );
     }
   } finally {
     await queue.close();
@@ -190,7 +229,7 @@ export async function measureWorker(options: { seconds: number; callers?: number
     });
     await up.close();
     const redis = new Redis(config.REDIS_URL);
-    for (let cursor = '0'; ; ) {
+    for (let cursor = '0'; ;) {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.QUEUE_PREFIX}:*`, 'COUNT', 500);
       if (keys.length) await redis.del(...keys);
       if ((cursor = next) === '0') break;

@@ -17,7 +17,21 @@ import { uniqueName } from '../../helpers/config.js';
 import type { BenchRow } from '../report.js';
 
 const PUBLISH_BATCH = 1000;
-const KEYS = ['BTC-USDT', 'ETH-USDT', 'SOL-USDT', 'XRP-USDT', 'DOGE-USDT', 'ADA-USDT', 'AVAX-USDT', 'LINK-USDT', 'DOT-USDT', 'BTC-USDC', 'ETH-USDC', 'WETH-USDC', 'cbBTC-USDC'];
+const KEYS = [
+  'BTC-USDT',
+  'ETH-USDT',
+  'SOL-USDT',
+  'XRP-USDT',
+  'DOGE-USDT',
+  'ADA-USDT',
+  'AVAX-USDT',
+  'LINK-USDT',
+  'DOT-USDT',
+  'BTC-USDC',
+  'ETH-USDC',
+  'WETH-USDC',
+  'cbBTC-USDC',
+];
 const TIMEOUT_MS = 300_000;
 /** Kafka and raw kafkajs alternate this many times; the best of each counts (the machine is shared and noisy). */
 const ROUNDS = 3;
@@ -71,7 +85,11 @@ async function runAdapter(bus: Bus, messages: OutgoingMessage[]): Promise<number
 /** The same work with kafkajs alone. */
 async function runRawKafkajs(config: Config, messages: OutgoingMessage[]): Promise<number> {
   const n = messages.length;
-  const kafka = new Kafka({ clientId: uniqueName('bench-raw'), brokers: config.KAFKA_BROKERS, logLevel: logLevel.ERROR });
+  const kafka = new Kafka({
+    clientId: uniqueName('bench-raw'),
+    brokers: config.KAFKA_BROKERS,
+    logLevel: logLevel.ERROR,
+  });
   const admin = kafka.admin();
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const consumer = kafka.consumer({ groupId: uniqueName('bench_raw_group'), maxWaitTimeInMs: 1000 });
@@ -89,7 +107,9 @@ async function runRawKafkajs(config: Config, messages: OutgoingMessage[]): Promi
       eachBatch: async ({ batch, resolveOffset }) => {
         const last = batch.lastOffset();
         seen += batch.messages.length;
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        await consumer.commitOffsets([
+          { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
+        ]);
         resolveOffset(last);
         if (seen >= n) resolveDone();
       },
@@ -122,7 +142,12 @@ export async function benchBus(config: Config, n: number): Promise<BenchRow[]> {
   const memoryRate = Math.max(await runAdapter(memory, messages), await runAdapter(memory, messages));
   await memory.close();
 
-  const kafkaBus = await createKafkaBus({ ...common, brokers: config.KAFKA_BROKERS, clientId: uniqueName('bench-bus'), connectTimeoutMs: config.STARTUP_TIMEOUT_MS });
+  const kafkaBus = await createKafkaBus({
+    ...common,
+    brokers: config.KAFKA_BROKERS,
+    clientId: uniqueName('bench-bus'),
+    connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+  });
   let kafkaRate = 0;
   let rawRate = 0;
   try {
@@ -136,14 +161,27 @@ export async function benchBus(config: Config, n: number): Promise<BenchRow[]> {
 
   return [
     { port: 'bus', adapter: 'memory', workload, throughput: memoryRate, unit: 'msg/s' },
-    { port: 'bus', adapter: 'kafka', workload, throughput: kafkaRate, unit: 'msg/s', baseline: rawRate, baselineName: 'kafkajs' },
+    {
+      port: 'bus',
+      adapter: 'kafka',
+      workload,
+      throughput: kafkaRate,
+      unit: 'msg/s',
+      baseline: rawRate,
+      baselineName: 'kafkajs',
+    },
   ];
 }
 
 async function withDeadline(done: Promise<void>, what: () => string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([done, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`bench timed out: ${what()}`)), TIMEOUT_MS)))]);
+    await Promise.race([
+      done,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`bench timed out: ${what()}`)), TIMEOUT_MS)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -100,7 +100,10 @@ async function bareBullMq(config: Config, prefix: string): Promise<Bare> {
   return {
     run: (n) => drive(n, call),
     async close() {
-      if (missingKeyRaces) console.log(`bare BullMQ: ${missingKeyRaces} waitUntilFinished calls lost the race with removeOnComplete (counted as done)`);
+      if (missingKeyRaces)
+        console.log(
+          `bare BullMQ: ${missingKeyRaces} waitUntilFinished calls lost the race with removeOnComplete (counted as done)`,
+        );
       await worker.close();
       await events.close();
       await queue.close();
@@ -113,9 +116,19 @@ export async function benchQueue(config: Config, n: number): Promise<BenchRow[]>
   const workload = `${n} round trips (add+process+result), ${CALLERS} callers in flight, worker concurrency ${WORKER_CONCURRENCY}`;
   const rows: BenchRow[] = [];
 
-  const inprocess = await createInProcessQueue({ concurrency: WORKER_CONCURRENCY, maxAttempts: config.JOB_MAX_ATTEMPTS, logger });
+  const inprocess = await createInProcessQueue({
+    concurrency: WORKER_CONCURRENCY,
+    maxAttempts: config.JOB_MAX_ATTEMPTS,
+    logger,
+  });
   await inprocess.process('bench', async (data: Payload) => ({ i: data.i }));
-  rows.push({ port: 'queue', adapter: 'inprocess', workload, throughput: await viaPort(inprocess, 'bench', n), unit: 'jobs/s' });
+  rows.push({
+    port: 'queue',
+    adapter: 'inprocess',
+    workload,
+    throughput: await viaPort(inprocess, 'bench', n),
+    unit: 'jobs/s',
+  });
   await inprocess.close();
 
   const prefix = `bench_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
@@ -137,11 +150,22 @@ export async function benchQueue(config: Config, n: number): Promise<BenchRow[]>
     for (let round = 0; round < ROUNDS; round++) {
       const bareRound = await bare.run(n);
       const adapterRound = await viaPort(bullmq, 'bench', n);
-      if (process.env.BENCH_VERBOSE) console.log(`queue round ${round + 1}: bare ${Math.round(bareRound)} jobs/s, adapter ${Math.round(adapterRound)} jobs/s`);
+      if (process.env.BENCH_VERBOSE)
+        console.log(
+          `queue round ${round + 1}: bare ${Math.round(bareRound)} jobs/s, adapter ${Math.round(adapterRound)} jobs/s`,
+        );
       bareBest = Math.max(bareBest, bareRound);
       adapterBest = Math.max(adapterBest, adapterRound);
     }
-    rows.push({ port: 'queue', adapter: 'bullmq', workload, throughput: adapterBest, unit: 'jobs/s', baseline: bareBest, baselineName: 'bare BullMQ add + waitUntilFinished' });
+    rows.push({
+      port: 'queue',
+      adapter: 'bullmq',
+      workload,
+      throughput: adapterBest,
+      unit: 'jobs/s',
+      baseline: bareBest,
+      baselineName: 'bare BullMQ add + waitUntilFinished',
+    });
   } finally {
     await bare?.close();
     await bullmq.close();

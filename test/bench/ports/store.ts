@@ -58,7 +58,8 @@ export function quoteRows(count: number, prefix = 'q'): Row[] {
   return rows;
 }
 
-const batches = (rows: Row[]) => Array.from({ length: Math.ceil(rows.length / BATCH) }, (_, k) => rows.slice(k * BATCH, (k + 1) * BATCH));
+const batches = (rows: Row[]) =>
+  Array.from({ length: Math.ceil(rows.length / BATCH) }, (_, k) => rows.slice(k * BATCH, (k + 1) * BATCH));
 
 async function timed(fn: () => Promise<void>): Promise<number> {
   const t0 = process.hrtime.bigint();
@@ -76,7 +77,8 @@ async function benchDuckDb(rows: Row[]): Promise<BenchRow> {
       for (const batch of batches(rows)) await store.insert('bench_quotes', batch);
     });
     const [check] = await store.query(sql`SELECT count() AS n FROM ${ident('bench_quotes')}`);
-    if (Number(check?.n) !== rows.length + BATCH) throw new Error(`duckdb bench: expected ${rows.length + BATCH} rows, found ${String(check?.n)}`);
+    if (Number(check?.n) !== rows.length + BATCH)
+      throw new Error(`duckdb bench: expected ${rows.length + BATCH} rows, found ${String(check?.n)}`);
     return { port: 'store', adapter: 'duckdb', workload: WORKLOAD, throughput: rows.length / seconds, unit: 'rows/s' };
   } finally {
     await store.close();
@@ -94,7 +96,12 @@ async function benchClickHouse(config: Config, rows: Row[]): Promise<BenchRow> {
     connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
     logger: createLogger('silent'),
   });
-  const bare = createClient({ url: config.CLICKHOUSE_URL, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, database });
+  const bare = createClient({
+    url: config.CLICKHOUSE_URL,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database,
+  });
   try {
     await store.command(raw(DDL.clickhouse('bench_adapter')));
     await store.command(raw(DDL.clickhouse('bench_bare')));
@@ -106,7 +113,8 @@ async function benchClickHouse(config: Config, rows: Row[]): Promise<BenchRow> {
       });
     const bareRun = () =>
       timed(async () => {
-        for (const batch of batches(prepared)) await bare.insert({ table: 'bench_bare', values: batch, format: 'JSONEachRow' });
+        for (const batch of batches(prepared))
+          await bare.insert({ table: 'bench_bare', values: batch, format: 'JSONEachRow' });
       });
     // Warm-up both, then alternate (A B, B A, A B) and keep each one's best run:
     // on a shared 2-core machine the best run is the least disturbed one.
