@@ -34,7 +34,10 @@ COPY --from=check /app/sql ./sql
 RUN mkdir -p /app/data && chown -R node:node /app/data
 USER node
 EXPOSE 4020
+# Readiness (docs/operations.md): healthy while this process can serve its role; /health's `degraded` is for
+# people and monitoring, /livez for a restart policy (an orchestrator restarting on readiness would restart every
+# container while a shared engine is away, which brings nothing back).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||4020)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||4020)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
 CMD ["node", "--import", "tsx", "roles/main.ts"]

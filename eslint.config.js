@@ -36,8 +36,19 @@ function importDirection(folder, forbidden) {
 }
 
 export default tseslint.config(
-  // Code fixtures and bench corpora are data (inputs of code-denoise and the benches), not project code.
-  { ignores: ['node_modules/', '.engines/', 'data/', 'coverage/', 'test/fixtures/', 'test/bench/utility-corpus/'] },
+  // Code fixtures and bench corpora are data (inputs of code-denoise and the benches), not project code; test/output/
+  // is what tests write (the A2A test's Python venv among it).
+  {
+    ignores: [
+      'node_modules/',
+      '.engines/',
+      'data/',
+      'coverage/',
+      'test/fixtures/',
+      'test/bench/utility-corpus/',
+      'test/output/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

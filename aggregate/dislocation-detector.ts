@@ -42,10 +42,11 @@ import { createHash } from 'node:crypto';
 import type { DislocationEvent, QuoteEvent } from '../core/events/market.js';
 import type { DislocationRecord } from '../core/store/tables/dislocations.js';
 import type { SpreadSample } from '../core/store/tables/spread-samples.js';
-import { materialMove, numbersOf, REVISION_RULE, sameNumbers, type OpportunityNumbers } from './revision-rule.js';
+import type { RevisionNumbers } from '../core/events/market.js';
+import { materialMove, numbersOf, REVISION_RULE, sameNumbers } from './revision-rule.js';
 import { evaluateDirection, type DirectionEvaluation } from './spread-math.js';
 
-export { materialMove, REVISION_RULE, type OpportunityNumbers };
+export { materialMove, REVISION_RULE };
 
 export type { DislocationRecord, SpreadSample };
 type Source = DislocationEvent['source'];
@@ -73,7 +74,13 @@ export interface OpenOpportunity {
   opened_by: string;
   updated_at_ms: number;
   /** The numbers of the last revision (evaluations that did not revise leave them). */
-  numbers: OpportunityNumbers;
+  numbers: RevisionNumbers;
+  /**
+   * The peaks so far. Saved with the state (detector-state.ts) under these
+   * names, which states already saved carry: `peak_net_bps` and
+   * `peak_raw_bps` are the revision's `peak_net_spread_bps` and
+   * `peak_raw_spread_bps` (record() maps them).
+   */
   peak_capacity_usd: number;
   peak_profit_usd: number;
   peak_net_bps: number;
@@ -128,7 +135,7 @@ const sourceOf = (a: QuoteEvent, b: QuoteEvent): Source =>
   a.source === 'live' && b.source === 'live' ? 'live' : 'simulated';
 
 /** Whether an evaluation at `t` with `numbers` makes a new revision of the open opportunity `o`. */
-const revises = (o: OpenOpportunity, numbers: OpportunityNumbers, t: number): boolean =>
+const revises = (o: OpenOpportunity, numbers: RevisionNumbers, t: number): boolean =>
   materialMove(o.numbers, numbers) ||
   (t - o.updated_at_ms >= REVISION_RULE.maxQuietMs && !sameNumbers(o.numbers, numbers));
 
@@ -147,15 +154,7 @@ function record(
     pair,
     buy_venue: o.buy_venue,
     sell_venue: o.sell_venue,
-    buy_price: n.buy_price,
-    sell_price: n.sell_price,
-    raw_spread_bps: n.raw_spread_bps,
-    net_spread_bps: n.net_spread_bps,
-    est_profit_usd: n.est_profit_usd,
-    capacity_usd: n.capacity_usd,
-    capacity_capped: n.capacity_capped,
-    liquidity_depth_usd: n.liquidity_depth_usd,
-    liquidity_depth_capped: n.liquidity_depth_capped,
+    ...n,
     status,
     opened_at_ms: o.opened_at_ms,
     updated_at_ms: atMs,
@@ -163,14 +162,9 @@ function record(
     source: o.source,
     numeric_id: o.numeric_id ?? numericId(o.opportunity_id),
     trigger_event_id: trigger,
-    net_size_usd: n.net_size_usd,
-    profit_size_usd: n.profit_size_usd,
-    fees_bps: n.fees_bps,
-    gas_usd: n.gas_usd,
     peak_capacity_usd: o.peak_capacity_usd,
     peak_capacity_capped: o.peak_capacity_capped ?? n.capacity_capped,
     peak_profit_usd: o.peak_profit_usd,
-    peak_net_bps: o.peak_net_bps,
     peak_raw_spread_bps: o.peak_raw_bps ?? n.raw_spread_bps,
     peak_net_spread_bps: o.peak_net_bps,
     peak_size_usd: o.peak_profit_size_usd ?? n.profit_size_usd,
@@ -212,7 +206,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
     }
     const t = newerQuote.event_time_ms;
     const directions = [evaluateDirection(quote, other), evaluateDirection(other, quote)];
-    const actionable = (e: DirectionEvaluation) => e.steps.length > 0 && e.best_net_bps > minNet;
+    const actionable = (e: DirectionEvaluation) => e.steps.length > 0 && e.net_spread_bps > minNet;
     // Closes before opens: when the spread flips, the topic shows the old opportunity ending first.
     for (const e of [...directions].sort((a, b) => Number(actionable(a)) - Number(actionable(b)))) {
       const key = openKey(e.buy_venue, e.sell_venue);
@@ -254,7 +248,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
         out.dislocations.push(close(state, key, o, 'CLOSED', t, quote.event_id));
       }
     }
-    const best = directions[1]!.raw_top_bps > directions[0]!.raw_top_bps ? directions[1]! : directions[0]!;
+    const best = directions[1]!.raw_spread_bps > directions[0]!.raw_spread_bps ? directions[1]! : directions[0]!;
     state.samples += 1;
     out.samples.push({
       sample_id: `${quote.event_id}|${other.venue}`,
@@ -263,8 +257,8 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
       ts_ms: t,
       buy_venue: best.buy_venue,
       sell_venue: best.sell_venue,
-      raw_spread_bps: best.raw_top_bps,
-      net_spread_bps: best.best_net_bps,
+      raw_spread_bps: best.raw_spread_bps,
+      net_spread_bps: best.net_spread_bps,
       est_profit_usd: best.est_profit_usd,
       capacity_usd: best.capacity_usd,
       liquidity_depth_usd: best.liquidity_depth_usd,
@@ -278,7 +272,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
 }
 
 /** The peaks of an open opportunity after a revision with `next` (states saved before a peak was kept start from the last revision). */
-function updatePeaks(o: OpenOpportunity, next: OpportunityNumbers): void {
+function updatePeaks(o: OpenOpportunity, next: RevisionNumbers): void {
   const last = o.numbers;
   if (next.capacity_usd > o.peak_capacity_usd || (next.capacity_usd === o.peak_capacity_usd && next.capacity_capped)) {
     o.peak_capacity_usd = next.capacity_usd;

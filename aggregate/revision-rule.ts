@@ -1,46 +1,36 @@
 /**
- * What a revision of an open opportunity publishes (OpportunityNumbers, read
- * from a direction's evaluation) and when the numbers have moved enough to
+ * What a revision of an open opportunity records (RevisionNumbers, defined
+ * with the event in core/events/market.ts, read from a direction's
+ * evaluation under the same names) and when the numbers have moved enough to
  * publish another (REVISION_RULE). Part of the detector's definition
  * (aggregate/dislocation-detector.ts): the same quotes give the same
  * revisions.
  */
+import type { RevisionNumbers } from '../core/events/market.js';
 import type { DirectionEvaluation } from './spread-math.js';
 
-/** The numbers a revision publishes (top of book, best net, best profit, capacity). */
-export interface OpportunityNumbers {
-  buy_price: number;
-  sell_price: number;
-  raw_spread_bps: number;
-  net_spread_bps: number;
-  net_size_usd: number;
-  est_profit_usd: number;
-  profit_size_usd: number;
-  capacity_usd: number;
-  capacity_capped: boolean;
-  liquidity_depth_usd: number;
-  liquidity_depth_capped: boolean;
-  fees_bps: number;
-  gas_usd: number;
-}
-
-export function numbersOf(e: DirectionEvaluation): OpportunityNumbers {
-  return {
+/**
+ * The numbers a revision records, picked from the evaluation (same names:
+ * nothing to map). A literal, not a loop over RevisionNumbers' keys: it
+ * runs on every actionable evaluation, and a literal builds one object shape
+ * with no key walk; `satisfies` holds it to exactly the definition's fields.
+ */
+export const numbersOf = (e: DirectionEvaluation): RevisionNumbers =>
+  ({
     buy_price: e.buy_price,
     sell_price: e.sell_price,
-    raw_spread_bps: e.raw_top_bps,
-    net_spread_bps: e.best_net_bps,
-    net_size_usd: e.net_size_usd,
+    raw_spread_bps: e.raw_spread_bps,
+    net_spread_bps: e.net_spread_bps,
     est_profit_usd: e.est_profit_usd,
-    profit_size_usd: e.profit_size_usd,
     capacity_usd: e.capacity_usd,
     capacity_capped: e.capacity_capped,
     liquidity_depth_usd: e.liquidity_depth_usd,
     liquidity_depth_capped: e.liquidity_depth_capped,
+    net_size_usd: e.net_size_usd,
+    profit_size_usd: e.profit_size_usd,
     fees_bps: e.fees_bps,
     gas_usd: e.gas_usd,
-  };
-}
+  }) satisfies { [K in keyof RevisionNumbers]-?: RevisionNumbers[K] };
 
 /**
  * When an open opportunity gets a new revision (one `dislocations` row and one
@@ -64,7 +54,7 @@ const movedBy = (a: number, b: number, fraction: number): boolean =>
   a !== b && (a === 0 || b === 0 || Math.abs(a - b) >= fraction * Math.abs(b));
 
 /** Whether `next` moved materially from `last`, the numbers of the last revision. */
-export function materialMove(last: OpportunityNumbers, next: OpportunityNumbers): boolean {
+export function materialMove(last: RevisionNumbers, next: RevisionNumbers): boolean {
   const r = REVISION_RULE;
   return (
     Math.abs(next.raw_spread_bps - last.raw_spread_bps) >= r.minSpreadMoveBps ||
@@ -79,5 +69,5 @@ export function materialMove(last: OpportunityNumbers, next: OpportunityNumbers)
   );
 }
 
-export const sameNumbers = (a: OpportunityNumbers, b: OpportunityNumbers): boolean =>
-  (Object.keys(a) as (keyof OpportunityNumbers)[]).every((k) => a[k] === b[k]);
+export const sameNumbers = (a: RevisionNumbers, b: RevisionNumbers): boolean =>
+  (Object.keys(a) as (keyof RevisionNumbers)[]).every((k) => a[k] === b[k]);

@@ -10,10 +10,10 @@
  * Units: prices in USD per base unit, sizes in USD notional, spreads and
  * costs in basis points of the buy price (1 bp = 1e-4).
  *
- *  - raw_top_bps = (S.bid - B.ask) / B.ask * 1e4, with the quotes' own
- *    top of book: for a CEX the best level (executable up to its
+ *  - raw_spread_bps = raw_top = (S.bid - B.ask) / B.ask * 1e4, with the
+ *    quotes' own top of book: for a CEX the best level (executable up to its
  *    bid_size/ask_size), for a DEX the quoter's price for the smallest ladder
- *    size (pool fee included). This is the `raw_spread_bps` of a dislocation.
+ *    size (pool fee included).
  *  - for each ladder size s quoted by both venues and fillable on both sides
  *    (B.buy_price(s) and S.sell_price(s) not null):
  *      raw(s)      = (S.sell_price(s) - B.buy_price(s)) / B.buy_price(s) * 1e4
@@ -22,7 +22,7 @@
  *                    (CEX taker fee; a DEX pool fee is inside its quoter price)
  *      gas(s)      = (gas_usd of both quotes, null = 0) / s * 1e4
  *      net(s)      = raw(s) - fees - gas(s)   ( = raw_top - slippage - fees - gas )
- *  - best_net_bps       = max over ladder sizes of net(s)          (`net_spread_bps`)
+ *  - net_spread_bps     = max over ladder sizes of net(s)          (at `net_size_usd`)
  *  - est_profit_usd     = max(0, max over ladder sizes of s * net(s) / 1e4)
  *                         (profit at the most profitable ladder size, `profit_size_usd`)
  *  - liquidity_depth_usd = the measured depth of the direction:
@@ -44,7 +44,7 @@
  * venue quotes, reproducible from the stored ladders in SQL); capacity and
  * depth use the measurements, which reach past the ladder.
  */
-import type { LadderStep, QuoteEvent } from '../core/events/market.js';
+import type { LadderStep, QuoteEvent, RevisionNumbers } from '../core/events/market.js';
 
 export interface SizeEvaluation {
   size_usd: number;
@@ -57,29 +57,20 @@ export interface SizeEvaluation {
   profit_usd: number;
 }
 
-export interface DirectionEvaluation {
+/**
+ * One direction evaluated: its venues, the evaluation at each common ladder
+ * size, and the numbers a dislocation revision records (RevisionNumbers,
+ * core/events/market.ts: the names of the event and the API). Without a
+ * fillable size, `net_spread_bps` is raw_top - fees (gas and slippage
+ * unknown); `capacity_capped`: net still positive at the depth limit;
+ * `liquidity_depth_capped`: the binding leg's depth is a lower bound;
+ * `gas_usd`: gas of both legs (a DEX swap; the CEX leg has none).
+ */
+export type DirectionEvaluation = RevisionNumbers & {
   buy_venue: string;
   sell_venue: string;
-  /** Top of book: the buy venue's ask and the sell venue's bid. */
-  buy_price: number;
-  sell_price: number;
-  raw_top_bps: number;
-  fees_bps: number;
-  /** Gas of both legs in USD (a DEX swap; the CEX leg has none). */
-  gas_usd: number;
   steps: SizeEvaluation[];
-  /** Max net over ladder sizes; without a fillable size: raw_top - fees (gas and slippage unknown). */
-  best_net_bps: number;
-  net_size_usd: number;
-  est_profit_usd: number;
-  profit_size_usd: number;
-  capacity_usd: number;
-  /** Net still positive at the depth limit: capacity is at least this. */
-  capacity_capped: boolean;
-  liquidity_depth_usd: number;
-  /** The binding leg's depth is a lower bound. */
-  liquidity_depth_capped: boolean;
-}
+};
 
 /** Fee in bps a taker pays on top of this quote's prices. */
 export const extraFeeBps = (q: Pick<QuoteEvent, 'fee_bps' | 'fee_included'>): number =>
@@ -153,11 +144,11 @@ export function evaluateDirection(buy: QuoteEvent, sell: QuoteEvent): DirectionE
     sell_venue: sell.venue,
     buy_price: buy.ask,
     sell_price: sell.bid,
-    raw_top_bps: rawTop,
+    raw_spread_bps: rawTop,
     fees_bps: fees,
     gas_usd: gasUsd,
     steps,
-    best_net_bps: bestNet,
+    net_spread_bps: bestNet,
     net_size_usd: netSize,
     est_profit_usd: profit,
     profit_size_usd: profitSize,

@@ -3,6 +3,8 @@ import Koa, { type Middleware } from 'koa';
 import { Router } from '@koa/router';
 import type { Logger } from '../core/logger.js';
 import type { HealthRegistry } from '../core/health.js';
+import type { Readiness } from '../core/readiness.js';
+import { SERVICE_VERSION } from '../core/version.js';
 import { requestContext } from './middleware/request-context.js';
 import { problemErrors } from './middleware/problem-errors.js';
 import { mountHealth } from './routes/health.js';
@@ -13,9 +15,11 @@ import { mountDashboard } from './dashboard/mount.js';
 import { withBrowserPaywall } from './paywall/browser-paywall.js';
 import { mountMcp } from './mcp/mount.js';
 import { MCP_PATH } from './mcp/tools.js';
+import { mountA2a } from './a2a/mount.js';
+import { A2A_PATH } from './a2a/a2a-protocol.js';
 import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
-import { liveExampleSource } from './discovery/live-examples.js';
+import { exampleInputsOf, liveExampleSource } from './discovery/live-examples.js';
 import type { SkuRuntime } from './catalogue/sku.js';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
@@ -25,7 +29,7 @@ export interface GatewayDeps {
   gate: Middleware;
   /** Payment terms advertised by the documents (the gate's own). */
   payment: PaymentInfo;
-  /** The transport-neutral payment core behind `gate`; with it, the MCP door is served at MCP_PATH. */
+  /** The transport-neutral payment core behind `gate`; with it, the MCP and A2A doors are served at MCP_PATH and A2A_PATH. */
   paymentCore?: PaymentCore;
   publicBaseUrl?: string;
 }
@@ -33,6 +37,8 @@ export interface GatewayDeps {
 export interface AppDeps {
   logger: Logger;
   health: HealthRegistry;
+  /** The process's readiness (/readyz); absent: /readyz answers from a full health check. */
+  readiness?: Readiness;
   /** Absent for the ops server of processes without the api role (/health and /metrics only). */
   gateway?: GatewayDeps;
   /** HTTP_TRUST_PROXY: take the client address, protocol and host from a reverse proxy's X-Forwarded-* headers. */
@@ -43,10 +49,18 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.trustProxy ?? false });
   app.silent = true; // errors are logged by problemErrors with the request id
   const router = new Router();
-  mountHealth(router, deps.health);
+  mountHealth(router, {
+    health: deps.health,
+    role: 'api',
+    version: SERVICE_VERSION,
+    ...(deps.readiness ? { readiness: deps.readiness } : {}),
+  });
   mountMetrics(router);
   if (deps.gateway) {
     const { runtime, gate, payment, publicBaseUrl, paymentCore } = deps.gateway;
+    // One source of this install's example requests: the discovery documents and the challenges' Bazaar listings.
+    const examples = liveExampleSource({ ...runtime, log: deps.logger });
+    paymentCore?.useExampleInputs(exampleInputsOf(examples));
     mountSkuRoutes(router, {
       runtime,
       gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }),
@@ -54,7 +68,7 @@ export function createApp(deps: AppDeps): Koa {
     mountDiscovery(router, {
       catalogue: runtime.catalogue,
       payment,
-      examples: liveExampleSource({ ...runtime, log: deps.logger }),
+      examples,
       ...(publicBaseUrl ? { publicBaseUrl } : {}),
     });
     if (paymentCore)
@@ -65,6 +79,8 @@ export function createApp(deps: AppDeps): Koa {
         payment,
         ...(publicBaseUrl ? { publicBaseUrl } : {}),
       });
+    if (paymentCore)
+      mountA2a(router, { path: A2A_PATH, runtime, core: paymentCore, ...(publicBaseUrl ? { publicBaseUrl } : {}) });
     mountDashboard(router, {
       store: runtime.store,
       health: deps.health,

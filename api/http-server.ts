@@ -9,8 +9,7 @@
  * a client reuses it makes that request fail with ECONNRESET, so the server
  * waits longer than clients and load balancers keep idle connections).
  */
-import { createServer, type Server } from 'node:http';
-import type Koa from 'koa';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Config } from '../core/config.js';
 
 export interface HttpServer {
@@ -20,8 +19,9 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** A Koa app, or any `{ callback() }` (api/ops-server.ts's plain node:http handler). */
 export async function listen(
-  app: Koa,
+  app: { callback(): RequestListener },
   config: Pick<Config, 'HTTP_HOST' | 'HTTP_PORT'> &
     Partial<Pick<Config, 'HTTP_LISTEN_BACKLOG' | 'HTTP_KEEPALIVE_TIMEOUT_MS'>>,
 ): Promise<HttpServer> {

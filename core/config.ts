@@ -83,6 +83,10 @@ export const configSpec = {
   DATA_DIR: [z.string().min(1).default('./data'), 'Folder for embedded state (DuckDB file).'],
   SHUTDOWN_TIMEOUT_MS: [positiveInt.default(20000), 'Upper bound for the SIGTERM drain before a forced exit.'],
   STARTUP_TIMEOUT_MS: [positiveInt.default(10000), 'How long start-up waits for each engine to answer before failing.'],
+  READINESS_REFRESH_MS: [
+    positiveInt.default(1000),
+    'How often readiness (/readyz, and the 503 of a route whose dependency is down) re-runs the probes it needs; requests read the result from memory.',
+  ],
 
   BUS: [z.enum(['memory', 'kafka']).default('memory'), 'Bus adapter: in-process `memory` or `kafka`.'],
   KAFKA_BROKERS: [hostPortList.default(['127.0.0.1:19092']), 'Comma-separated Kafka bootstrap brokers (host:port).'],
@@ -153,6 +157,10 @@ export const configSpec = {
   REDIS_URL: [url(['redis:', 'rediss:']).default('redis://127.0.0.1:16379'), 'Redis URL for BullMQ.'],
   QUEUE_PREFIX: [z.string().min(1).default('x402'), 'Key prefix for BullMQ queues.'],
   JOB_CONCURRENCY: [positiveInt.default(4), 'Concurrent jobs per job type in a worker.'],
+  JOB_THREADS: [
+    z.coerce.number().int().min(0).default(0),
+    "Threads of the worker's CPU pool (core/threads/cpu-pool.ts), shared by every CPU-bound job; 0 = one per core, one fewer when the process also serves the API (ROLE=all).",
+  ],
   JOB_LOCK_MS: [positiveInt.default(30000), "BullMQ job lock; a crashed worker's job is retried after it expires."],
   JOB_MAX_ATTEMPTS: [
     positiveInt.default(2),
@@ -296,6 +304,45 @@ export const configSpec = {
     z.enum(['auto', 'memory', 'redis']).default('auto'),
     'Where used payment nonces are locked: `memory` (one process), `redis` (REDIS_URL, shared), `auto` = redis when QUEUE=bullmq.',
   ],
+  PAYMENT_IDEMPOTENCY_TTL_SECONDS: [
+    positiveInt.default(3600),
+    'How long the settled answer of a call that carried a `payment-identifier` is kept for its retries (same store as PAYMENT_REPLAY_STORE); never less than PAYMENT_MAX_TIMEOUT_SECONDS + 60.',
+  ],
+  PAYMENT_IDEMPOTENCY_MAX_ENTRY_BYTES: [
+    positiveInt.default(1048576),
+    'Largest answer body kept for `payment-identifier` retries; a larger settled answer is remembered but not replayed (410 `payment_identifier_answer_not_kept`).',
+  ],
+  PAYMENT_IDEMPOTENCY_MEMORY_MAX_MB: [
+    z.coerce.number().int().min(1).max(4096).default(64),
+    'Memory for answers kept for `payment-identifier` retries when the store is in memory (LRU by bytes).',
+  ],
+  SIWX_ENTITLEMENT_TTL_SECONDS: [
+    positiveInt.default(86400),
+    'How long a payer who paid for a closed telemetry slice may read it again with a sign-in-with-x proof instead of paying.',
+  ],
+  SIWX_PROOF_MAX_AGE_SECONDS: [
+    z.coerce.number().int().min(30).max(3600).default(300),
+    'Lifetime of a sign-in-with-x challenge: the oldest `issuedAt` accepted; each proof nonce is single-use for that long.',
+  ],
+  SIWX_MEMORY_MAX_ENTITLEMENTS: [
+    positiveInt.default(200000),
+    'Most sign-in-with-x entitlements kept when the store is in memory (LRU; ~150 bytes each).',
+  ],
+  PAYMENT_SIGNING_KEY: [
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+      .optional(),
+    'Server signing key (secret: from the environment only; never the settler key): signs the offers of every 402, the receipt of every settled answer (EIP-712) and, through an Ed25519 key derived from it, the answers themselves (RFC 9421). Unset: an ephemeral key in `devchain` mode (warned at start), nothing signed otherwise.',
+  ],
+  PAYMENT_OFFER_VALIDITY_SECONDS: [
+    z.coerce.number().int().min(60).max(604800).default(3600),
+    'How long a signed offer stays valid (`validUntil`); the offer of each route is signed once per change of its terms and again when half of this has passed.',
+  ],
+  PAYMENT_RECEIPT_INCLUDE_TRANSACTION: [
+    flag(true),
+    'Put the settlement transaction hash in signed receipts (verifiable on chain); `false` gives the privacy-minimal receipt of the offer-receipt spec.',
+  ],
   TELEMETRY_CACHE_MAX_MB: [
     z.coerce.number().int().min(0).max(4096).default(256),
     'Memory for answers of closed telemetry slices (a window named by its date that ended TELEMETRY_CACHE_CLOSED_AFTER_MS ago), whole UTC days at a time, JSON text, one LRU for every route (a month of 13 pairs takes about 200 MB); 0 disables the cache.',
@@ -380,8 +427,8 @@ export const configSpec = {
     'Redirects followed per fetch; each hop passes the same SSRF checks.',
   ],
   FETCH_MAX_BODY_BYTES: [
-    positiveInt.default(5242880),
-    'Largest page stealth-dom reads (decoded bytes, streamed); past it the fetch stops with 413.',
+    positiveInt.default(2097152),
+    'Largest page stealth-dom reads (decoded bytes, streamed; 2 MiB: extraction stays inside the deadline); past it the fetch stops with 413.',
   ],
   FETCH_USER_AGENT: [
     z
@@ -464,7 +511,7 @@ export const configSpec = {
   ],
   RDAP_ALLOW_HTTP: [
     flag(false),
-    'Tests only (refused unless NODE_ENV=test): accept plain-http RDAP servers and redirects, and loopback addresses (test servers).',
+    'Tests only (the config refuses it unless NODE_ENV=test): accept plain-http RDAP servers and redirects, and loopback addresses (test servers).',
   ],
   DEXSCREENER_BASE_URL: [
     url(['http:', 'https:']).default('https://api.dexscreener.com'),
@@ -599,10 +646,22 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
   };
   requireFor('remote', ['FACILITATOR_URL', 'PAYMENT_PAY_TO']);
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
-  if (out.FETCH_ALLOW_LOOPBACK === true && out.NODE_ENV !== 'test')
+  if (
+    typeof out.PAYMENT_SIGNING_KEY === 'string' &&
+    typeof out.PAYMENT_SETTLER_KEY === 'string' &&
+    out.PAYMENT_SIGNING_KEY.toLowerCase() === out.PAYMENT_SETTLER_KEY.toLowerCase()
+  )
     problems.push(
-      'FETCH_ALLOW_LOOPBACK=true: allowed only when NODE_ENV=test (it lets outbound fetches reach loopback services)',
+      'PAYMENT_SIGNING_KEY: must differ from PAYMENT_SETTLER_KEY (a leaked signing key must not move funds)',
     );
+  // The test-only switches, refused here (once, for every role) outside NODE_ENV=test.
+  const testOnly: Record<string, string> = {
+    FETCH_ALLOW_LOOPBACK: 'it lets outbound fetches reach loopback services',
+    RDAP_ALLOW_HTTP: 'it accepts plain-http RDAP servers and loopback registries',
+  };
+  for (const [name, why] of Object.entries(testOnly))
+    if (out[name] === true && out.NODE_ENV !== 'test')
+      problems.push(`${name}=true: allowed only when NODE_ENV=test (${why})`);
   return problems;
 }
 

@@ -83,7 +83,7 @@ export const metrics = {
   }),
   queueJobs: new client.Counter({
     name: 'queue_jobs_total',
-    help: 'Jobs by outcome (completed, failed, timeout, retried)',
+    help: 'Jobs by outcome (completed, failed, timeout, cancelled, retried)',
     labelNames: ['adapter', 'name', 'outcome'] as const,
     registers: [registry],
   }),
@@ -92,6 +92,12 @@ export const metrics = {
     help: 'Enqueue-to-result time seen by the caller',
     labelNames: ['adapter', 'name'] as const,
     buckets: seconds,
+    registers: [registry],
+  }),
+  jobsCancelled: new client.Counter({
+    name: 'jobs_cancelled_total',
+    help: 'Jobs cancelled because their caller was answered: reason deadline or caller_gone; stage waiting (withdrawn before it started) or running (aborted)',
+    labelNames: ['adapter', 'job', 'reason', 'stage'] as const,
     registers: [registry],
   }),
 };

@@ -17,6 +17,11 @@ export interface RoleContext {
   bus?: Bus;
   store?: Store;
   queue?: JobQueue;
+  /**
+   * Aborted by a shutdown signal during start-up: a role whose start waits long (the worker's thread warm-up)
+   * stops waiting, releases what it holds and rejects with the signal's reason; the process drains the rest.
+   */
+  abort?: AbortSignal;
 }
 
 export interface RunningRole {

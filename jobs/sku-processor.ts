@@ -6,6 +6,13 @@
  * served processor once (warm resources such as an OCR worker pool live in
  * it) and takes jobs (jobs/role.ts).
  *
+ * CPU-bound work (a scrub, a parse, a local summary) runs in the worker's CPU
+ * pool (`deps.threads`, core/threads/cpu-pool.ts), never on the event loop:
+ * under QUEUE=inprocess that loop is the API's. Only the pure function goes
+ * to a thread (`threads.run(task, args, ctx.signal)`); input checks and I/O
+ * (fetches, the store, a remote AI provider) stay on the loop. The signal
+ * stops the thread's work when the caller has been answered.
+ *
  * A processor returns the SKU's 200 body (the catalogue's output schema) or
  * throws a JobError with a stable code and an HTTP status: 4xx for input the
  * validation could not see (a refused URL, a TLD without RDAP), 502 for an
@@ -18,6 +25,7 @@ import type { Logger } from '../core/logger.js';
 import type { PairsCatalogue } from '../core/markets/pairs.js';
 import type { JobHandler } from '../core/queue/queue.js';
 import type { Store } from '../core/store/store.js';
+import type { CpuPool } from '../core/threads/cpu-pool.js';
 
 /**
  * What a processor may use. The worker role always wires `store` (core/role.ts: the worker has the queue and the
@@ -31,6 +39,8 @@ export interface ProcessorDeps {
   store?: Store;
   /** The AI provider port: strict-mode redaction and the AI SKUs use it. */
   ai?: AiProvider;
+  /** The worker's CPU pool; absent (a test, a bench of the function): the work runs inline (`inlineCpu`). */
+  threads?: CpuPool;
 }
 
 export interface SkuProcessor<I = unknown, O = unknown> {

@@ -12,6 +12,7 @@ import { createBus, createQueue, createStore } from '../core/ports.js';
 import { ROLE_PORTS, type RoleContext, type RoleName, type RunningRole } from '../core/role.js';
 import { errorMessage } from '../core/errors.js';
 import { OperationHealth } from '../core/operation-health.js';
+import { familiesOf, Readiness } from '../core/readiness.js';
 import { observedBus } from '../core/bus/observed-bus.js';
 import { observedStore } from '../core/store/observed-store.js';
 import type { RunningApi } from '../api/role.js';
@@ -32,8 +33,10 @@ const START_ORDER: RoleName[] = ['worker', 'aggregate', 'ingest', 'api'];
 export interface RunningProcess {
   ctx: RoleContext;
   roles: RunningRole[];
-  /** The api role's server, or the ops server (/health, /metrics) of a process without it. */
+  /** The api role's server, or the ops server (/livez, /readyz, /health, /metrics) of a process without it. */
   http: HttpServer;
+  /** What the process can serve now, per family (core/readiness.ts); /readyz and the routes read it. */
+  readiness: Readiness;
   shutdown(reason: string): Promise<void>;
 }
 
@@ -61,7 +64,15 @@ export async function startProcess(
   const roles: RoleName[] = config.ROLE === 'all' ? ROLE_ORDER : [config.ROLE];
   const needed = new Set(roles.flatMap((r) => ROLE_PORTS[r]));
   const health = new HealthRegistry({ version: SERVICE_VERSION, role: config.ROLE });
-  const ctx: RoleContext = { config, logger, health, instanceId: `${hostname()}:${process.pid}` };
+  const ctx: RoleContext = {
+    config,
+    logger,
+    health,
+    instanceId: `${hostname()}:${process.pid}`,
+    ...(wiring.abort ? { abort: wiring.abort } : {}),
+  };
+  /** Readiness, made once the ports are open (it needs to know whether workers send heartbeats); the drain stops it. */
+  const late: { readiness?: Readiness } = {};
   let bus: Bus | undefined;
   let store: Store | undefined;
   let queue: JobQueue | undefined;
@@ -73,6 +84,7 @@ export async function startProcess(
   const shutdown = (reason: string) =>
     (stopping ??= (async () => {
       logger.info({ reason }, 'draining');
+      late.readiness?.stop();
       for (const name of ROLE_ORDER) {
         const role = running.find((r) => r.name === name);
         if (role)
@@ -154,21 +166,36 @@ export async function startProcess(
     const q = queue;
     health.registerPing('queue', q.adapter, () => q.ping());
   }
+  // Its probes run once every role has registered its components (below); /health's verdict is its own. Workers
+  // in this process (in-process queue) have no heartbeat to wait for: job routes then need the queue alone.
+  const r = new Readiness(
+    health,
+    config.ROLE,
+    familiesOf(roles, queue?.workerHeartbeats ? [] : ['workers']),
+    config.READINESS_REFRESH_MS,
+  );
+  late.readiness = r;
 
   let api: RunningApi | undefined;
   // Role modules are imported only for the roles this process runs (ccxt and viem are heavy to load).
   for (const name of START_ORDER.filter((r) => roles.includes(r))) {
     await checkpoint();
     let role: RunningRole;
-    if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus);
-    else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
-    else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
-    else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
+    try {
+      if (name === 'api') role = api = await (await import('../api/role.js')).startApi(ctx, jobSkus, r);
+      else if (name === 'ingest') role = await (await import('../ingest/role.js')).startIngest(ctx);
+      else if (name === 'aggregate') role = await (await import('../aggregate/role.js')).startAggregate(ctx);
+      else role = await (await import('../jobs/role.js')).startWorker(ctx, jobSkus);
+    } catch (err) {
+      await checkpoint(); // a role that gave up because of a shutdown signal: drained, StartInterrupted
+      throw err;
+    }
     running.push(role);
     logger.info({ role: name }, 'role started');
   }
-  if (!api) ops = await (await import('../api/ops-server.js')).startOpsServer(ctx);
+  if (!api) ops = await (await import('../api/ops-server.js')).startOpsServer(ctx, r);
   await checkpoint();
+  await r.start();
   const http = api?.http ?? (ops as HttpServer);
-  return { ctx, roles: running, http, shutdown };
+  return { ctx, roles: running, http, readiness: r, shutdown };
 }

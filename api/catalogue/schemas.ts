@@ -11,6 +11,9 @@ export const DateParam = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be YYYY-MM-DD')
   .refine((v) => isCalendarDay(v), 'date must be a real calendar day (YYYY-MM-DD)')
+  // The JSON Schema adds `format: date` (RFC 3339 full-date: a real calendar day, leap years included), so a
+  // schema-valid date is never a 400.
+  .meta({ format: 'date' })
   .describe('UTC day, YYYY-MM-DD. Default: the day of the newest stored data.');
 
 /** `HHMM` on a 24-hour clock; the window is the 15-minute slice (or interval bucket) containing it. */
@@ -24,22 +27,27 @@ export const TimeParam = z
 /** `<BASE>/USD` or `<BASE>-USD`, any case, from the pairs catalogue (closed set); parsed to the catalogue's spelling. */
 export function pairParam(pairs: PairsCatalogue) {
   const supported = pairs.pairs.map((p) => p.pair);
-  return z
-    .string()
-    .regex(/^[A-Za-z0-9]{1,15}[/-][Uu][Ss][Dd]$/, 'pair must look like ETH/USD or ETH-USD')
-    .transform((value, ctx) => {
-      const pair = normalisePair(pairs, value);
-      if (pair === undefined) {
-        ctx.issues.push({
-          code: 'custom',
-          input: value,
-          message: `unknown pair ${value}; supported: ${supported.join(', ')}`,
-        });
-        return z.NEVER;
-      }
-      return pair;
-    })
-    .describe(`Token pair, \`<BASE>/USD\` or \`<BASE>-USD\`. Supported: ${supported.join(', ')}.`);
+  return (
+    z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,15}[/-][Uu][Ss][Dd]$/, 'pair must look like ETH/USD or ETH-USD')
+      .transform((value, ctx) => {
+        const pair = normalisePair(pairs, value);
+        if (pair === undefined) {
+          ctx.issues.push({
+            code: 'custom',
+            input: value,
+            message: `unknown pair ${value}; supported: ${supported.join(', ')}`,
+          });
+          return z.NEVER;
+        }
+        return pair;
+      })
+      // The JSON Schema names the closed set itself, in the catalogue's spelling (the validator also takes any
+      // case): a schema-valid pair is never a 400.
+      .meta({ pattern: `^(?:${supported.map((p) => p.split('/')[0]!).join('|')})[/-]USD$` })
+      .describe(`Token pair, \`<BASE>/USD\` or \`<BASE>-USD\`. Supported: ${supported.join(', ')}.`)
+  );
 }
 
 /** An ISO 8601 UTC timestamp on the wire. */

@@ -7,6 +7,7 @@
  * optional pre-flight and the handler.
  */
 import type { SkuContract } from '../../core/sku-contract.js';
+import type { AppError } from '../../core/errors.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
@@ -26,6 +27,11 @@ export interface SkuRuntime {
   log?: Logger;
   /** Wall clock (ms); injectable for tests. */
   now(): number;
+  /**
+   * Whether what the SKU needs (store, queue, workers) can serve it right now: undefined when it can, else the 503
+   * answered by the availability step (api/paid-call/admission.ts), before any challenge and never charged.
+   */
+  readiness?(sku: PricedSku): AppError | undefined | Promise<AppError | undefined>;
 }
 
 /** One call of a SKU: the validated input, the runtime, and the price this call is charged (after overrides). */

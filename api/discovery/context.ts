@@ -9,6 +9,7 @@ import { priceText } from '../catalogue/schemas.js';
 import type { Catalogue, PricedSku } from '../catalogue/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
 import type { LiveExamples } from './live-examples.js';
+import type { SigningKeysInfo } from './signing-keys.js';
 
 export { SERVICE_VERSION } from '../../core/version.js';
 export const SERVICE_ID = 'x402-gateway';
@@ -29,6 +30,8 @@ export interface PaymentInfo {
   maxTimeoutSeconds: number;
   /** Settlement mode (`devchain` serves a local chain with a test USDC). */
   mode?: string;
+  /** The server signing key's public half (signed offers, receipts and answers); absent: nothing is signed. */
+  signing?: SigningKeysInfo;
 }
 
 export interface DiscoveryContext {
@@ -54,7 +57,7 @@ export function exampleRequestText(ctx: DiscoveryContext, sku: PricedSku): strin
     : `POST ${ctx.baseUrl}${sku.path}\nContent-Type: application/json\n\n${JSON.stringify(input)}`;
 }
 
-export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentInfo {
+export function paymentInfoOf(terms: PaymentTerms & { mode?: string; signing?: SigningKeysInfo }): PaymentInfo {
   return {
     network: terms.network,
     asset: terms.asset,
@@ -63,6 +66,7 @@ export function paymentInfoOf(terms: PaymentTerms & { mode?: string }): PaymentI
     payTo: terms.payTo,
     maxTimeoutSeconds: terms.maxTimeoutSeconds,
     ...(terms.mode ? { mode: terms.mode } : {}),
+    ...(terms.signing ? { signing: terms.signing } : {}),
   };
 }
 

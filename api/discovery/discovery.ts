@@ -6,6 +6,8 @@
  * examples = the exact 200 body) plus id, methods, title, categories, free,
  * available, exampleRequest (built from current coverage: it answers 200 on
  * this install, live-examples.ts; `examplesSlice` names its slice) and latency.
+ * With a server signing key, `payment.signing` and `documents.signingKeys`
+ * point to the key document (signing-keys.ts).
  */
 import { paramsOf } from '../catalogue/json-schema.js';
 import {
@@ -22,9 +24,11 @@ import {
   pricing,
   type DiscoveryContext,
 } from './context.js';
+import { signingReference } from './signing-keys.js';
 
 export function buildDiscovery(ctx: DiscoveryContext) {
   const network = paymentNetwork(ctx.payment);
+  const signing = signingReference(ctx);
   return {
     service: SERVICE_NAME,
     id: SERVICE_ID,
@@ -47,10 +51,14 @@ export function buildDiscovery(ctx: DiscoveryContext) {
       settlementHeader: 'PAYMENT-RESPONSE',
       billing:
         'Only 200 responses are settled; 400 and pre-flight 404 are answered before any challenge and never charged.',
+      ...(signing ? { signing } : {}),
     },
     paymentNetwork: network,
     ...(ctx.examples?.slice ? { examplesSlice: ctx.examples.slice } : {}),
-    documents: Object.fromEntries(Object.entries(DOCUMENTS).map(([k, path]) => [k, `${ctx.baseUrl}${path}`])),
+    documents: {
+      ...Object.fromEntries(Object.entries(DOCUMENTS).map(([k, path]) => [k, `${ctx.baseUrl}${path}`])),
+      ...(signing ? { signingKeys: signing.keys } : {}),
+    },
     endpoints: ctx.catalogue.skus.map((sku) => ({
       id: sku.id,
       path: sku.path,

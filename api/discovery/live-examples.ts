@@ -14,6 +14,7 @@
 import { pairSpans } from '../../core/store/tables/spread-samples.js';
 import { BASE_SLICE_MS } from '../../core/store/tables/query-helpers.js';
 import type { PricedSku, SkuRuntime } from '../catalogue/sku.js';
+import type { ExampleInputs } from '../payment/bazaar-live-example.js';
 
 export interface LiveExamples {
   /** sku id -> an input that answers 200 now. */
@@ -122,5 +123,26 @@ export function liveExampleSource(runtime: SkuRuntime, ttlMs = 15_000): LiveExam
       .catch(() => last?.value)
       .finally(() => (inFlight = undefined));
     return inFlight;
+  };
+}
+
+/**
+ * A synchronous view of `source` for the challenges' Bazaar listing (api/payment/bazaar-live-example.ts): the last
+ * answer, refreshed behind at most every 2 s (the source itself reads the store at most every `ttlMs`).
+ */
+export function exampleInputsOf(source: LiveExampleSource): ExampleInputs {
+  let last: LiveExamples | undefined;
+  let askedAt = 0;
+  return (skuId) => {
+    const now = Date.now();
+    if (now - askedAt > 2000) {
+      askedAt = now;
+      void source()
+        .then((value) => {
+          if (value) last = value;
+        })
+        .catch(() => undefined);
+    }
+    return last?.inputs.get(skuId);
   };
 }

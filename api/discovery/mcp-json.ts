@@ -7,6 +7,7 @@
  * Paid tools follow the x402 MCP transport: the challenge comes back as an
  * error result, the payment goes in `_meta["x402/payment"]`.
  */
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_INSTRUCTIONS, MCP_PATH, buildToolCatalogue } from '../mcp/tools.js';
 import { toolNameOf } from '../mcp/tool-name.js';
 import {
@@ -23,9 +24,11 @@ import {
 
 export function buildMcpJson(ctx: DiscoveryContext) {
   const tools = buildToolCatalogue(ctx.catalogue, ctx.payment);
+  const skuByTool = new Map(ctx.catalogue.skus.map((s) => [toolNameOf(s), s]));
   return {
     version: '1.0.0',
-    protocolVersion: '2025-06-18',
+    // The version the server negotiates with a current client (the SDK's latest; older ones are accepted too).
+    protocolVersion: LATEST_PROTOCOL_VERSION,
     serverInfo: { name: SERVICE_ID, title: SERVICE_NAME, version: SERVICE_VERSION },
     description: SERVICE_SUMMARY,
     documentationUrl: `${ctx.baseUrl}${DOCUMENTS.agentsMd}`,
@@ -42,20 +45,23 @@ export function buildMcpJson(ctx: DiscoveryContext) {
       asset: ctx.payment.asset,
       payTo: ctx.payment.payTo,
     },
-    tools: ctx.catalogue.skus.map((s) => {
-      const tool = tools.get(toolNameOf(s))!.definition;
+    // Every tool tools/list returns (the SKUs' and the free `discovery` tool), in the same order; a SKU's tool
+    // also names its HTTP route.
+    tools: tools.list.map((tool) => {
+      const sku = skuByTool.get(tool.name);
+      if (!sku) return tool;
       return {
         ...tool,
         _meta: {
           ...tool._meta,
           'x402/http': {
-            method: s.method,
-            methods: methodsOf(s),
-            url: `${ctx.baseUrl}${s.path}`,
-            path: s.path,
-            free: s.free,
-            available: s.available,
-            pricing: pricing(s),
+            method: sku.method,
+            methods: methodsOf(sku),
+            url: `${ctx.baseUrl}${sku.path}`,
+            path: sku.path,
+            free: sku.free,
+            available: sku.available,
+            pricing: pricing(sku),
           },
         },
       };

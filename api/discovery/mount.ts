@@ -1,6 +1,7 @@
 /**
  * Mounts the free discovery documents, all generated from the catalogue and
- * the running gate's payment terms (/health is mounted by routes/health.ts).
+ * the running gate's payment terms (/health is mounted by routes/health.ts),
+ * and the server signing key's document when it has one (signing-keys.ts).
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -14,6 +15,7 @@ import { buildLlmsTxt } from './llms-txt.js';
 import { buildMcpJson } from './mcp-json.js';
 import { buildOpenApi } from './openapi.js';
 import { buildSkillMd } from './skill-md.js';
+import { SIGNING_KEYS_DOCUMENT, SIGNING_KEYS_MEDIA_TYPE, buildSigningKeys } from './signing-keys.js';
 import type { LiveExampleSource } from './live-examples.js';
 
 export interface DiscoveryOptions {
@@ -58,6 +60,14 @@ export function mountDiscovery(router: Router, options: DiscoveryOptions): void 
       ctx.body = build(await contextOf(ctx));
     });
   }
+  // The server's public signing keys, when it signs (offers, receipts, answers).
+  if (options.payment.signing)
+    router.get(SIGNING_KEYS_DOCUMENT, async (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=60');
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.type = SIGNING_KEYS_MEDIA_TYPE;
+      ctx.body = JSON.stringify(buildSigningKeys(await contextOf(ctx)));
+    });
   for (const [path, build, type] of TEXT_DOCS) {
     router.get(path, async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=60');

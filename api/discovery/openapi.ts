@@ -10,7 +10,7 @@
 import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
 import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../catalogue/schemas.js';
 import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
-import { DEFAULT_BODY_LIMIT } from '../router.js';
+import { DEFAULT_BODY_LIMIT } from '../middleware/json-body.js';
 import {
   DOCUMENTS,
   MAX_PRICE_USD,

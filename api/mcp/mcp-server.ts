@@ -3,7 +3,8 @@
  * kept between requests, so any API replica answers any call): the SDK's
  * low-level Server with the gateway's handlers, so tools/list carries the
  * catalogue's JSON Schemas exactly as /openapi.json and /.well-known/mcp.json
- * publish them, and tools/call runs the HTTP door's pipeline (tool-call.ts).
+ * publish them, and tools/call runs the paid-call pipeline every door runs
+ * (api/paid-call/, through tool-call.ts).
  *
  *   tools/list       every SKU tool and the free discovery tool (tools.ts)
  *   tools/call       unknown tool -> JSON-RPC error -32602 (InvalidParams); else tool-call.ts

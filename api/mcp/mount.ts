@@ -11,13 +11,11 @@
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { koaBody } from 'koa-body';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { AppError } from '../../core/errors.js';
 import type { SkuRuntime } from '../catalogue/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
 import type { PaymentCore } from '../payment/payment-core.js';
-import { DEFAULT_BODY_LIMIT } from '../router.js';
+import { DEFAULT_BODY_LIMIT, jsonBody } from '../middleware/json-body.js';
 import { JsonAnswerTransport } from './json-answer-transport.js';
 import { createMcpServer } from './mcp-server.js';
 import { buildToolCatalogue } from './tools.js';
@@ -34,20 +32,7 @@ export interface McpOptions {
 export function mountMcp(router: Router, options: McpOptions): void {
   const tools = buildToolCatalogue(options.runtime.catalogue, options.payment);
   const checkResponses = options.checkResponses ?? options.runtime.config.NODE_ENV !== 'production';
-  const body = koaBody({
-    json: true,
-    jsonLimit: DEFAULT_BODY_LIMIT,
-    jsonStrict: true,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    onError: (err: Error) => {
-      const e = err as Error & { status?: number };
-      if (e.status === 413)
-        throw new AppError('payload_too_large', `the JSON-RPC body exceeds ${DEFAULT_BODY_LIMIT}`, 413);
-      throw new AppError('invalid_json', `the body is not valid JSON: ${e.message}`, 400);
-    },
-  });
+  const body = jsonBody(DEFAULT_BODY_LIMIT, 'JSON-RPC');
 
   router.post(options.path, body, async (ctx: Context) => {
     const baseUrl = (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');

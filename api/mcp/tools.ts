@@ -16,7 +16,7 @@ import { DOCUMENTS, methodsOf, type PaymentInfo } from '../discovery/context.js'
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/usdc-amount.js';
 import { toolNameOf } from './tool-name.js';
-import { paidRouteOf } from '../router.js';
+import { paidRouteOf } from '../paid-call/paid-route.js';
 
 /** Where the MCP door answers (Streamable HTTP). */
 export const MCP_PATH = '/mcp';

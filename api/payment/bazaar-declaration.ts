@@ -11,8 +11,8 @@
  * to their first sentence, then without them; the output example whole, then
  * shortened (arrays cut to their first item, long strings cut), then compact
  * (nested arrays empty, numbers to 2 decimals), then left out last. The schema itself (types, patterns, enums, bounds, required fields)
- * and the input example are never cut: without them a facilitator cannot list
- * the route.
+ * and the input example are never cut, but for one last candidate: the schema without its patterns and without
+ * the output example (a route whose long patterns do not fit beside the signed offers).
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import type { PaidRoute } from './paid-route.js';
@@ -34,6 +34,9 @@ export function bazaarCandidates(route: PaidRoute): Record<string, unknown>[] {
         schemas.slice(1).map((schema): [Record<string, unknown> | undefined, unknown] => [schema, example]),
       ),
     [schemas[schemas.length - 1], undefined],
+    // Last resort before no listing at all (a long pattern beside the signed offers: a URL's or a domain's): the
+    // schema without its `pattern`s. OpenAPI and the MCP tools keep them whole.
+    ...(full ? ([[withoutPatterns(schemas[2]!), undefined]] as [Record<string, unknown>, unknown][]) : []),
   ];
   const seen = new Set<string>();
   const out: Record<string, unknown>[] = [];
@@ -104,6 +107,17 @@ export function describedBriefly<T>(schema: T, mode: 'first-sentence' | 'none'):
     } else out[key] = describedBriefly(value, mode);
   }
   return out as T;
+}
+
+/** The same JSON Schema without its `pattern` keywords (string shapes stay typed and bounded). */
+export function withoutPatterns<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((s) => withoutPatterns(s)) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).flatMap(([key, value]) =>
+      key === 'pattern' && typeof value === 'string' ? [] : [[key, withoutPatterns(value)]],
+    ),
+  ) as T;
 }
 
 /** A route description cut to its first clause (before the first ": " or ". "), 120 characters at most. */

@@ -19,6 +19,9 @@
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { x402ResourceServer } from '@x402/core/server';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
+import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
 import { bazaarCandidates, briefDescription } from './bazaar-declaration.js';
 import { base64Json } from './payload.js';
 import type { PaymentTerms } from './settlement.js';
@@ -33,12 +36,32 @@ const encodePaymentRequiredHeader = (paymentRequired: PaymentRequired): string =
 export const MAX_RESOURCE_URL = 256;
 export const MAX_DESCRIPTION = 300;
 export const MAX_ERROR_TEXT = 120;
+/**
+ * The resource URL and error text the declarations are sized for: an ordinary origin (64 characters), the route's
+ * path and, for GET, a query (64), and an ordinary error text. Sizing for the longest ones (MAX_RESOURCE_URL, MAX_ERROR_TEXT) left no room for the
+ * Bazaar declaration beside the signed offers; a request whose URL or error is longer still gets a header within
+ * the budget, as encodeChallenge drops its extensions one at a time (Bazaar first).
+ */
+export const SIZED_ERROR_TEXT = 64;
+const SIZED_ORIGIN = 64;
+const SIZED_QUERY = 64;
+
+/** The resource URL length a route's declarations are sized for: an ordinary origin, its path, a query for GET. */
+export const sizedResourceUrl = (route: PaidRoute): number =>
+  Math.min(MAX_RESOURCE_URL, SIZED_ORIGIN + route.path.length + (route.method === 'GET' ? SIZED_QUERY : 0));
 
 export interface ChallengeOptions {
   /** Declare the Bazaar discovery extension. */
   discovery: boolean;
   /** Upper bound of the base64 PAYMENT-REQUIRED header. */
   budget: number;
+  /**
+   * Header bytes kept free for what is added after, given the resource URL length the route is sized for (the
+   * signed offers: receipts/paid-call-evidence.ts offersHeaderBytes).
+   */
+  reserved?: (resourceUrlLength: number) => number;
+  /** Declarations every challenge carries beside the Bazaar one (payment-identifier), counted in its size. */
+  declare?: Record<string, unknown>;
 }
 
 interface RouteEntry {
@@ -93,13 +116,19 @@ export class Challenges {
       this.byRoute.delete(route);
     });
     const full = truncate(route.description, MAX_DESCRIPTION);
+    const { reserved, declare } = this.options;
+    const urlLength = sizedResourceUrl(route);
+    // An MCP tool's challenge travels in the result, not in a header: its Bazaar declaration keeps the whole budget.
+    const room = route.mcpTool ? this.options.budget : this.options.budget - (reserved?.(urlLength) ?? 0);
+    const beside = route.mcpTool ? undefined : declare;
     const fitted = this.options.discovery
-      ? discoveryExtension(route, this.terms, full, this.options.budget)
+      ? discoveryExtension(route, this.terms, full, room, beside, urlLength)
       : undefined;
+    const declared = fitted || declare ? { ...fitted?.declared, ...declare } : undefined;
     const entry: RouteEntry = {
       fingerprint,
       requirements,
-      declared: fitted?.declared,
+      declared,
       description: fitted?.description ?? full,
       enriched: new Map(),
     };
@@ -155,7 +184,13 @@ export class Challenges {
   }
 }
 
-/** Encodes a challenge for the `PAYMENT-REQUIRED` header, trimmed to the budget (error text first, then the discovery declaration). */
+/** Extensions dropped from an over-budget header, first to last: the listing, then repeat access, retries, the offers. */
+const DROP_ORDER = ['bazaar', SIGN_IN_WITH_X, PAYMENT_IDENTIFIER, OFFER_RECEIPT];
+
+/**
+ * Encodes a challenge for the `PAYMENT-REQUIRED` header, trimmed to the budget: the error text first, then one
+ * extension at a time in DROP_ORDER (the Bazaar declaration first; the signed offers, the terms' evidence, last).
+ */
 export function encodeChallenge(paymentRequired: PaymentRequired, budget: number): string {
   let out = encodePaymentRequiredHeader(paymentRequired);
   if (out.length <= budget) return out;
@@ -164,12 +199,23 @@ export function encodeChallenge(paymentRequired: PaymentRequired, budget: number
     trimmed.error = truncate(trimmed.error, MAX_ERROR_TEXT);
     out = encodePaymentRequiredHeader(trimmed);
   }
-  if (out.length > budget && trimmed.extensions) {
-    delete trimmed.extensions;
+  if (out.length <= budget || !trimmed.extensions) return out;
+  const extensions = { ...trimmed.extensions };
+  for (const key of Object.keys(extensions).sort((a, b) => rank(a) - rank(b))) {
+    delete extensions[key];
+    trimmed.extensions = extensions;
+    if (Object.keys(extensions).length === 0) delete trimmed.extensions;
     out = encodePaymentRequiredHeader(trimmed);
+    if (out.length <= budget) break;
   }
   return out;
 }
+
+/** Unknown extensions go right after the Bazaar declaration. */
+const rank = (key: string) => {
+  const i = DROP_ORDER.indexOf(key);
+  return i === -1 ? 0.5 : i;
+};
 
 /** The `error` of an encoded challenge, if readable. */
 export function challengeErrorOf(encoded: string): string | undefined {
@@ -191,16 +237,18 @@ function discoveryExtension(
   terms: PaymentTerms,
   fullDescription: string,
   budget: number,
+  beside: Record<string, unknown> | undefined,
+  urlLength: number,
 ): { declared: Record<string, unknown>; description: string } | undefined {
   const descriptions = [...new Set([fullDescription, briefDescription(fullDescription)])];
   for (const [declared, description] of bazaarCandidates(route).flatMap((d) =>
     descriptions.map((text): [Record<string, unknown>, string] => [d, text]),
   )) {
-    // Worst case of what the core will emit: longest URL and error text, plus the method the extension adds.
+    // What the core will emit for an ordinary URL and error text (sizedResourceUrl), plus what enrichment adds.
     const estimate: PaymentRequired = {
       x402Version: 2,
-      error: 'x'.repeat(MAX_ERROR_TEXT),
-      resource: { url: 'x'.repeat(MAX_RESOURCE_URL), description, mimeType: route.mimeType },
+      error: 'x'.repeat(SIZED_ERROR_TEXT),
+      resource: { url: 'x'.repeat(urlLength), description, mimeType: route.mimeType },
       accepts: [
         {
           scheme: 'exact',
@@ -212,7 +260,7 @@ function discoveryExtension(
           extra: { name: terms.assetName, version: terms.assetVersion },
         },
       ],
-      extensions: declared,
+      extensions: { ...declared, ...beside },
     };
     if (encodePaymentRequiredHeader(estimate).length + 200 <= budget) return { declared, description };
   }

@@ -50,6 +50,11 @@ import {
   type SettlementRecord,
 } from './settle.js';
 import type { Refusal } from './refusal.js';
+import type { IdempotentRetries } from './idempotency/idempotent-retries.js';
+import { paymentIdentifierDeclaration } from './idempotency/payment-identifier.js';
+import type { RepeatAccess } from './siwx/repeat-access.js';
+import type { ExampleInputs } from './bazaar-live-example.js';
+import { offersHeaderBytes, type PaidCallEvidence } from './receipts/paid-call-evidence.js';
 
 export type { Refusal };
 
@@ -80,13 +85,16 @@ export interface VerifiedPayment {
   payTo: string;
 }
 
+/** Why a verified payment is not settled: its handler threw or failed, or a stored answer was replayed instead. */
+export type AbandonReason = 'handler_threw' | 'handler_failed' | 'replayed';
+
 export type PaymentAttempt =
   | { ok: false; refusal: Refusal }
   | {
       ok: true;
       payment: VerifiedPayment;
       settle(): Promise<SettleOutcome>;
-      abandon(reason: 'handler_threw' | 'handler_failed', detail?: { error?: unknown; status?: number }): Promise<void>;
+      abandon(reason: AbandonReason, detail?: { error?: unknown; status?: number }): Promise<void>;
     };
 
 export interface PaymentCoreOptions extends PaymentTerms {
@@ -97,6 +105,12 @@ export interface PaymentCoreOptions extends PaymentTerms {
   discovery?: boolean;
   /** Upper bound of the base64 PAYMENT-REQUIRED header; larger challenges lose the discovery details. Default 3500. */
   headerBudgetBytes?: number;
+  /** Signed offers, receipts and answers (receipts/paid-call-evidence.ts); absent: nothing is signed. */
+  evidence?: PaidCallEvidence;
+  /** Idempotent retries (payment-identifier, idempotency/idempotent-retries.ts): declared on every challenge. */
+  retries?: IdempotentRetries;
+  /** Paying once, reading again (sign-in-with-x, siwx/repeat-access.ts): declared on qualifying challenges. */
+  access?: RepeatAccess;
 }
 
 export interface PaymentCore {
@@ -109,6 +123,14 @@ export interface PaymentCore {
   ready(): Promise<void>;
   paymentRequired(call: PaidCall, error: string): Promise<PaymentRequired>;
   begin(call: PaidCall, input: { header: string } | { payload: unknown }): Promise<PaymentAttempt>;
+  /** The steps the paid-call pipeline adds around `begin` (api/paid-call/payment-step.ts); each optional. */
+  readonly evidence?: PaidCallEvidence;
+  readonly retries?: IdempotentRetries;
+  readonly access?: RepeatAccess;
+  /** The install's current request examples for the Bazaar listing (bazaar-live-example.ts), once set. */
+  readonly exampleInputs?: ExampleInputs;
+  /** Sets them (the app does, once the store's live examples exist: api/app.ts). */
+  useExampleInputs(inputs: ExampleInputs): void;
 }
 
 const USED_TTL_MIN_MS = 60_000;
@@ -128,7 +150,15 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
   const discovery = options.discovery ?? true;
   const resourceServer = new x402ResourceServer(options.facilitator).register(network, new ExactEvmScheme());
   if (discovery) resourceServer.registerExtension(bazaarResourceServerExtension);
-  const challenges = new Challenges(resourceServer, terms, { discovery, budget });
+  // Header room kept for what each challenge gets after the Bazaar declaration is sized (challenge.ts).
+  const offersBytes = options.evidence ? (urlLength: number) => offersHeaderBytes(urlLength) : undefined;
+  const challenges = new Challenges(resourceServer, terms, {
+    discovery,
+    budget,
+    ...(options.retries ? { declare: paymentIdentifierDeclaration() } : {}),
+    // A closed slice's sign-in-with-x declaration gets no room: over budget, its challenge drops Bazaar (challenge.ts).
+    ...(offersBytes ? { reserved: offersBytes } : {}),
+  });
   const recorder = new SettlementRecorder();
 
   let initialized = false;
@@ -308,14 +338,24 @@ export function createPaymentCore(options: PaymentCoreOptions): PaymentCore {
     });
   };
 
+  let exampleInputs: ExampleInputs | undefined;
   return {
     terms,
+    get exampleInputs() {
+      return exampleInputs;
+    },
+    useExampleInputs: (inputs) => {
+      exampleInputs = inputs;
+    },
     settlementRecord: () => recorder.snapshot(),
     resourceServer,
     headerBudgetBytes: budget,
     ready,
     paymentRequired: (call, error) => challenges.paymentRequired(call.route, call.resourceUrl, error, call.transport),
     begin,
+    ...(options.evidence ? { evidence: options.evidence } : {}),
+    ...(options.retries ? { retries: options.retries } : {}),
+    ...(options.access ? { access: options.access } : {}),
   };
 }
 
@@ -362,10 +402,7 @@ class VerifiedAttempt {
     this.finished = true;
   }
 
-  async abandon(
-    reason: 'handler_threw' | 'handler_failed',
-    detail: { error?: unknown; status?: number } = {},
-  ): Promise<void> {
+  async abandon(reason: AbandonReason, detail: { error?: unknown; status?: number } = {}): Promise<void> {
     this.finish();
     try {
       paymentMetrics.outcomes.inc({ outcome: 'not_settled' });
@@ -378,7 +415,8 @@ class VerifiedAttempt {
       );
       await dispatcher
         .cancel({
-          reason,
+          // x402's reasons: a replayed answer aborts the call after verification.
+          reason: reason === 'replayed' ? 'after_verify_aborted' : reason,
           ...(detail.error !== undefined ? { error: detail.error } : {}),
           ...(detail.status !== undefined ? { responseStatus: detail.status } : {}),
         })

@@ -1,6 +1,7 @@
 /**
- * The HTTP door of the x402 payment core (payment-core.ts) as Koa middleware:
- * maps a Koa request onto the core's calls and its answers onto HTTP.
+ * The HTTP door's payment step as Koa middleware: the paid-call pipeline's
+ * payment step (api/paid-call/payment-step.ts) around the rest of the Koa
+ * chain, the request mapped onto it and its outcome onto HTTP.
  *
  * The router sets `ctx.state.paidRoute` for the matched route and calls the
  * gate only after input validation and pre-flight checks, so a request that
@@ -13,26 +14,33 @@
  *   PAYMENT-SIGNATURE/X-PAYMENT -> core.begin: binding checks, replay lock, verify;
  *                                 a refusal -> 402 + a fresh challenge whose
  *                                 `error` is the reason; unreachable facilitator -> 503
- *                              -> run the handler
+ *                              -> run the handler (the rest of the chain; ctx.state.payment set)
  *                              -> settle only when it answered 200 (the spec bills
- *                                 only 200); attach PAYMENT-RESPONSE. A failed
- *                                 settlement withholds the body: problem+json 402
- *                                 (503 when the facilitator dropped out).
+ *                                 only 200); attach PAYMENT-RESPONSE (with its signed
+ *                                 receipt) and, with a signing key, Content-Digest +
+ *                                 Signature-Input + Signature over the body bytes sent.
+ *                                 A failed settlement withholds the body: problem+json
+ *                                 402 (503 when the facilitator dropped out).
+ *   a payment identifier       -> a retry of a settled call: its stored status, body and
+ *                                 PAYMENT-RESPONSE, signed again; nothing charged
+ *   SIGN-IN-WITH-X             -> a proof of an earlier purchase of a closed slice: the
+ *                                 handler's answer, no PAYMENT-RESPONSE, nothing paid
  *
  * The payment's resource identity is the request's method and path (query
  * ignored); `resource.url` of a challenge is the public origin + path + query.
+ * The browser paywall (api/paywall/browser-paywall.ts) wraps this middleware.
  */
 import type { Context, Middleware, Next } from 'koa';
 import { withPrivateCacheControl, PAYMENT_REQUIRED_CACHE_CONTROL, type HTTPRequestContext } from '@x402/core/server';
-import type { SettleResponse } from '@x402/core/types';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { problem } from '../middleware/problem-errors.js';
+import type { AdmittedCall } from '../paid-call/admission.js';
+import { payForCall, type CallFacts } from '../paid-call/payment-step.js';
 import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from './challenge.js';
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
 import { base64Json } from './payload.js';
-import { paymentMetrics } from './payment-metrics.js';
 import {
   createPaymentCore,
-  paymentRequiredText,
   type PaidCall,
   type PaymentCore,
   type PaymentCoreOptions,
@@ -41,6 +49,9 @@ import {
 } from './payment-core.js';
 
 export type { PaidRoute } from './challenge.js';
+
+/** The sign-in-with-x proof's request header (x402's SIWx HTTP transport). */
+const SIWX_HEADER = 'sign-in-with-x';
 export type { VerifiedPayment } from './payment-core.js';
 export { readableUsdc } from './usdc-amount.js';
 
@@ -80,58 +91,60 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
     const route = ctx.state.paidRoute;
     if (!route) return next();
     const call = paidCallOf(ctx, route, options.publicBaseUrl);
-
     const header = paymentHeaderOf(ctx);
-    if (!header) {
-      try {
-        await core.ready();
-      } catch {
-        paymentMetrics.outcomes.inc({ outcome: 'unavailable' });
-        return writeProblem(ctx, 503, 'payment_unavailable', 'payments are unavailable right now (facilitator)', {
-          dependency: 'facilitator',
+    // The handler is the rest of the chain; its status says whether the answer is billed.
+    const outcome = await payForCall<undefined>(
+      core,
+      call,
+      header === undefined ? undefined : { header },
+      async (payment) => {
+        if (payment) ctx.state.payment = payment;
+        await next();
+        return settleOnStatus(ctx.status)
+          ? { billable: true, value: undefined }
+          : { billable: false, status: ctx.status };
+      },
+      callFactsOf(ctx, options.publicBaseUrl),
+    );
+
+    switch (outcome.kind) {
+      case 'payment_required':
+      case 'refused':
+        return writeRefusal(ctx, core, outcome.refusal, outcome.challenge);
+      case 'failed':
+        throw outcome.error; // rendered by problemErrors; nothing is settled
+      case 'not_settled':
+        return;
+      case 'settlement_failed':
+        withholdBody(ctx);
+        if (outcome.response) {
+          ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
+          ctx.set('Cache-Control', 'no-store');
+        }
+        return writeProblem(ctx, outcome.refusal);
+      case 'granted':
+        // A re-read of a paid closed slice: the handler's answer, no PAYMENT-RESPONSE (nothing was paid now).
+        ctx.set('Cache-Control', withPrivateCacheControl(ctx.response.get('Cache-Control') || null));
+        return;
+      case 'replayed': {
+        const { answer } = outcome;
+        ctx.status = answer.status;
+        ctx.type = answer.contentType;
+        ctx.body = answer.body;
+        return sendPaid(ctx, core, answer.settlement, answer.body, options.publicBaseUrl);
+      }
+      case 'settled': {
+        ctx.state.accessLog = { ...ctx.state.accessLog, payment: outcome.summary };
+        const body = bodyBytes(ctx.body);
+        ctx.body = body; // the exact bytes the digest and a retry's replay cover (Content-Type stays)
+        await outcome.keep({
+          status: ctx.status,
+          contentType: ctx.response.get('Content-Type') || 'application/json',
+          body,
         });
+        return sendPaid(ctx, core, outcome.response, body, options.publicBaseUrl);
       }
-      paymentMetrics.outcomes.inc({ outcome: 'challenged' });
-      return writeRefusal(ctx, core, call, {
-        status: 402,
-        code: 'payment_required',
-        detail: paymentRequiredText(route),
-        reason: 'Payment required',
-        challenge: true,
-        extra: { price_atomic: route.priceAtomic },
-      });
     }
-
-    const attempt = await core.begin(call, { header });
-    if (!attempt.ok) return writeRefusal(ctx, core, call, attempt.refusal);
-
-    ctx.state.payment = attempt.payment;
-    try {
-      await next();
-    } catch (err) {
-      await attempt.abandon('handler_threw', { error: err });
-      throw err; // rendered by problemErrors; nothing is settled
-    }
-    if (!settleOnStatus(ctx.status)) return attempt.abandon('handler_failed', { status: ctx.status });
-
-    const outcome = await attempt.settle();
-    if (!outcome.ok) {
-      withholdBody(ctx);
-      if (outcome.response) {
-        ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
-        ctx.set('Cache-Control', 'no-store');
-      }
-      return writeProblem(
-        ctx,
-        outcome.refusal.status,
-        outcome.refusal.code,
-        outcome.refusal.detail,
-        outcome.refusal.extra,
-      );
-    }
-    ctx.state.accessLog = { ...ctx.state.accessLog, payment: outcome.summary };
-    ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
-    ctx.set('Cache-Control', withPrivateCacheControl(ctx.response.get('Cache-Control') || null));
   }) as PaymentGate;
 
   return Object.assign(gate, { ready: core.ready, core, resourceServer: core.resourceServer });
@@ -143,6 +156,51 @@ function paymentResponseHeader(response: SettleResponse): string {
     extensionResponses?: unknown;
   };
   return base64Json(buyerFacing);
+}
+
+/**
+ * A paid answer's headers: PAYMENT-RESPONSE (the settlement and its receipt), and with a signing key its
+ * Content-Digest + Signature-Input + Signature (receipts/answer-signature.ts) over the body sent, for the URL the
+ * client asked for (never shortened). A replayed answer is signed again, over the same bytes and settlement.
+ */
+function sendPaid(
+  ctx: Context,
+  core: PaymentCore,
+  response: SettleResponse,
+  body: Buffer,
+  publicBaseUrl: string | undefined,
+): void {
+  const paymentResponse = paymentResponseHeader(response);
+  ctx.set('PAYMENT-RESPONSE', paymentResponse);
+  ctx.set('Cache-Control', withPrivateCacheControl(ctx.response.get('Cache-Control') || null));
+  const signed = core.evidence?.answerHeaders({
+    status: ctx.status,
+    method: ctx.method,
+    targetUri: `${originOf(ctx, publicBaseUrl)}${ctx.originalUrl}`,
+    body,
+    paymentResponse,
+  });
+  if (signed) ctx.set(signed);
+}
+
+/** The body as the bytes sent: JSON for an object, UTF-8 for text. */
+function bodyBytes(body: unknown): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return Buffer.from(JSON.stringify(body ?? null), 'utf8');
+}
+
+/** What the payment-identifier and sign-in-with-x steps need of the request (the router admitted it). */
+function callFactsOf(ctx: Context, publicBaseUrl: string | undefined): CallFacts | undefined {
+  const admitted = (ctx.state as { sku?: AdmittedCall }).sku;
+  if (!admitted) return undefined;
+  const proof = ctx.get(SIWX_HEADER);
+  return {
+    subject: { sku: admitted.sku, input: admitted.call.input },
+    origin: originOf(ctx, publicBaseUrl),
+    resourcePath: ctx.path,
+    ...(proof ? { proof: { header: proof } } : {}),
+  };
 }
 
 /** The core's view of a Koa request to a paid route. */
@@ -160,26 +218,21 @@ export function paidCallOf(ctx: Context, route: PaidRoute, publicBaseUrl: string
   };
 }
 
-/** A refusal as HTTP: problem+json, with a fresh challenge in PAYMENT-REQUIRED when the payer may pay again. */
-async function writeRefusal(ctx: Context, core: PaymentCore, call: PaidCall, refusal: Refusal): Promise<void> {
-  if (refusal.challenge) {
-    const paymentRequired =
-      refusal.paymentRequired ?? (await core.paymentRequired(call, refusal.reason ?? 'Payment required'));
-    ctx.set('PAYMENT-REQUIRED', encodeChallenge(paymentRequired, core.headerBudgetBytes));
+/** A refusal as HTTP: problem+json, with the challenge in PAYMENT-REQUIRED when the payer may pay (again). */
+function writeRefusal(ctx: Context, core: PaymentCore, refusal: Refusal, challenge: PaymentRequired | undefined): void {
+  if (challenge) {
+    ctx.set('PAYMENT-REQUIRED', encodeChallenge(challenge, core.headerBudgetBytes));
     ctx.set('Cache-Control', PAYMENT_REQUIRED_CACHE_CONTROL);
   }
-  writeProblem(ctx, refusal.status, refusal.code, refusal.detail, refusal.extra);
+  writeProblem(ctx, refusal);
 }
 
-function writeProblem(
-  ctx: Context,
-  status: number,
-  code: string,
-  detail: string,
-  extra: Record<string, unknown> = {},
-): void {
-  ctx.status = status;
-  ctx.body = { ...problem(status, code, detail, extra), request_id: ctx.state.requestId };
+function writeProblem(ctx: Context, refusal: Refusal): void {
+  ctx.status = refusal.status;
+  ctx.body = {
+    ...problem(refusal.status, refusal.code, refusal.detail, refusal.extra),
+    request_id: ctx.state.requestId,
+  };
   ctx.type = 'application/problem+json';
 }
 
@@ -190,9 +243,12 @@ function withholdBody(ctx: Context): void {
     ctx.remove(name);
 }
 
+/** The public origin: PUBLIC_BASE_URL, or the request's own (Koa 3's ctx.origin is the Origin request header). */
+const originOf = (ctx: Context, publicBaseUrl: string | undefined) =>
+  (publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+
 function resourceUrlOf(ctx: Context, publicBaseUrl: string | undefined): string {
-  // Koa 3's ctx.origin is the Origin request header, not this server's origin.
-  const origin = (publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+  const origin = originOf(ctx, publicBaseUrl);
   const full = `${origin}${ctx.path}${ctx.querystring ? `?${ctx.querystring}` : ''}`;
   return full.length <= MAX_RESOURCE_URL ? full : truncate(`${origin}${ctx.path}`, MAX_RESOURCE_URL);
 }

@@ -21,7 +21,7 @@ export const paymentMetrics = {
   }),
   outcomes: new client.Counter({
     name: 'x402_requests_total',
-    help: 'Requests to paid routes by outcome (challenged, refused, replayed, settled, not_settled, settle_failed, unavailable)',
+    help: 'Requests to paid routes by outcome (challenged, refused, replayed: a reused signature refused, replayed_answer: a payment-identifier retry answered from its stored answer, granted: a sign-in-with-x re-read, settled, not_settled, settle_failed, unavailable)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   }),

@@ -1,7 +1,9 @@
 /**
  * One call that wires the payment port for the api role: the configured
  * settlement mode (settlement.ts), the replay guard (memory, or Redis when
- * configured), the Koa gate, and the `settlement` health probe.
+ * configured), the payment-identifier and sign-in-with-x stores beside it,
+ * the server signing key (offers, receipts, signed answers), the Koa gate,
+ * and the `settlement` health probe.
  *
  *   const payments = await startPayments(config, { logger, health });
  *   router.get(path, validate, preflight, payments.gate, handler);   // ctx.state.paidRoute set by validate/preflight
@@ -17,6 +19,9 @@ import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
 import { announceApiUrl } from './dev-chain.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
+import { configuredRetries } from './idempotency/configured-retries.js';
+import { configuredRepeatAccess } from './siwx/configured-repeat-access.js';
+import { paidCallEvidenceFromConfig } from './receipts/paid-call-evidence.js';
 
 export interface Payments {
   /** The transport-neutral payment core: every door (HTTP gate, MCP) goes through it. */
@@ -33,6 +38,11 @@ export interface Payments {
 export interface StartPaymentsOptions {
   logger: Logger;
   health?: HealthRegistry;
+}
+
+/** The payment chain's JSON-RPC (contract wallets' sign-in-with-x proofs): PAYMENT_RPC_URL, or the dev chain's. */
+function rpcUrlOf(config: Pick<Config, 'PAYMENT_RPC_URL'>, settlement: PaymentSettlement): string | undefined {
+  return config.PAYMENT_RPC_URL ?? settlement.devChain?.rpcUrl;
 }
 
 /** `auto` uses Redis when the deployment already runs one for the queue (QUEUE=bullmq). */
@@ -55,6 +65,16 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     redisUrl: config.REDIS_URL,
     prefix: `${config.QUEUE_PREFIX}:x402:nonce:`,
   });
+  // The steps the paid-call pipeline adds around a payment, for every door (api/paid-call/payment-step.ts).
+  const evidence = paidCallEvidenceFromConfig(config, logger);
+  const retries = configuredRetries(config, { terms: settlement, store, log: logger });
+  const rpcUrl = rpcUrlOf(config, settlement);
+  const access = configuredRepeatAccess(config, {
+    network: settlement.network,
+    store,
+    ...(rpcUrl ? { rpcUrl } : {}),
+    log: logger,
+  });
   const core = createPaymentCore({
     network: settlement.network,
     asset: settlement.asset,
@@ -65,6 +85,9 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     facilitator: settlement.facilitator,
     replayGuard,
     logger,
+    ...(evidence ? { evidence } : {}),
+    retries,
+    access,
   });
   // Challenges' `resource.url`: PUBLIC_BASE_URL, or each request's own origin.
   const gate = gateOverCore(core, config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {});
@@ -94,10 +117,16 @@ export async function startPayments(config: Config, options: StartPaymentsOption
       ...(record.lastSettledAt ? { last_settled_at: record.lastSettledAt } : {}),
       ...(record.lastError ? { last_settlement_error: record.lastError } : {}),
     };
-    try {
-      await replayGuard.ping();
-    } catch (err) {
-      return { ...result, ...history, status: 'down', reason: `replay guard (${store}): ${errorMessage(err)}` };
+    for (const [name, ping] of [
+      ['replay guard', () => replayGuard.ping()],
+      ['idempotency store', () => retries.store.ping()],
+      ['sign-in-with-x store', () => access.store.ping()],
+    ] as const) {
+      try {
+        await ping();
+      } catch (err) {
+        return { ...result, ...history, status: 'down', reason: `${name} (${store}): ${errorMessage(err)}` };
+      }
     }
     if (result.status === 'ok' && record.failing && record.lastError) {
       return {
@@ -134,6 +163,8 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     },
     stop: async () => {
       await replayGuard.close();
+      await retries.store.close();
+      await access.store.close();
       await settlement.stop();
     },
   };

@@ -111,7 +111,11 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
       refusal: {
         status: err instanceof FacilitatorUnavailableError ? 503 : 502,
         code: 'settlement_unavailable',
-        detail: `payment could not be settled: ${firstLine(err)}`,
+        // A fixed text: the facilitator's or node's own words stay in the log and /health.
+        detail:
+          err instanceof FacilitatorUnavailableError
+            ? 'payment could not be settled: the facilitator is unavailable'
+            : 'payment could not be settled: the facilitator failed',
         challenge: false,
         extra: { dependency: 'facilitator' },
       },

@@ -135,6 +135,22 @@ export interface Classified {
   retry: boolean;
 }
 
+/**
+ * The caller-facing text of a failed settlement (`errorMessage` of the SettleResponse): one fixed sentence per
+ * reason, never the node's own words (those name internals and change between node versions; they stay in the
+ * log and /health).
+ */
+const FAILURE_MESSAGES: Readonly<Record<string, string>> = {
+  invalid_exact_evm_nonce_already_used: 'the authorization was already used or cancelled on chain',
+  invalid_exact_evm_payload_authorization_valid_before: 'the authorization expired before it could be settled',
+  invalid_exact_evm_payload_authorization_valid_after: 'the authorization was not valid yet when it was settled',
+  invalid_exact_evm_insufficient_balance: "the payer's balance does not cover the amount",
+  invalid_exact_evm_signature: 'the token contract refused the authorization signature',
+  invalid_exact_evm_transaction_failed: 'the settlement transaction did not succeed on chain',
+};
+
+export const failureMessage = (reason: string): string => FAILURE_MESSAGES[reason] ?? 'the settlement did not succeed';
+
 /** What a revert or RPC error text means for the settlement. */
 export function classifyFailure(text: string): Classified {
   if (/authorization is used or canceled|AuthorizationUsedOrCanceled|authorization.*used/i.test(text))

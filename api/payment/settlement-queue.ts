@@ -31,6 +31,7 @@ import {
   aggregate3Failures,
   authorizationKey,
   classifyFailure,
+  failureMessage,
   failureText,
   settledAuthorizations,
   settlementTransaction,
@@ -272,7 +273,7 @@ export class SettlementQueue {
     i.resolve({
       success: false,
       errorReason: reason,
-      errorMessage: message,
+      errorMessage: failureMessage(reason),
       transaction: i.broadcasts.at(-1) ?? '',
       network: this.options.network as SettleResponse['network'],
       payer: i.auth.from,

@@ -17,8 +17,9 @@
  * `time=0920` name one 15-minute slice). Refusals (404 outside coverage, no
  * data) are never cached: coverage grows.
  *
- * A windowed route with a block filler (slice-block-fillers.ts: every
- * windowed telemetry route) is kept by UTC day instead (slice-blocks.ts): a
+ * A windowed route with a block filler (its `dayBlock`, declared with the
+ * route: every windowed telemetry route) is kept by UTC day instead
+ * (slice-blocks.ts): a
  * miss computes every closed slice of the day with one grouped query per
  * table, and the day's refusals for slices inside coverage without data (404
  * `no_data_in_window`) are kept with its answers, since a closed slice inside
@@ -35,8 +36,13 @@ import { LRUCache } from 'lru-cache';
 import client from 'prom-client';
 import { registry } from '../../core/metrics.js';
 import type { PricedSku, SkuCall } from '../catalogue/sku.js';
-import { BLOCK_FILLERS } from './slice-block-fillers.js';
-import { refusalOf, SliceBlocks, type SliceBlockFiller, type SliceOutcome } from './slice-blocks.js';
+import {
+  refusalOf,
+  SliceBlocks,
+  type DayBlockDeclaration,
+  type SliceBlockFiller,
+  type SliceOutcome,
+} from './slice-blocks.js';
 import type { WindowParams } from './window.js';
 
 export interface ClosedSliceCacheOptions {
@@ -47,8 +53,6 @@ export interface ClosedSliceCacheOptions {
   /** Day blocks: a window is closed once the newest stored data is also this far past it (default closedAfterMs). */
   dataMarginMs?: number;
   now?: () => number;
-  /** Day-block fillers by SKU id; default the telemetry routes' (slice-block-fillers.ts). */
-  blockFillers?: Readonly<Record<string, SliceBlockFiller<never>>>;
 }
 
 interface TimeWindowLike {
@@ -111,14 +115,21 @@ function cacheOf(options: ClosedSliceCacheOptions): LRUCache<string, Cached> {
   return cache;
 }
 
-/** The SKU with its closed slices cached; the SKU itself when there is nothing to cache. */
-export function withClosedSliceCache(sku: PricedSku, options: ClosedSliceCacheOptions): PricedSku {
+/**
+ * The SKU with its closed slices cached; the SKU itself when there is nothing
+ * to cache. A telemetry SKU brings its day-block filler (`dayBlock`); any
+ * other SKU has none.
+ */
+export function withClosedSliceCache(
+  sku: PricedSku & Partial<DayBlockDeclaration>,
+  options: ClosedSliceCacheOptions,
+): PricedSku {
   const preflight = sku.preflight?.bind(sku);
   if (!preflight || options.maxBytes <= 0) return sku;
   const handler = sku.handler.bind(sku);
   const now = options.now ?? Date.now;
   const cache = cacheOf(options);
-  const filler = (options.blockFillers ?? BLOCK_FILLERS)[sku.id] as SliceBlockFiller<WindowParams> | undefined;
+  const filler = (sku.dayBlock ?? undefined) as SliceBlockFiller<WindowParams> | undefined;
   const blocks = filler
     ? new SliceBlocks<WindowParams>(
         sku.id,

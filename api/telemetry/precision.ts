@@ -15,6 +15,7 @@
  * | milliseconds (latency) | 1 decimal | latency statistics |
  * Counts, ids, durations in whole ms and timestamps are exact.
  */
+import type { z } from 'zod';
 
 /** `value` rounded half away from zero to `decimals` decimals (no -0). */
 export function decimals(value: number, places: number): number {
@@ -47,3 +48,62 @@ export const orNull =
   (round: (v: number) => number) =>
   (v: number | null): number | null =>
     v === null ? null : round(v);
+
+type Rounding = (v: number) => number;
+type Serve = (value: unknown) => unknown;
+
+/**
+ * The served form of an output schema (a zod object) from a value that
+ * carries its fields under the same names, unrounded (what the table module
+ * reads): the schema's keys in the schema's order (the order of the served
+ * JSON), nested objects and arrays alike, each number rounded as `roundings`
+ * says for its key (null stays null), every other value as it is; a key the
+ * value lacks is left out. The value's type must carry every field of the
+ * output with its type, so the stored shape and the served one cannot drift
+ * apart.
+ */
+export function servedFields<S extends z.ZodRawShape>(
+  schema: z.ZodObject<S>,
+  roundings: Readonly<Record<string, Rounding>>,
+): (value: z.output<z.ZodObject<S>>) => z.output<z.ZodObject<S>> {
+  return servingOf(schema, undefined, roundings) as (value: z.output<z.ZodObject<S>>) => z.output<z.ZodObject<S>>;
+}
+
+function servingOf(
+  schema: z.ZodType,
+  round: Rounding | undefined,
+  roundings: Readonly<Record<string, Rounding>>,
+): Serve {
+  const def = schema._zod.def as {
+    type: string;
+    shape?: Record<string, z.ZodType>;
+    element?: z.ZodType;
+    innerType?: z.ZodType;
+  };
+  switch (def.type) {
+    case 'object': {
+      const fields = Object.entries(def.shape!).map(
+        ([key, field]) => [key, servingOf(field, roundings[key], roundings)] as const,
+      );
+      return (value) => {
+        const out: Record<string, unknown> = {};
+        for (const [key, serve] of fields) {
+          const v = (value as Record<string, unknown>)[key];
+          if (v !== undefined) out[key] = serve(v);
+        }
+        return out;
+      };
+    }
+    case 'array': {
+      const serve = servingOf(def.element!, round, roundings);
+      return (value) => (value as unknown[]).map((v) => serve(v));
+    }
+    case 'nullable':
+    case 'optional': {
+      const serve = servingOf(def.innerType!, round, roundings);
+      return (value) => (value === null || value === undefined ? value : serve(value));
+    }
+    default:
+      return round ? (value) => (typeof value === 'number' ? round(value) : value) : (value) => value;
+  }
+}

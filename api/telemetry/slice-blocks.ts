@@ -7,7 +7,8 @@
  * changes, so the next reads of that day are memory lookups; the store sees
  * one query per day instead of one (or three) per slice.
  *
- * A block filler (one per windowed route, slice-block-fillers.ts) computes
+ * A block filler (one per windowed route, declared with it: the route's
+ * `dayBlock`, api/telemetry/telemetry-sku.ts) computes
  * what the route's pre-flight and handler would answer for each slice: the
  * 200 body, or the pre-flight's refusal for a slice inside coverage without
  * the rows the route needs (404 `no_data_in_window`, never charged), built by
@@ -64,6 +65,12 @@ export interface SliceBlockFiller<I = never> {
    * filled right after it, so a first read of a day answers them all.
    */
   siblings?(input: I): I[];
+}
+
+/** What a SKU declares of its day blocks (every telemetry SKU must: api/telemetry/telemetry-sku.ts). */
+export interface DayBlockDeclaration {
+  /** Its filler, or null: its slices are cached one at a time (or not at all, without a `date`). */
+  dayBlock: SliceBlockFiller<never> | null;
 }
 
 /** A kept outcome: the answer as its JSON text (a third of the memory of the object, and exactly what is sent), or the refusal. */

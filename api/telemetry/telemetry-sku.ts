@@ -1,19 +1,40 @@
 /**
  * What a telemetry SKU is: a function from the pairs catalogue and the config
  * (its input schema names the pairs and the venue) to the SKU's contract and
- * runtime. Each one is a folder, `api/telemetry/<route>/sku.ts`, listed in
+ * runtime, and its day-block filler (how the closed-slice cache computes a
+ * UTC day of its closed slices at once, slice-blocks.ts), declared with it.
+ * Each one is a folder, `api/telemetry/<route>/sku.ts`, listed in
  * api/catalogue/sku-list.ts after the job SKUs.
  */
 import type { Config } from '../../core/config.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import type { Sku } from '../catalogue/sku.js';
+import { defineSku, type Sku, type SkuDefinition } from '../catalogue/sku.js';
+import type { DayBlockDeclaration, SliceBlockFiller } from './slice-blocks.js';
 
 export interface TelemetrySkuDeps {
   pairs: PairsCatalogue;
   config: Pick<Config, 'CEX_EXCHANGE'>;
 }
 
-export type TelemetrySku = (deps: TelemetrySkuDeps) => Sku;
+export interface TelemetrySkuDefinition<I, O, P> extends SkuDefinition<I, O, P> {
+  /**
+   * The route's day-block filler. Required, so a windowed route without one
+   * is a type error, not a route silently cached slice by slice; null for a
+   * route whose answer is not a closed slice named by `date` (coverage,
+   * impact-simulation).
+   */
+  dayBlock: SliceBlockFiller<I> | null;
+}
+
+/** A telemetry SKU as the catalogue holds it: its types erased, its day-block filler kept. */
+export type TelemetrySkuEntry = Sku & DayBlockDeclaration;
+
+export type TelemetrySku = (deps: TelemetrySkuDeps) => TelemetrySkuEntry;
+
+/** Keeps the SKU's own types while checking it (the filler's input is the SKU's), and erases them for the catalogue. */
+export function defineTelemetrySku<I, O, P = undefined>(sku: TelemetrySkuDefinition<I, O, P>): TelemetrySkuEntry {
+  return defineSku(sku) as TelemetrySkuEntry;
+}
 
 /** The `source` of the documented example bodies (a live install's label; the simulator says `(simulated)`). */
 export const LIVE_SOURCE_EXAMPLE = 'coinbase+uniswap_v3_base (live)';

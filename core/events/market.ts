@@ -113,7 +113,59 @@ export type LatencyEvent = z.infer<typeof LatencyEvent>;
 
 export const DislocationStatus = z.enum(['OPPORTUNITY', 'CLOSED', 'EXPIRED']);
 
-/** A dislocation's state, published by the aggregator each time it opens, changes, or closes. */
+/**
+ * The numbers of a dislocation at one revision (docs/metrics.md sections 1
+ * and 2), defined once under their wire names: the event below, the stored
+ * revision (core/store/tables/dislocations.ts), the detector's evaluation
+ * (aggregate/spread-math.ts) and the dislocations route's item and revision
+ * (api/telemetry/dislocations/) are derived from it.
+ */
+export const DislocationNumbers = z.object({
+  /** Top of book: the buy venue's ask and the sell venue's bid (USD per base unit). */
+  buy_price: z.number().positive(),
+  sell_price: z.number().positive(),
+  raw_spread_bps: z.number(),
+  /** Best net spread over the ladder sizes, after slippage, fees and gas. */
+  net_spread_bps: z.number(),
+  est_profit_usd: z.number(),
+  /** Size at which the net spread falls to zero on the measured prices, at most the depth (USD notional). */
+  capacity_usd: z.number().nonnegative(),
+  /** The capacity reached the measured depth with the net spread still positive: a lower bound. */
+  capacity_capped: z.boolean(),
+  liquidity_depth_usd: z.number().nonnegative(),
+  /** A venue's depth measurement stopped at its limit: the depth is a lower bound. */
+  liquidity_depth_capped: z.boolean(),
+});
+export type DislocationNumbers = z.infer<typeof DislocationNumbers>;
+
+/**
+ * What a revision also records of its evaluation, beside the published
+ * numbers (stored, not published): the ladder sizes of the best net spread and
+ * of the best profit, and the two legs' costs.
+ */
+export const RevisionNumbers = DislocationNumbers.extend({
+  net_size_usd: z.number().nonnegative(),
+  profit_size_usd: z.number().nonnegative(),
+  fees_bps: z.number().nonnegative(),
+  gas_usd: z.number().nonnegative(),
+});
+export type RevisionNumbers = z.infer<typeof RevisionNumbers>;
+
+/** Maxima over an opportunity's revisions so far, and the ladder size of the peak profit. */
+export const DislocationPeaks = z.object({
+  peak_raw_spread_bps: z.number(),
+  peak_net_spread_bps: z.number(),
+  peak_profit_usd: z.number(),
+  peak_size_usd: z.number().nonnegative(),
+});
+export type DislocationPeaks = z.infer<typeof DislocationPeaks>;
+
+/**
+ * A dislocation's state, published by the aggregator each time it opens,
+ * changes, or closes. The key order is the wire order of the published JSON
+ * (aggregate/quote-consumer.ts): the 1.0 fields, then those added in 1.1
+ * (optional: absent in events before they were published).
+ */
 export const DislocationEvent = z.object({
   /** `<opportunity_id>:<revision>`: one event per state change. */
   event_id: z.string().min(8).max(160),
@@ -122,26 +174,21 @@ export const DislocationEvent = z.object({
   pair: Pair,
   buy_venue: Venue,
   sell_venue: Venue,
-  buy_price: z.number().positive(),
-  sell_price: z.number().positive(),
-  raw_spread_bps: z.number(),
-  net_spread_bps: z.number(),
-  est_profit_usd: z.number(),
-  /** Largest ladder size that is still profitable after costs (USD notional). */
-  capacity_usd: z.number().nonnegative(),
-  liquidity_depth_usd: z.number().nonnegative(),
+  ...DislocationNumbers.pick({
+    buy_price: true,
+    sell_price: true,
+    raw_spread_bps: true,
+    net_spread_bps: true,
+    est_profit_usd: true,
+    capacity_usd: true,
+    liquidity_depth_usd: true,
+  }).shape,
   status: DislocationStatus,
   opened_at_ms: z.number().int().positive(),
   updated_at_ms: z.number().int().positive(),
   duration_ms: z.number().int().nonnegative(),
   source: DataSource,
-  /** Capacity or depth reached the measurement's limit: the value is a lower bound (absent in events before it was published). */
-  capacity_capped: z.boolean().optional(),
-  liquidity_depth_capped: z.boolean().optional(),
-  /** Maxima over the revisions so far, and the ladder size of the peak profit (absent in events before they were published). */
-  peak_raw_spread_bps: z.number().optional(),
-  peak_net_spread_bps: z.number().optional(),
-  peak_profit_usd: z.number().optional(),
-  peak_size_usd: z.number().nonnegative().optional(),
+  ...DislocationNumbers.pick({ capacity_capped: true, liquidity_depth_capped: true }).partial().shape,
+  ...DislocationPeaks.partial().shape,
 });
 export type DislocationEvent = z.infer<typeof DislocationEvent>;

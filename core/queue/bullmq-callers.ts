@@ -9,8 +9,18 @@
  * completed/failed event that carried the result is XDEL'd from the events
  * stream as soon as it is read (batched per tick); a job whose caller gave up
  * is removed if still waiting, and its late terminal event is XDEL'd too.
+ * Cancellation (queue.ts): at the deadline, or when the caller's signal
+ * aborts (JobCancelledError), a waiting job is removed (counted here, stage
+ * waiting); an active one is cancelled in its worker through Redis pub/sub
+ * (bullmq-cancellation.ts; the worker counts it, stage running).
  * close() lets callers still waiting get their result (or their deadline),
  * then closes queues and events (the shared connection is the adapter's).
+ *
+ * Outages fail fast (issue 23): a call while the shared connection is not
+ * ready, or whose enqueue fails, is QueueUnavailableError (503
+ * `queue_unavailable`) at once; when the connection closes with jobs in
+ * flight and is not back within OUTAGE_GRACE_MS, their callers get it too
+ * (the job is forgotten like an abandoned one) instead of a 504 at the deadline.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -21,13 +31,16 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { decodeFailure, queueName, unwrap, type Envelope, type Wrapped } from './bullmq-job-format.js';
-import { JobError, JobTimeoutError } from './queue.js';
-import { describeError, throttledLog } from './redis-connection.js';
+import { publishCancellation, type CancelReason } from './bullmq-cancellation.js';
+import { JobCancelledError, JobError, JobTimeoutError, QueueUnavailableError } from './queue.js';
+import { describeError, reconnectDelay, throttledLog } from './redis-connection.js';
 
 const ADAPTER = 'bullmq';
 /** How long a caller that gave up remembers the job id, to XDEL its late terminal event. */
 const ABANDONED_TTL_MS = 10 * 60_000;
 const ABANDONED_MAX = 100_000;
+/** A lost connection back within this long (a blip) does not fail the jobs in flight. */
+const OUTAGE_GRACE_MS = 300;
 
 export interface BullMqCallerOptions {
   redisUrl: string;
@@ -45,6 +58,9 @@ interface Waiter {
   deadlineMs: number;
   startedAt: number;
   timer?: NodeJS.Timeout;
+  /** The caller's signal and the listener that cancels the job when it aborts. */
+  signal?: AbortSignal;
+  onCallerGone?: () => void;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -68,18 +84,45 @@ export class BullMqCallers {
   private closing = false;
   private pendingRuns = 0;
   private idleWaiters: (() => void)[] = [];
+  private outageCheck?: NodeJS.Timeout;
 
   constructor(
     private readonly options: BullMqCallerOptions,
     private readonly client: Redis,
     private readonly where: string,
-  ) {}
+  ) {
+    client.on('close', () => {
+      if (this.closing || this.outageCheck) return;
+      this.outageCheck = setTimeout(() => {
+        this.outageCheck = undefined;
+        if (this.client.status !== 'ready') this.failInFlight();
+      }, OUTAGE_GRACE_MS);
+      this.outageCheck.unref();
+    });
+  }
 
   /** Adds job `name` and waits for its result until `deadline` (epoch ms; `deadlineMs` as the caller gave it). */
-  async run<O>(name: string, data: unknown, deadline: number, deadlineMs: number, startedAt: number): Promise<O> {
+  async run<O>(
+    name: string,
+    data: unknown,
+    deadline: number,
+    deadlineMs: number,
+    startedAt: number,
+    signal?: AbortSignal,
+  ): Promise<O> {
     this.pendingRuns++;
     try {
-      const lane = this.readyCallers.get(name) ?? (await this.caller(name));
+      if (signal?.aborted) throw new JobCancelledError(name);
+      if (this.client.status !== 'ready') {
+        this.record(name, startedAt, 'failed');
+        throw this.unavailable(name, `Redis at ${this.where} is not connected (${this.client.status})`);
+      }
+      const lane =
+        this.readyCallers.get(name) ??
+        (await this.caller(name).catch((err: unknown) => {
+          this.record(name, startedAt, 'failed');
+          throw this.unavailable(name, errorMessage(err), err);
+        }));
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         this.record(name, startedAt, 'timeout');
@@ -88,7 +131,12 @@ export class BullMqCallers {
       const jobId = randomUUID();
       return await new Promise<O>((resolve, reject) => {
         const waiter: Waiter = { name, deadlineMs, startedAt, resolve: resolve as (value: unknown) => void, reject };
-        waiter.timer = setTimeout(() => this.onDeadline(lane, jobId, waiter), remaining);
+        waiter.timer = setTimeout(() => this.cancel(lane, jobId, waiter, 'deadline'), remaining);
+        if (signal) {
+          waiter.signal = signal;
+          waiter.onCallerGone = () => this.cancel(lane, jobId, waiter, 'caller_gone');
+          signal.addEventListener('abort', waiter.onCallerGone, { once: true });
+        }
         // Registered before the add: the result event cannot be missed.
         lane.waiters.set(jobId, waiter);
         const envelope: Envelope = { d: data, dl: deadline, dm: deadlineMs };
@@ -110,13 +158,7 @@ export class BullMqCallers {
           }
           // The add may have reached Redis before the error: clean up after it.
           this.abandon(jobId);
-          reject(
-            new DependencyError(
-              'REDIS_URL',
-              `could not enqueue job ${name} on Redis at ${this.where}: ${describeError(err)}`,
-              { cause: err },
-            ),
-          );
+          reject(this.unavailable(name, `could not enqueue on Redis at ${this.where}: ${describeError(err)}`, err));
         });
       });
     } finally {
@@ -128,6 +170,7 @@ export class BullMqCallers {
   /** Waits for the runs in flight, deletes the events they read, then closes every lane. */
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.outageCheck);
     const { logger } = this.options;
     if (this.pendingRuns > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     const lanes = await Promise.allSettled([...this.callers.values()]);
@@ -149,7 +192,26 @@ export class BullMqCallers {
     this.abandoned.clear();
   }
 
-  private record(name: string, startedAt: number, outcome: 'completed' | 'failed' | 'timeout'): void {
+  private unavailable(name: string, reason: string, cause?: unknown): QueueUnavailableError {
+    return new QueueUnavailableError(`job ${name}: the queue is unavailable: ${reason}`, { job: name }, { cause });
+  }
+
+  /** The connection is lost: every caller still waiting gets QueueUnavailableError now. */
+  private failInFlight(): void {
+    let failed = 0;
+    for (const lane of this.readyCallers.values()) {
+      for (const [jobId, waiter] of [...lane.waiters]) {
+        this.abandon(jobId);
+        const reason = `the connection to Redis at ${this.where} was lost while the job was in flight`;
+        this.settle(lane, jobId, waiter, 'failed', this.unavailable(waiter.name, reason));
+        failed++;
+      }
+    }
+    if (failed)
+      this.options.logger.warn({ jobs: failed }, 'Redis connection lost: jobs in flight answered queue_unavailable');
+  }
+
+  private record(name: string, startedAt: number, outcome: 'completed' | 'failed' | 'timeout' | 'cancelled'): void {
     metrics.queueJobs.inc({ adapter: ADAPTER, name, outcome });
     metrics.queueJobSeconds.observe({ adapter: ADAPTER, name }, (performance.now() - startedAt) / 1000);
   }
@@ -198,6 +260,7 @@ export class BullMqCallers {
         connection: {
           url: this.options.redisUrl,
           maxRetriesPerRequest: null,
+          retryStrategy: reconnectDelay,
           connectionName: `${prefix}:events:${name}`,
         },
         prefix,
@@ -241,15 +304,29 @@ export class BullMqCallers {
     }
   }
 
-  private onDeadline(lane: CallerLane, jobId: string, waiter: Waiter): void {
+  /** The caller has its answer (deadline) or is gone: withdraw the job if waiting, else cancel it in its worker. */
+  private cancel(lane: CallerLane, jobId: string, waiter: Waiter, reason: CancelReason): void {
     if (lane.waiters.get(jobId) !== waiter) return;
     // Remember it first: a terminal event racing with the removal is deleted too.
     this.abandon(jobId);
-    this.settle(lane, jobId, waiter, 'timeout', new JobTimeoutError(waiter.name, waiter.deadlineMs));
+    if (reason === 'deadline')
+      this.settle(lane, jobId, waiter, 'timeout', new JobTimeoutError(waiter.name, waiter.deadlineMs));
+    else this.settle(lane, jobId, waiter, 'cancelled', new JobCancelledError(waiter.name));
     // Withdraw the job if it has not started (0 = active, i.e. locked, or already gone).
     lane.queue.remove(jobId).then(
       (removed) => {
-        if (removed === 1) this.abandoned.delete(jobId);
+        if (removed === 1) {
+          this.abandoned.delete(jobId);
+          metrics.jobsCancelled.inc({ adapter: ADAPTER, job: waiter.name, reason, stage: 'waiting' });
+          return;
+        }
+        // Active (or just finished): its worker aborts it and counts it.
+        publishCancellation(this.client, this.options.prefix, waiter.name, jobId, reason).catch((err: unknown) =>
+          this.options.logger.debug(
+            { job: waiter.name, jobId, err: errorMessage(err) },
+            'could not publish a job cancellation; the worker stops it at the deadline',
+          ),
+        );
       },
       (err: unknown) =>
         this.options.logger.debug(
@@ -263,12 +340,13 @@ export class BullMqCallers {
     lane: CallerLane,
     jobId: string,
     waiter: Waiter,
-    outcome: 'completed' | 'failed' | 'timeout',
+    outcome: 'completed' | 'failed' | 'timeout' | 'cancelled',
     err?: Error,
     value?: unknown,
   ): void {
     lane.waiters.delete(jobId);
     clearTimeout(waiter.timer);
+    if (waiter.onCallerGone) waiter.signal?.removeEventListener('abort', waiter.onCallerGone);
     this.record(waiter.name, waiter.startedAt, outcome);
     if (err) waiter.reject(err);
     else waiter.resolve(value);

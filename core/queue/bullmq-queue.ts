@@ -11,18 +11,26 @@
  *    stalled check = lockMs, `ctx.attempt` counts starts, capped at
  *    maxAttempts; a result produced after the caller's deadline is never
  *    written (job_timeout instead);
+ *  - bullmq-heartbeat.ts: each running worker's heartbeat (a key per job
+ *    name with a TTL), read by workerHeartbeats() for the API's readiness;
+ *  - bullmq-cancellation.ts: the cancellation of an active job whose caller
+ *    was answered (pub/sub from the caller side, BullMQ's cancelJob in the
+ *    worker process: one subscription per process, started with its first worker);
  *  - bullmq-job-format.ts: the job envelope and coded errors (not retried;
  *    an uncoded error is retried with a short exponential backoff and
  *    finally reaches the caller as JobError `job_failed`).
  * close(): workers finish in-flight jobs, callers still waiting get their
  * result (or their deadline), then queues, events and connections close.
  */
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withTimeout } from '../backoff.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { BullMqCallers } from './bullmq-callers.js';
+import { CancellationSubscriber } from './bullmq-cancellation.js';
+import { freshHeartbeats, startHeartbeats } from './bullmq-heartbeat.js';
 import type { Envelope, Wrapped } from './bullmq-job-format.js';
 import { closeWorkerNow, createBullMqWorker, workerReady, type BullMqWorkerOptions } from './bullmq-worker.js';
 import { assertDeadline, assertName, closedError } from './job-rules.js';
@@ -57,9 +65,11 @@ export async function createBullMqQueue(options: BullMqQueueOptions): Promise<Jo
 class BullMqQueue implements JobQueue {
   readonly adapter = ADAPTER;
   private readonly workers = new Map<string, Worker<Envelope, Wrapped>>();
+  private cancellations?: CancellationSubscriber;
   private readonly callers: BullMqCallers;
   private closing = false;
   private closed?: Promise<void>;
+  private heartbeats?: ReturnType<typeof startHeartbeats>;
 
   constructor(
     private readonly options: BullMqQueueOptions,
@@ -97,10 +107,41 @@ class BullMqQueue implements JobQueue {
     this.workers.set(name, worker);
     try {
       await workerReady(worker, name, workerOptions);
+      // Callers cancel active jobs through it (bullmq-cancellation.ts); one subscription per process.
+      this.cancellations ??= new CancellationSubscriber(
+        this.options.redisUrl,
+        this.options.prefix,
+        this.options.logger,
+      );
+      this.cancellations.watch(name, worker);
+      await this.cancellations.start(this.options.connectTimeoutMs, this.where);
     } catch (err) {
       this.workers.delete(name);
       await closeWorkerNow(worker);
       throw err;
+    }
+    this.heartbeats ??= startHeartbeats(
+      this.client,
+      this.options.prefix,
+      `${hostname()}:${process.pid}`,
+      () => [...this.workers].filter(([, w]) => w.isRunning() && !w.closing).map(([n]) => n),
+      this.options.logger,
+    );
+    await this.heartbeats.beat();
+  }
+
+  async workerHeartbeats(names: readonly string[]): Promise<Set<string>> {
+    const { connectTimeoutMs } = this.options;
+    try {
+      return await withTimeout(
+        freshHeartbeats(this.client, this.options.prefix, names),
+        connectTimeoutMs,
+        () => new Error(`no answer within ${connectTimeoutMs} ms`),
+      );
+    } catch (err) {
+      throw new DependencyError('REDIS_URL', `Redis at ${this.where} did not answer: ${describeError(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -110,7 +151,7 @@ class BullMqQueue implements JobQueue {
     const deadlineMs = options?.deadlineMs;
     assertDeadline(deadlineMs);
     const startedAt = performance.now();
-    return this.callers.run<O>(name, data, Date.now() + deadlineMs, deadlineMs, startedAt);
+    return this.callers.run<O>(name, data, Date.now() + deadlineMs, deadlineMs, startedAt, options.signal);
   }
 
   async ping(): Promise<void> {
@@ -134,6 +175,7 @@ class BullMqQueue implements JobQueue {
 
   private async shutdown(): Promise<void> {
     this.closing = true;
+    this.heartbeats?.stop();
     const { logger } = this.options;
     // Workers finish their in-flight jobs (and stop taking new ones).
     await Promise.all(
@@ -142,6 +184,7 @@ class BullMqQueue implements JobQueue {
       ),
     );
     this.workers.clear();
+    await this.cancellations?.close();
     // Callers still waiting get their result, or their deadline, whichever comes first.
     await this.callers.close();
     await this.client.quit().catch(() => this.client.disconnect());

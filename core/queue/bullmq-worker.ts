@@ -4,9 +4,13 @@
  * stalled check every lockMs, so the job of a worker process that died is
  * picked up again after its lock expires; `ctx.attempt` counts starts (a crash
  * and a dead worker both count), capped at maxAttempts. The handler runs with
- * an AbortSignal that fires at the caller's deadline; a job whose caller gave
- * up is skipped, and a result produced after the deadline is never written
- * (job_timeout instead). Coded errors are not retried (bullmq-job-format.ts);
+ * an AbortSignal that fires at the caller's deadline, or earlier when the
+ * caller cancels it (bullmq-cancellation.ts: BullMQ's `worker.cancelJob`
+ * aborts the signal BullMQ hands the processor); a handler whose CPU work
+ * runs in the pool stops at once, so the worker's slot frees for the next
+ * job. Each abort is counted on jobs_cancelled_total (stage running; a job
+ * whose caller gave up before it started is skipped: stage waiting). A
+ * result produced after the deadline is never written (job_timeout instead). Coded errors are not retried (bullmq-job-format.ts);
  * an uncoded crash is retried by BullMQ while attempts remain.
  */
 import { Worker, type Job } from 'bullmq';
@@ -14,12 +18,15 @@ import { withTimeout } from '../backoff.js';
 import { DependencyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
+import { isCancelReason, type CancelReason } from './bullmq-cancellation.js';
 import { codedFailure, queueName, type Envelope, type Wrapped } from './bullmq-job-format.js';
 import { codedError } from './job-rules.js';
-import { JobTimeoutError, type JobHandler } from './queue.js';
-import { describeError, throttledLog } from './redis-connection.js';
+import { JobCancelledError, JobTimeoutError, type JobHandler } from './queue.js';
+import { describeError, reconnectDelay, throttledLog } from './redis-connection.js';
 
 const ADAPTER = 'bullmq';
+/** How long a worker's main loop waits before fetching again after a Redis error; a job is taken soon after Redis returns. */
+const RUN_RETRY_DELAY_MS = 250;
 
 export interface BullMqWorkerOptions {
   redisUrl: string;
@@ -46,21 +53,35 @@ export function createBullMqWorker<I, O>(
 ): Worker<Envelope, Wrapped> {
   const { logger, lockMs, maxAttempts, concurrency } = options;
 
-  // Two parameters on purpose: a processor that takes BullMQ's cancel signal
-  // costs an AbortController and a listener per job; the port has no
-  // cancellation besides the deadline.
-  const processor = async (job: Job<Envelope, Wrapped>): Promise<Wrapped> => {
+  // Three parameters: BullMQ then hands each job an AbortSignal that `worker.cancelJob` aborts.
+  const processor = async (job: Job<Envelope, Wrapped>, _token?: string, cancel?: AbortSignal): Promise<Wrapped> => {
     const { d: data, dl: deadline, dm: deadlineMs } = job.data;
     // The caller gave up: skip the work, report a payload-free timeout.
-    if (!(Date.now() < deadline)) throw codedFailure(new JobTimeoutError(name, deadlineMs));
+    if (!(Date.now() < deadline)) {
+      metrics.jobsCancelled.inc({ adapter: ADAPTER, job: name, reason: 'deadline', stage: 'waiting' });
+      throw codedFailure(new JobTimeoutError(name, deadlineMs));
+    }
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new JobTimeoutError(name, deadlineMs)), deadline - Date.now());
+    const abort = (reason: CancelReason) => {
+      if (controller.signal.aborted) return;
+      metrics.jobsCancelled.inc({ adapter: ADAPTER, job: name, reason, stage: 'running' });
+      controller.abort(reason === 'deadline' ? new JobTimeoutError(name, deadlineMs) : new JobCancelledError(name));
+    };
+    const abortedFailure = () => {
+      const reason: unknown = controller.signal.reason;
+      return codedFailure(reason instanceof JobCancelledError ? reason : new JobTimeoutError(name, deadlineMs));
+    };
+    const timer = setTimeout(() => abort('deadline'), deadline - Date.now());
+    const onCancel = () => abort(isCancelReason(cancel?.reason) ? cancel.reason : 'deadline');
+    if (cancel?.aborted) onCancel();
+    else cancel?.addEventListener('abort', onCancel, { once: true });
     // attemptsStarted counts every start, including one whose worker died.
     const attempt = Math.max(1, job.attemptsStarted || job.attemptsMade + 1);
     let result: O;
     try {
       result = await handler(data as I, { jobId: job.id ?? '', attempt, deadline, signal: controller.signal });
     } catch (err) {
+      if (controller.signal.aborted) throw abortedFailure();
       if (!(Date.now() < deadline)) throw codedFailure(new JobTimeoutError(name, deadlineMs));
       const coded = codedError(err);
       if (coded) throw codedFailure(coded);
@@ -74,7 +95,10 @@ export function createBullMqWorker<I, O>(
       throw crash;
     } finally {
       clearTimeout(timer);
+      cancel?.removeEventListener('abort', onCancel);
     }
+    // Cancelled (its caller answered), even if the handler finished: no result for a caller that left.
+    if (controller.signal.aborted) throw abortedFailure();
     // A result produced after the deadline has no reader: never write it.
     if (!(Date.now() < deadline)) throw codedFailure(new JobTimeoutError(name, deadlineMs));
     return { v: result };
@@ -84,8 +108,11 @@ export function createBullMqWorker<I, O>(
     connection: {
       url: options.redisUrl,
       maxRetriesPerRequest: null,
+      retryStrategy: reconnectDelay,
       connectionName: `${options.prefix}:worker:${name}`,
     },
+    // After a lost connection the main loop waits this long before fetching again (BullMQ default 15 s).
+    runRetryDelay: RUN_RETRY_DELAY_MS,
     prefix: options.prefix,
     concurrency,
     lockDuration: lockMs,

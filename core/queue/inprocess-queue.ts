@@ -6,8 +6,11 @@
  *    (until their deadline) for `process()` to register one;
  *  - the caller's deadline: a job that has not started by then is withdrawn;
  *    a running one sees `ctx.signal` abort (its slot stays taken until the
- *    handler returns, so the concurrency limit is honest); either way the
- *    caller gets JobTimeoutError;
+ *    handler returns, so the concurrency limit is honest: a handler whose CPU
+ *    work runs in the pool returns at once, its thread terminated); either
+ *    way the caller gets JobTimeoutError; a caller that is gone
+ *    (`RunOptions.signal`) cancels its job the same way (JobCancelledError);
+ *    both are counted on jobs_cancelled_total;
  *  - a coded error (JobError, or any non-retryable AppError) reaches the
  *    caller with its code/status/details and is not retried; an uncoded one
  *    (a crash) is retried after a short backoff up to `maxAttempts`, then the
@@ -28,6 +31,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 import { assertDeadline, assertName, closedError, codedError } from './job-rules.js';
 import {
+  JobCancelledError,
   JobError,
   JobTimeoutError,
   type JobContext,
@@ -89,6 +93,9 @@ interface Job {
   controller?: AbortController;
   deadlineTimer?: NodeJS.Timeout;
   retryTimer?: NodeJS.Timeout;
+  /** The caller's signal and the listener that cancels the job when it aborts. */
+  callerSignal?: AbortSignal;
+  onCallerGone?: () => void;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -164,7 +171,8 @@ class InProcessQueue implements JobQueue {
         }),
       );
     }
-    const { deadlineMs } = options;
+    const { deadlineMs, signal } = options;
+    if (signal?.aborted) return Promise.reject(new JobCancelledError(name));
     return new Promise<O>((resolve, reject) => {
       const job: Job = {
         id: randomUUID(),
@@ -178,7 +186,12 @@ class InProcessQueue implements JobQueue {
         resolve: resolve as (value: unknown) => void,
         reject,
       };
-      job.deadlineTimer = setTimeout(() => this.onDeadline(job), deadlineMs);
+      job.deadlineTimer = setTimeout(() => this.cancel(job, 'deadline'), deadlineMs);
+      if (signal) {
+        job.callerSignal = signal;
+        job.onCallerGone = () => this.cancel(job, 'caller_gone');
+        signal.addEventListener('abort', job.onCallerGone, { once: true });
+      }
       this.pending.set(job.id, job);
       this.enqueue(job);
     });
@@ -306,10 +319,18 @@ class InProcessQueue implements JobQueue {
     );
   }
 
-  private onDeadline(job: Job): void {
-    job.deadlineTimer = undefined;
+  /** The caller has its answer (deadline) or is gone: withdraw the job, or abort its handler. */
+  private cancel(job: Job, reason: 'deadline' | 'caller_gone'): void {
+    if (reason === 'deadline') job.deadlineTimer = undefined;
     if (job.state === 'settled') return;
-    const timeout = new JobTimeoutError(job.name, job.deadlineMs);
+    const error =
+      reason === 'deadline' ? new JobTimeoutError(job.name, job.deadlineMs) : new JobCancelledError(job.name);
+    metrics.jobsCancelled.inc({
+      adapter: ADAPTER,
+      job: job.name,
+      reason,
+      stage: job.state === 'active' ? 'running' : 'waiting',
+    });
     if (job.state === 'queued') {
       // Withdraw: it must never start.
       const lane = this.lanes.get(job.name);
@@ -320,19 +341,21 @@ class InProcessQueue implements JobQueue {
         if (!lane && list.length === 0) this.orphans.delete(job.name);
       }
     } else if (job.state === 'active') {
-      job.controller?.abort(timeout);
+      job.controller?.abort(error);
     }
-    this.settle(job, timeout, 'timeout');
+    this.settle(job, error, reason === 'deadline' ? 'timeout' : 'cancelled');
   }
 
   private settle(
     job: Job,
     err: Error | undefined,
-    outcome: 'completed' | 'failed' | 'timeout',
+    outcome: 'completed' | 'failed' | 'timeout' | 'cancelled',
     result?: unknown,
   ): void {
     if (job.state === 'settled') return;
     job.state = 'settled';
+    if (job.onCallerGone) job.callerSignal?.removeEventListener('abort', job.onCallerGone);
+    job.callerSignal = job.onCallerGone = undefined;
     if (job.deadlineTimer) clearTimeout(job.deadlineTimer);
     if (job.retryTimer) clearTimeout(job.retryTimer);
     job.deadlineTimer = job.retryTimer = undefined;

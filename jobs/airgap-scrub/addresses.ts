@@ -27,6 +27,7 @@
  * parse addresses expect the address alone).
  */
 import type { Span } from './spans.js';
+import { UK_RE } from './postal-codes.js';
 import { GERMAN_SUFFIXES, SUFFIXES, UNIT_WORDS } from './street-words.js';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -126,7 +127,58 @@ export function findAddresses(text: string): Span[] {
   }
   for (const re of [PO_BOX_RE, MILITARY_RE, GERMAN_RE])
     for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, kind: 'ADDRESS' });
+  spans.push(...findTypelessStreets(text));
   return joinLines(text, spans);
+}
+
+/** How far before a UK postcode its street line may start (characters). */
+const TYPELESS_REACH = 160;
+/** A town before a postcode (without the blanks around it): up to four words (`Newcastle upon Tyne`), or nothing. */
+const TOWN_PART_RE = /^(?:\p{Lu}[\p{L}'’.-]*(?:[ \t]+(?:upon|on|under|in|le|by|the|\p{Lu}[\p{L}'’.-]*)){0,3})?$/u;
+const HOUSE_NUMBER_RE = /^\d{1,4}[A-Za-z]?$/;
+const CAPITALISED_RE = /^\p{Lu}[\p{L}'’-]*$/u;
+/** A unit alone on its line or before a comma (`Flat 2`, `Unit 7B`). */
+const UNIT_PART_RE = /^(?:Flat|Unit|Apartment|Apt|Suite|Studio|Room)\.?[ \t]+[A-Za-z0-9-]{1,6}$/;
+/** The most words of a street name without a type (`The Old Parade`). */
+const TYPELESS_WORDS = 3;
+
+/**
+ * UK street lines without a street type (`138 Kingsway`, `20 Electragate`, `4 The Bealachmor`), only where the
+ * context makes them an address: a UK postcode follows, after an optional town, with at most a comma, a tab or a
+ * line break between the parts (`138 Kingsway, London WC2B 6NH`, `138 Kingsway\nLondon\nWC2B 6NH`). The street is
+ * the house number and the one to three capitalised words after it that end the part. Each postcode reads at most
+ * TYPELESS_REACH characters before it: linear in the text.
+ */
+function findTypelessStreets(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of text.matchAll(UK_RE)) {
+    const from = Math.max(0, m.index - TYPELESS_REACH);
+    const parts = text.slice(from, m.index).split(/[\n,\t]/);
+    let k = parts.length - 1;
+    for (let skipped = 0; skipped < 2 && k > 0 && TOWN_PART_RE.test(parts[k]!.trim()); skipped++) k--;
+    if (k === parts.length - 1) continue; // nothing but the street before the code: not this shape
+    const part = parts[k]!;
+    const words = part.trimEnd().split(/[ \t]+/);
+    const partEnd = from + parts.slice(0, k).reduce((n, p) => n + p.length + 1, 0) + part.trimEnd().length;
+    for (let n = 1; n <= TYPELESS_WORDS && n < words.length; n++) {
+      const name = words.slice(words.length - n);
+      const house = words[words.length - n - 1]!;
+      if (!HOUSE_NUMBER_RE.test(house) || /^0+$/.test(house)) continue;
+      if (!name.every((w, i) => CAPITALISED_RE.test(w) || (i === 0 && w === 'The' && n > 1))) continue;
+      const length = [house, ...name].join(' ').length;
+      // The words must be written with single blanks for the span to be measured this way.
+      if (text.slice(partEnd - length, partEnd) !== [house, ...name].join(' ')) continue;
+      // A unit alone on the line (or before the comma) just before the street line is part of the address.
+      const streetStart = partEnd - length;
+      const partStart = (i: number) => from + parts.slice(0, i).reduce((n, p) => n + p.length + 1, 0);
+      const previous = k > 0 ? parts[k - 1]! : '';
+      const unit = UNIT_PART_RE.test(previous.trim()) && !text.slice(partStart(k), streetStart).trim();
+      const start = unit ? partStart(k - 1) + previous.length - previous.trimStart().length : streetStart;
+      out.push({ start, end: partEnd, kind: 'ADDRESS' });
+      break;
+    }
+  }
+  return out;
 }
 
 /** Address spans that overlap, or follow each other with only a comma or a line break between, are one street line. */

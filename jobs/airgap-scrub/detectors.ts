@@ -8,18 +8,22 @@
  *   word: Maestro) is checked by card-validator (brand prefix, brand length,
  *   Luhn, UnionPay included) and, past it, by the issuer ranges it does not
  *   list (EXTRA_BRANDS) with Luhn; grouped numbers must follow the brand's own
- *   grouping (its `gaps`) or groups of four; not after EAN/GTIN/ISBN/IMEI/
- *   order/tracking words.
+ *   grouping (its `gaps`), groups of four, or a first group of 4 or 6 digits
+ *   then groups of 3-6 (Visa 13 as 4-3-3-3); a run whose separator changes is
+ *   read as two numbers; not after EAN/GTIN/ISBN/IMEI/order/tracking words.
  * - SSN: AAA-GG-SSSS / AAA GG SSSS with the SSA's structural rules (area not
  *   000, 666 or 900-999; group not 00; serial not 0000); nine bare digits only
  *   next to an SSN keyword (a bare nine-digit number is more often something
  *   else: an order, a routing number).
- * - PHONE: libphonenumber-js' matcher (international numbers anywhere, national
+ * - PHONE: libphonenumber-js' matcher (international numbers anywhere, `+` or
+ *   a `00` exit code; national
  *   ones in the configured default region); a candidate is kept when it is a
  *   valid number, or a possible one written the way phone numbers are (grouped
  *   with separators); bare digit strings need a phone keyword before them.
  *   National formats of every other region: national-phones.ts.
  * - ADDRESS (addresses.ts) and ZIP (postal-codes.ts).
+ * findStandardEntities runs them on the structured-text view (structured-text.ts), adds what a field's key names
+ * as PII (field-evidence.ts) and drops what the context keeps (non-pii.ts).
  *
  * Hand-written because no installed library finds these kinds in free text
  * except phone numbers (libphonenumber-js, used) and card numbers
@@ -30,6 +34,9 @@ import { searchPhoneNumbersInText, type CountryCode } from 'libphonenumber-js/ma
 import { findAddresses } from './addresses.js';
 import { findZips } from './postal-codes.js';
 import { findNationalPhones } from './national-phones.js';
+import { fieldEvidence } from './field-evidence.js';
+import { findNonPii, withoutKept } from './non-pii.js';
+import { readStructure } from './structured-text.js';
 import type { Span } from './spans.js';
 
 // ------------------------------------------------------------------ email
@@ -55,8 +62,8 @@ export function findEmails(text: string): Span[] {
 
 // ------------------------------------------------------------------ credit cards
 
-/** Digit groups joined by single spaces or dashes, not glued to other digits, letters or decimals. */
-const DIGIT_RUN_RE = /(?<![\p{L}\p{N}_.,$€£-])\d+(?:[ -]\d+)*(?![\p{L}\p{N}_]|[.,]\d)/gu;
+/** Digit groups joined by single spaces or dashes, not glued to other digits, letters, decimals or a `+` (a phone). */
+const DIGIT_RUN_RE = /(?<![\p{L}\p{N}_.,$€£+-])\d+(?:[ -]\d+)*(?![\p{L}\p{N}_]|[.,]\d)/gu;
 
 interface Group {
   start: number;
@@ -80,16 +87,25 @@ function isCardGrouping(groups: Group[], gaps: number[]): boolean {
   const cuts = sizes.slice(0, -1).map((n) => (at += n));
   if (cuts.length === gaps.length && cuts.every((c, i) => c === gaps[i])) return true;
   // Or plain groups of four, the last one 1-4 digits.
-  return sizes.slice(0, -1).every((n) => n === 4) && sizes[sizes.length - 1]! <= 4;
+  if (sizes.slice(0, -1).every((n) => n === 4) && sizes[sizes.length - 1]! <= 4) return true;
+  // Or an issuer's other printed groupings (Visa 13 as 4-3-3-3, Maestro 4-4-5, 6-13): a first group of four or six
+  // digits, then groups of three to six (the last one two or more). A phone number's groups are shorter or fewer.
+  return (
+    (sizes[0] === 4 || sizes[0] === 6) &&
+    sizes.length >= 2 &&
+    sizes.slice(1, -1).every((n) => n >= 3 && n <= 6) &&
+    sizes[sizes.length - 1]! >= 2 &&
+    sizes[sizes.length - 1]! <= 13
+  );
 }
 
 /**
- * Brands and lengths card-validator does not list, from the issuers' published ranges: Visa at every length
- * 13-19 (the 13-digit legacy numbers), UATP (1, 15 digits), Diners enRoute (2014/2149, 15), JCB's 15-digit
+ * Brands and lengths card-validator does not list, from the issuers' published ranges: Visa at 13, 16 and 19 digits
+ * (the 13-digit legacy numbers; Visa issues no 14, 15, 17 or 18: a 15-digit Luhn number from 49 is an IMEI), UATP (1, 15 digits), Diners enRoute (2014/2149, 15), JCB's 15-digit
  * ranges (2131/1800), RuPay/Verve/Dankort/Troy/UnionPay 8x ranges (16-19). Each must still pass Luhn.
  */
 const EXTRA_BRANDS: { prefix: RegExp; lengths: number[]; gaps: number[] }[] = [
-  { prefix: /^4/, lengths: [13, 14, 15, 16, 17, 18, 19], gaps: [4, 8, 12] },
+  { prefix: /^4/, lengths: [13, 16, 19], gaps: [4, 8, 12] },
   { prefix: /^1/, lengths: [15], gaps: [4, 9] },
   { prefix: /^(?:2014|2149)/, lengths: [15], gaps: [4, 10] },
   { prefix: /^(?:2131|1800)/, lengths: [15], gaps: [4, 8, 12] },
@@ -145,17 +161,38 @@ export function findCreditCards(text: string): Span[] {
   }
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
     const run = m[0];
-    // Maestro's 12-digit numbers only after a card word: twelve digits are more often something else.
-    const minDigits = CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 24), m.index)) ? 12 : 13;
+    // Maestro's 12-digit numbers only after a card word, or grouped 4-4-4 from a Maestro range: twelve digits are
+    // more often something else.
+    const minDigits =
+      CARD_KEYWORD_RE.test(text.slice(Math.max(0, m.index - 24), m.index)) || MAESTRO_12_RE.test(run) ? 12 : 13;
     if (run.length < minDigits) continue;
-    const seps = new Set(run.replace(/\d/g, ''));
-    if (seps.size > 1) continue; // mixed separators: not a card as written
-    const groups = groupsOf(run, m.index);
     const notCard = (g: Group) => NOT_CARD_KEYWORD_RE.test(text.slice(Math.max(0, g.start - 30), g.start));
-    for (const w of cardWindows(groups, minDigits, notCard)) {
-      out.push({ start: groups[w.i]!.start, end: groups[w.j]!.end, kind: 'CREDIT_CARD' });
+    // Two numbers side by side in different separator styles (`4111 1111 1111 1111-5500-0000-0000-0004`): each
+    // stretch of one separator is read on its own (neighbouring stretches share their boundary group).
+    for (const part of uniformStretches(groupsOf(run, m.index), text)) {
+      for (const w of cardWindows(part, minDigits, notCard)) {
+        out.push({ start: part[w.i]!.start, end: part[w.j]!.end, kind: 'CREDIT_CARD' });
+      }
     }
   }
+  return out;
+}
+
+/** A Maestro number of 12 digits grouped 4-4-4 (5018, 5020, 5038, 6304, 6759, 6761-6763). */
+const MAESTRO_12_RE = /^(?:50(?:18|20|38)|6304|67(?:59|6[1-3]))[ -]\d{4}[ -]\d{4}$/;
+
+/** A run's groups cut where the separator changes: each stretch is joined by one separator only. */
+function uniformStretches(groups: readonly Group[], text: string): Group[][] {
+  const out: Group[][] = [];
+  let from = 0;
+  for (let k = 1; k < groups.length; k++) {
+    const sep = text[groups[k]!.start - 1];
+    if (k > 1 && sep !== text[groups[k - 1]!.start - 1]) {
+      out.push(groups.slice(from, k));
+      from = k - 1;
+    }
+  }
+  out.push(groups.slice(from));
   return out;
 }
 
@@ -261,15 +298,23 @@ const TRAILING_BLANKS_AND_DOTS_RE = /(?<![\s.])[\s.]+$/;
 /** A possible-but-not-valid national number still counts when written in the region's usual grouping. */
 const GROUPED_RE = /^(?:\+?1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
 
+/**
+ * `00` dialled as the international prefix (`0044 20 7946 0958`, `001 212 …`): the matcher only knows `+`, so it
+ * reads a copy where such a `00` is ` +` (same length); a match that starts at that `+` is moved back over the `0`.
+ */
+const EXIT_CODE_RE = /(?<![\p{L}\p{N}+])00(?=[1-9])/gu;
+
 export function findPhones(text: string, region: CountryCode): Span[] {
   const out: Span[] = [];
+  const dial = text.includes('00') ? text.replace(EXIT_CODE_RE, ' +') : text;
   let from = 0;
   // Restarted after a cut (see below) so a number swallowed as a false extension is scanned again.
   restart: while (from < text.length) {
-    const slice = from === 0 ? text : text.slice(from);
+    const slice = from === 0 ? dial : dial.slice(from);
     for (const m of searchPhoneNumbersInText(slice, { defaultCountry: region, extended: true })) {
       let start = from + m.startsAt;
       let end = from + m.endsAt;
+      if (start > 0 && dial[start] === '+' && text.startsWith('00', start - 1)) start--;
       let raw = text.slice(start, end);
       // libphonenumber reads ", 212" or "; 1" after a number as an extension; only an explicit marker is one.
       if (m.number.ext && !/(?:ext\.?|extension|x|#)\s*\d+$/i.test(raw)) {
@@ -321,14 +366,23 @@ function accept(text: string, start: number, raw: string, n: { isValid(): boolea
 
 // ------------------------------------------------------------------ all of them
 
+/**
+ * Every standard detection. The detectors read the structured-text view (quote markers blanked, export cells
+ * split by tabs: structured-text.ts; same length, so offsets hold for `text`); what a field's key names as PII is
+ * added, and what the context keeps (non-pii.ts: versions, identifiers, timestamps, device and parcel numbers;
+ * values under a non-PII key) is dropped from the pattern detections.
+ */
 export function findStandardEntities(text: string, region: CountryCode): Span[] {
-  const addresses = findAddresses(text);
-  return [
-    ...findEmails(text),
-    ...findCreditCards(text),
-    ...findSsns(text),
-    ...findPhones(text, region),
+  const { view, fields } = readStructure(text);
+  const addresses = findAddresses(view);
+  const found = [
+    ...findEmails(view),
+    ...findCreditCards(view),
+    ...findSsns(view),
+    ...findPhones(view, region),
     ...addresses,
-    ...findZips(text, addresses),
+    ...findZips(view, addresses),
   ];
+  const evidence = fieldEvidence(view, fields);
+  return [...withoutKept(found, [...findNonPii(view), ...evidence.kept]), ...evidence.spans];
 }

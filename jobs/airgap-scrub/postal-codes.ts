@@ -65,6 +65,8 @@ const STATES: Record<string, string> = {
   AE: 'Armed Forces Europe',
   AP: 'Armed Forces Pacific',
 };
+/** US state, territory and military "state" codes (a header-less export's state column: structured-text.ts). */
+export const US_STATE_CODES: ReadonlySet<string> = new Set(Object.keys(STATES));
 /** State codes that are also everyday uppercase words or abbreviations ("Order ID 12345"): only after a comma. */
 const AMBIGUOUS_CODES = new Set([
   'ID',
@@ -112,7 +114,7 @@ const MILITARY_ZIP_RE = new RegExp(
 const CA_POSTCODE = '([ABCEGHJ-NPRSTVXY]\\d[ABCEGHJ-NPRSTV-Z][ \\t]?\\d[ABCEGHJ-NPRSTV-Z]\\d)(?![\\p{L}\\p{N}])';
 const CA_RE = new RegExp(`(?<![\\p{L}\\p{N}])${CA_POSTCODE}`, 'gu');
 /** Royal Mail: outward code, a space, inward code (`SW1A 1AA`, `M1 1AE`, `DN6Y 8JT`). */
-const UK_RE = /(?<![\p{L}\p{N}])([A-Z]{1,2}\d[A-Z\d]?[ \t]+\d[A-Z]{2})(?![\p{L}\p{N}])/gu;
+export const UK_RE = /(?<![\p{L}\p{N}])([A-Z]{1,2}\d[A-Z\d]?[ \t]+\d[A-Z]{2})(?![\p{L}\p{N}])/gu;
 /** Australia Post: four digits after the state or territory. */
 const AU_RE =
   /(?<![\p{L}\p{N}])(?:NSW|VIC|QLD|SA|WA|TAS|NT|ACT|Victoria|Queensland|Tasmania)\.?(?:[ \t]*,[ \t]*|[ \t]+)(\d{4})(?![\p{L}\p{N}_]|[-.,]\d)/gu;

@@ -22,6 +22,8 @@ import { AirgapScrubInput, type AirgapScrubOutput, type AirgapScrubRequest } fro
 import type { SensitiveSpan } from '../../core/ai/ai-provider.js';
 import { AppError } from '../../core/errors.js';
 import { JobError } from '../../core/queue/queue.js';
+import { inputProblemOf } from '../../core/validation-error.js';
+import { cpuTask, inlineCpu } from '../../core/threads/cpu-pool.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { findStandardEntities } from './detectors.js';
 import { warmUpNationalPhones } from './national-phones.js';
@@ -55,6 +57,19 @@ export function redact(
   const redactions = [...standard, ...rest].sort((a, b) => a.start - b.start);
   return { ...applyRedactions(text, redactions), redactions };
 }
+
+/** The scrub as a CPU pool task: a pool thread imports this module once. */
+export const redactTask = cpuTask(import.meta.url, { redact });
+
+/** What a pool thread runs once before its first scrub: the phone metadata, loaded and indexed, and the JIT. */
+export function warmUpScrub(): void {
+  warmUpNationalPhones();
+  redact(
+    'Mail jane@example.com, call (212) 555-0100, card 4111 1111 1111 1111, 1 Main St, Springfield, IL 62701.',
+    'US',
+  );
+}
+const warmUpTask = cpuTask(import.meta.url, { warmUpScrub });
 
 /**
  * The parts of `span` outside every redaction in `taken` (sorted, disjoint), trimmed of blanks and punctuation.
@@ -92,11 +107,8 @@ function outside(text: string, span: Span, taken: readonly Redaction[]): Span[] 
 function parseInput(data: unknown): AirgapScrubRequest {
   const parsed = AirgapScrubInput.safeParse(data);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys')
-    throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
-  const field = issue.path.map(String).join('.') || 'text';
-  throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
+  const problem = inputProblemOf(parsed.error, { fallbackField: 'text' });
+  throw new JobError(problem.code, problem.message, 400, problem.details);
 }
 
 /** The provider's spans, kept only where they are well-formed and of a kind strict mode redacts. */
@@ -120,7 +132,8 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
   if (!isSupportedCountry(region))
     throw new Error(`AIRGAP_PHONE_REGION: ${region} is not a region libphonenumber-js knows`);
   const defaultRegion: CountryCode = region;
-  warmUpNationalPhones();
+  const threads = deps.threads ?? inlineCpu;
+  threads.preload(warmUpTask, []);
   const { logger, ai } = deps;
 
   return {
@@ -157,7 +170,8 @@ export const createAirgapScrubProcessor: ProcessorFactory<unknown, AirgapScrubRe
           source = `${SOURCE}+${ai.adapter}:${found.model}`;
         }
         ctx.signal.throwIfAborted();
-        const { scrubbed, kinds, redactions } = redact(text, defaultRegion, extra);
+        // In a pool thread: the event loop keeps serving while the text is scanned; an abort stops the scan.
+        const { scrubbed, kinds, redactions } = await threads.run(redactTask, [text, defaultRegion, extra], ctx.signal);
         // Counts only: never the text, a match or an offset.
         logger.debug(
           { chars: text.length, redactions: redactions.length, kinds, strict, ms: Math.round(performance.now() - t0) },

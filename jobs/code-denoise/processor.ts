@@ -8,6 +8,8 @@
 import type { z } from 'zod';
 import { CodeDenoiseInput, type CodeDenoiseOutput, type CodeDenoiseRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
+import { inputProblemOf } from '../../core/validation-error.js';
+import { cpuTask, inlineCpu } from '../../core/threads/cpu-pool.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { denoiseJsonc } from './jsonc.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES, type Language } from './languages.js';
@@ -30,59 +32,60 @@ export function denoise(code: string, language: Language, alias: string = langua
   return denoiseWithGrammar(language, code, alias);
 }
 
+/** The tokenizing as a CPU pool task: a pool thread imports this module (and its grammars) once. */
+export const denoiseTask = cpuTask(import.meta.url, { denoise });
+
 function parseInput(data: unknown): CodeDenoiseRequest {
   const parsed = CodeDenoiseInput.safeParse(data);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys')
-    throw new JobError('unknown_parameter', 'unknown parameter', 400, { field: String(issue.keys[0] ?? '') });
-  const field = issue.path.map(String).join('.') || 'code';
-  const params =
-    issue.code === 'custom'
-      ? (issue.params as { code?: unknown; details?: Record<string, unknown> } | undefined)
-      : undefined;
-  if (typeof params?.code === 'string')
-    throw new JobError(params.code, `${field}: ${issue.message}`, 400, { ...(params.details ?? {}), field });
-  throw new JobError('invalid_parameter', `${field}: ${issue.message}`, 400, { field });
+  const problem = inputProblemOf(parsed.error, { fallbackField: 'code' });
+  throw new JobError(problem.code, problem.message, 400, problem.details);
 }
 
-export const createCodeDenoiseProcessor: ProcessorFactory<unknown, CodeDenoiseResponse> = async ({ logger }) => ({
-  async handle(data, ctx) {
-    const input = parseInput(data);
-    const requested = input.language ?? 'javascript';
-    const resolved = resolveLanguage(requested);
-    if (!resolved) {
-      throw new JobError(
-        'unsupported_language',
-        `language ${JSON.stringify(requested.slice(0, 40))} is not supported; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
-        400,
-        {
-          field: 'language',
-          supported: SUPPORTED_LANGUAGES,
-          aliases: LANGUAGES,
-        },
+export const createCodeDenoiseProcessor: ProcessorFactory<unknown, CodeDenoiseResponse> = async ({
+  logger,
+  threads = inlineCpu,
+}) => {
+  // Warm-up of every thread: the module, its grammars and the JIT, on a line of code.
+  threads.preload(denoiseTask, ['const a = 1; // x', 'javascript', 'javascript']);
+  return {
+    handle: async (data, ctx) => {
+      const input = parseInput(data);
+      const requested = input.language ?? 'javascript';
+      const resolved = resolveLanguage(requested);
+      if (!resolved) {
+        throw new JobError(
+          'unsupported_language',
+          `language ${JSON.stringify(requested.slice(0, 40))} is not supported; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
+          400,
+          {
+            field: 'language',
+            supported: SUPPORTED_LANGUAGES,
+            aliases: LANGUAGES,
+          },
+        );
+      }
+      ctx.signal.throwIfAborted();
+      const t0 = performance.now();
+      const out = await threads.run(denoiseTask, [input.code, resolved.language, resolved.alias], ctx.signal);
+      const original = input.code.length;
+      const shrunk = out.code.length;
+      logger.debug(
+        { language: resolved.language, chars_in: original, chars_out: shrunk, ms: Math.round(performance.now() - t0) },
+        'code-denoise: done',
       );
-    }
-    ctx.signal.throwIfAborted();
-    const t0 = performance.now();
-    const out = denoise(input.code, resolved.language, resolved.alias);
-    const original = input.code.length;
-    const shrunk = out.code.length;
-    logger.debug(
-      { language: resolved.language, chars_in: original, chars_out: shrunk, ms: Math.round(performance.now() - t0) },
-      'code-denoise: done',
-    );
-    return {
-      success: true,
-      code: out.code,
-      language: resolved.language,
-      original_length: original,
-      shrunk_length: shrunk,
-      reduction_pct: Math.round((1 - shrunk / original) * 10_000) / 100,
-      tokens_saved_estimate: Math.max(0, estimateTokens(original) - estimateTokens(shrunk)),
-      comments_removed: out.commentsRemoved,
-      syntax_errors: out.syntaxErrors,
-      source: 'code-denoise',
-    };
-  },
-});
+      return {
+        success: true,
+        code: out.code,
+        language: resolved.language,
+        original_length: original,
+        shrunk_length: shrunk,
+        reduction_pct: Math.round((1 - shrunk / original) * 10_000) / 100,
+        tokens_saved_estimate: Math.max(0, estimateTokens(original) - estimateTokens(shrunk)),
+        comments_removed: out.commentsRemoved,
+        syntax_errors: out.syntaxErrors,
+        source: 'code-denoise',
+      };
+    },
+  };
+};

@@ -19,6 +19,12 @@ import type { Logger } from '../../core/logger.js';
 
 export const DEFAULT_BOOTSTRAP_FILE = fileURLToPath(new URL('./iana-rdap-dns.json', import.meta.url));
 
+/** The TLDs the shipped snapshot serves (lower-case A-labels): what the input's JSON Schema can promise. */
+export function shippedTlds(): string[] {
+  const doc = BootstrapDocument.parse(JSON.parse(readFileSync(DEFAULT_BOOTSTRAP_FILE, 'utf8')));
+  return [...new Set(doc.services.flatMap(([labels]) => labels.map((l) => l.toLowerCase())))].sort();
+}
+
 /** RFC 9224 §3/§5: version, publication, optional description, services. Unknown members are ignored. */
 export const BootstrapDocument = z.object({
   version: z.string(),

@@ -30,9 +30,6 @@ export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, Do
   config,
   logger,
 }) => {
-  if (config.RDAP_ALLOW_HTTP && config.NODE_ENV !== 'test') {
-    throw new Error('RDAP_ALLOW_HTTP is a test setting: refused unless NODE_ENV=test');
-  }
   const bootstrap = new BootstrapRegistry({
     file: config.RDAP_BOOTSTRAP_FILE ?? DEFAULT_BOOTSTRAP_FILE,
     url: config.RDAP_BOOTSTRAP_URL,
@@ -43,7 +40,7 @@ export const createDomainCheckProcessor: ProcessorFactory<DomainCheckRequest, Do
   bootstrap.start();
   // Every RDAP hop goes through the SSRF-safe fetcher (rdap.ts follows redirects itself: `maxRedirects` is unused).
   // Loopback is for tests only: FETCH_ALLOW_LOOPBACK, or RDAP_ALLOW_HTTP, which exists for loopback test
-  // registries and is refused above unless NODE_ENV=test (as the config refuses FETCH_ALLOW_LOOPBACK).
+  // registries; the config refuses both unless NODE_ENV=test (core/config.ts).
   const fetch = createSafeFetch({
     ...fetcherSettingsFromConfig(config),
     allowLoopback: config.FETCH_ALLOW_LOOPBACK || config.RDAP_ALLOW_HTTP,

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
+import { shippedTlds } from './bootstrap.js';
 import { domainSyntaxRefusal, tldRefusal } from './tld-gate.js';
 
 export const DomainCheckOutput = z.object({
@@ -48,7 +49,13 @@ export const DomainCheckInput = z.strictObject({
       const refusal = domainSyntaxRefusal(v);
       if (refusal) ctx.addIssue({ code: 'custom', message: refusal.message, params: { code: refusal.code } });
     })
-    .describe('Domain name, e.g. example.com; IDNs such as bücher.de are normalised to punycode'),
+    // The JSON Schema describes the A-label (ASCII) names under the shipped snapshot's TLDs, a subset of what the
+    // validator takes (it also takes Unicode IDNs and TLDs a refreshed bootstrap adds): schema-valid is never a 400,
+    // bar a bare public suffix such as co.uk.
+    .meta({ pattern: `^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?:${shippedTlds().join('|')})$` })
+    .describe(
+      'Domain name, e.g. example.com; IDNs such as bücher.de are normalised to punycode. TLDs: those with an RDAP service.',
+    ),
 });
 export type DomainCheckRequest = z.infer<typeof DomainCheckInput>;
 

@@ -47,7 +47,11 @@ function isCredit(text: string): boolean {
   return CREDIT_OPENING.test(text.slice(text.lastIndexOf(')', close.index - 1) + 1, close.index));
 }
 
-export function dropFurniture(blocks: readonly string[]): string[] {
+/** The rules of dropFurniture, by the name the rules bench switches them off by. */
+export const FURNITURE_RULES = ['furniture-heading', 'furniture-line', 'stamp', 'date-only', 'credit'] as const;
+
+/** `blocks` without the furniture; `off` names rules (FURNITURE_RULES) not applied (the rules bench). */
+export function dropFurniture(blocks: readonly string[], off?: ReadonlySet<string>): string[] {
   const out: string[] = [];
   let skippingLevel = 0;
   for (const block of blocks) {
@@ -58,7 +62,7 @@ export function dropFurniture(blocks: readonly string[]): string[] {
       const level = heading[1]!.length;
       if (skippingLevel && level > skippingLevel) continue;
       skippingLevel = 0;
-      if (FURNITURE_HEADING.test(text) && n <= 8) {
+      if (!off?.has('furniture-heading') && FURNITURE_HEADING.test(text) && n <= 8) {
         skippingLevel = level;
         continue;
       }
@@ -67,10 +71,10 @@ export function dropFurniture(blocks: readonly string[]): string[] {
       if (/^[-*]\s|^\d+\.\s/.test(block) || n <= 30) continue;
       skippingLevel = 0;
     }
-    if (n <= 14 && FURNITURE_LINE.test(text)) continue;
-    if (n <= 14 && STAMP.test(text)) continue;
-    if (n <= 12 && DATE_ONLY.test(text)) continue;
-    if (n <= 40 && isCredit(text)) continue;
+    if (n <= 14 && !off?.has('furniture-line') && FURNITURE_LINE.test(text)) continue;
+    if (n <= 14 && !off?.has('stamp') && STAMP.test(text)) continue;
+    if (n <= 12 && !off?.has('date-only') && DATE_ONLY.test(text)) continue;
+    if (n <= 40 && !off?.has('credit') && isCredit(text)) continue;
     out.push(block);
   }
   return out;

@@ -1,9 +1,10 @@
 /**
  * The slice of the DOM rag-shrink reads (linkedom's types lean on the DOM
  * lib, which this project does not load), and the parse of a page or a
- * fragment into a whole document.
+ * fragment into a whole document, its nesting capped first (html-depth-cap.ts).
  */
 import { parseHTML } from 'linkedom';
+import { capHtmlDepth } from '../html-depth-cap.js';
 
 /** The part of the DOM this walk uses (linkedom's types lean on the DOM lib, which this project does not load). */
 export interface DomNode {
@@ -36,8 +37,12 @@ export function contains(outer: DomNode, inner: DomNode): boolean {
   return false;
 }
 
-/** linkedom wants a whole document: fragments and bare text are wrapped in one. */
-export function parse(html: string): DomDocument {
+/**
+ * linkedom wants a whole document: fragments and bare text are wrapped in one. Elements past MAX_HTML_DEPTH levels
+ * are flattened into their ancestor at the cap (../html-depth-cap.ts), so every walk of the tree is linear.
+ */
+export function parse(page: string): DomDocument {
+  const html = capHtmlDepth(page);
   const whole = /<html[\s>]/i.test(html);
   const source = whole
     ? html

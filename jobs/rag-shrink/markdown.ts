@@ -24,12 +24,14 @@ export interface WalkOptions {
   keepLinks: boolean;
   /** Extra drop rule on top of noise.ts (e.g. the boilerplate blocks of main-content.ts). */
   drop?: (el: DomElement) => boolean;
+  /** noise.ts rules not applied (NOISE_RULES; the rules bench). */
+  off?: ReadonlySet<string>;
 }
 
 export function toMarkdown(root: DomElement, options: WalkOptions): MarkdownBlocks {
   const extraDrop = options.drop;
   const isDroppedHere = (el: DomElement, r: DomElement) =>
-    isDropped(el, r) || (el !== r && extraDrop !== undefined && extraDrop(el));
+    isDropped(el, r, options.off) || (el !== r && extraDrop !== undefined && extraDrop(el));
   const headings: string[] = [];
   const links: { text: string; href: string }[] = [];
   const seenLinks = new Set<string>();

@@ -5,7 +5,7 @@
  * into Markdown (markdown.ts) without the noise (noise.ts).
  */
 import { dropFurniture } from './boilerplate.js';
-import { parse, type DomDocument } from './dom.js';
+import { parse, type DomDocument, type DomElement } from './dom.js';
 import { isLinkBlock, readabilityRoot, semanticRoot } from './main-content.js';
 import { collapse, toMarkdown, type MarkdownBlocks } from './markdown.js';
 
@@ -16,17 +16,39 @@ export interface ShrinkResult {
   links: { text: string; href: string }[];
 }
 
-export function shrinkHtml(html: string, options: { keepLinks: boolean }): ShrinkResult {
+export interface ShrinkOptions {
+  keepLinks: boolean;
+  /** Rules not applied (noise.ts NOISE_RULES, boilerplate.ts FURNITURE_RULES, `link-block`): the rules bench only. */
+  off?: ReadonlySet<string>;
+}
+
+export function shrinkHtml(html: string, options: ShrinkOptions): ShrinkResult {
+  return shrinkRead(html, readPage(html), options);
+}
+
+/** A page parsed and read by Readability: what shrinkRead needs besides the options. */
+export interface ReadPage {
+  title: string | null;
+  article: DomElement | undefined;
+}
+
+/** Parses `html` and finds its article (the expensive part; the rules bench reads each page once). */
+export function readPage(html: string): ReadPage {
   const document = parse(html);
   const title = pageTitle(document);
-  const article = readabilityRoot(document);
-  const md = article ? toMarkdown(article, { ...options, drop: isLinkBlock }) : undefined;
+  return { title, article: readabilityRoot(document) };
+}
+
+/** The Markdown of a page read by readPage (which it does not change). */
+export function shrinkRead(html: string, { title, article }: ReadPage, options: ShrinkOptions): ShrinkResult {
+  const drop = options.off?.has('link-block') ? undefined : isLinkBlock;
+  const md = article ? toMarkdown(article, { ...options, drop }) : undefined;
   // Readability found no article, or only a scrap of what the page holds (a listing, a form page): the semantic root.
   if (!md || wordsOf(md.blocks) < 25) {
     const semantic = toMarkdown(semanticRoot(parse(html)), options);
     if (!md || wordsOf(semantic.blocks) > 2 * wordsOf(md.blocks)) return result(semantic, title);
   }
-  md.blocks = dropFurniture(md.blocks);
+  md.blocks = dropFurniture(md.blocks, options.off);
   const kept = new Set(md.blocks.filter((b) => /^#{1,6} /.test(b)).map((b) => b.replace(/^#{1,6} /, '')));
   md.headings = md.headings.filter((h) => kept.has(h));
   return result(md, title);

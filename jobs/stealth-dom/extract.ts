@@ -15,6 +15,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
+import { capHtmlDepth } from '../html-depth-cap.js';
 
 export type Format = 'markdown' | 'text' | 'raw';
 export type DocumentKind = 'html' | 'plain' | 'code';
@@ -289,8 +290,10 @@ export interface Extracted {
 /** HTML → main content in `format`. */
 export function extractHtml(html: string, pageUrl: URL, format: Format): Extracted {
   if (format === 'raw') return { content: html, title: null };
+  // Elements past MAX_HTML_DEPTH levels are flattened into their ancestor at the cap: every walk stays linear.
+  const capped = capHtmlDepth(html);
   const parse = () => {
-    const { document } = parseHTML(html) as unknown as { document: El & { title?: string; body?: El } };
+    const { document } = parseHTML(capped) as unknown as { document: El & { title?: string; body?: El } };
     absolutise(document, pageUrl);
     return document;
   };

@@ -12,6 +12,7 @@
  */
 import type { StealthDomRequest } from './sku.js';
 import { JobError } from '../../core/queue/queue.js';
+import { cpuTask, inlineCpu } from '../../core/threads/cpu-pool.js';
 import type { ProcessorFactory } from '../sku-processor.js';
 import { createSafeFetch, fetcherSettingsFromConfig, type FetcherSettings } from '../web-fetch/safe-fetch.js';
 import {
@@ -22,6 +23,7 @@ import {
   isReadableMediaType,
   READABLE_DESCRIPTION,
   truncate,
+  type DocumentKind,
   type Format,
 } from './extract.js';
 
@@ -40,6 +42,27 @@ export interface StealthDomResult {
   source: string;
 }
 
+/**
+ * Decoding and extraction of a fetched page (extract.ts), as a CPU pool task: plain data in and out (the body
+ * as bytes, the URL as a string); a pool thread imports this module once.
+ */
+export function extractPage(
+  body: Uint8Array,
+  charset: string | null,
+  kind: { kind: DocumentKind; language: string },
+  pageUrl: string,
+  format: Format,
+): { content: string; truncated: boolean } {
+  const text = decode(Buffer.from(body.buffer, body.byteOffset, body.byteLength), charset, kind.kind);
+  const full =
+    kind.kind === 'html'
+      ? extractHtml(text, new URL(pageUrl), format).content
+      : extractText(text, kind.kind, kind.language, format);
+  const cut = truncate(full, MAX_CONTENT_CHARS);
+  return { content: cut.text, truncated: cut.truncated };
+}
+export const extractTask = cpuTask(import.meta.url, { extractPage });
+
 const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5';
 const TRANSIENT = (status: number) => status >= 500 || status === 408 || status === 429;
 
@@ -47,8 +70,19 @@ const TRANSIENT = (status: number) => status >= 500 || status === 408 || status 
 export function stealthDomProcessor(
   overrides: Partial<FetcherSettings> = {},
 ): ProcessorFactory<StealthDomRequest, StealthDomResult> {
-  return async ({ config, logger }) => {
+  return async (deps) => {
+    const { config, logger } = deps;
     const fetch = createSafeFetch({ ...fetcherSettingsFromConfig(config), ...overrides });
+    const threads = deps.threads ?? inlineCpu;
+    // Warm-up of every thread: the module, the DOM parser and the JIT, on a small page.
+    const page = '<html><body><main><h1>a</h1><p>b</p></main></body></html>';
+    threads.preload(extractTask, [
+      Buffer.from(page),
+      'utf-8',
+      { kind: 'html', language: 'html' },
+      'http://x/',
+      'markdown',
+    ]);
     return {
       handle: async (input, ctx) => {
         const format: Format = input.format ?? 'markdown';
@@ -91,13 +125,13 @@ export function stealthDomProcessor(
             },
           );
         }
-        const text = decode(page.body, page.charset, kind.kind);
         const t0 = performance.now();
-        const full =
-          kind.kind === 'html'
-            ? extractHtml(text, page.url, format).content
-            : extractText(text, kind.kind, kind.language, format);
-        const { text: content, truncated } = truncate(full, MAX_CONTENT_CHARS);
+        // In a pool thread: the event loop keeps serving while the page is parsed.
+        const { content, truncated } = await threads.run(
+          extractTask,
+          [page.body, page.charset, kind, page.url.href, format],
+          ctx.signal,
+        );
         logger.debug(
           {
             host: page.url.host,

@@ -13,6 +13,17 @@ import { AppError } from '../../core/errors.js';
 import type { JobPreflightContext } from '../job-sku.js';
 import { checkUrl, staticUrlRefusal } from './address-policy.js';
 
+/**
+ * The JSON Schema of a URL input (OpenAPI, MCP, Bazaar): a conservative subset of what the validator accepts, so
+ * that a schema-valid URL is never a 400. An http(s) URL whose host is a lower-case DNS name with a letter TLD
+ * (no IP literal, no single-label, `localhost` or internal-suffix name, no credentials, no explicit port), then any
+ * path, query or fragment without spaces. The validator also accepts public IP literals, allowed ports and
+ * upper-case hosts; they are simply not described here. Checked against the validator in the discovery tests.
+ */
+export const PUBLIC_HTTP_URL_PATTERN =
+  '^https?://(?![^/?#]*\\.(?:internal|local|localdomain|lan|intranet|corp|private|localhost|home\\.arpa)(?:[/?#]|$))' +
+  '(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:[/?#][^\\s]*)?$';
+
 export const httpUrl = (what: string) =>
   z
     .string()
@@ -34,6 +45,7 @@ export const httpUrl = (what: string) =>
           params: { reason: refusal.reason },
         });
     })
+    .meta({ minLength: 10, pattern: PUBLIC_HTTP_URL_PATTERN })
     .describe(what);
 
 /**

@@ -8,6 +8,9 @@
  *   npm run bench:api                 # reuses the seeded database when its counts match
  *   npm run bench:api -- --reseed     # drops and reseeds it
  *   npm run bench:api -- --seed-only  # only makes sure the data set is there
+ *   npm run bench:api -- --pipeline-parts  # only the CPU of the paid-call pipeline's added steps
+ *                                          # (payment identifiers, sign-in-with-x, offers, receipts,
+ *                                          # answer signatures: pipeline-parts.ts), no ClickHouse data
  *
  * 1. Seed (database BENCH_DB, default `bench_api`): the seeded simulator at a
  *    coarse tick (BENCH_TICK_MS, default 20 s) over BENCH_DAYS (30) days, its
@@ -82,6 +85,13 @@ import type { PricedSku } from '../../api/catalogue/sku.js';
 import { paymentInfoOf } from '../../api/discovery/context.js';
 import { testConfig } from '../helpers/config.js';
 import { seededRandom as prng } from '../helpers/seeded-random.js';
+import { startPaidApi as startDevChainApi } from '../helpers/paid-api.js';
+import { testLogger } from '../helpers/config.js';
+import { paidRouteOf } from '../../api/paid-call/paid-route.js';
+import type { PaidCall } from '../../api/payment/payment-core.js';
+import { measureDoorRows, measurePipelineParts, printDoorRows, printPipelineParts } from './pipeline-parts.js';
+import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
+import { spreadSample } from '../helpers/spread-sample.js';
 import { insertInBatches, seedMarketHistory } from '../helpers/market-history.js';
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
@@ -819,8 +829,65 @@ async function main(reseed: boolean, seedOnly: boolean): Promise<void> {
   }
 }
 
+/**
+ * `--pipeline-parts`: only the paid-call pipeline's added steps (pipeline-parts.ts), on an api role with an
+ * in-memory DuckDB and the dev chain: payment identifiers, sign-in-with-x re-reads, offers, receipts, answer
+ * signatures, part by part.
+ */
+async function pipelinePartsOnly(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-parts-'));
+  const started = await startDevChainApi(dir, { STORE: 'duckdb', DUCKDB_PATH: ':memory:' }, testLogger());
+  try {
+    const { api, url, payer } = started;
+    const sku = api.catalogue.byId('spread-candles')!;
+    const route = paidRouteOf(sku, 'GET');
+    const call: PaidCall = {
+      route,
+      resourceUrl: `${url}${sku.path}`,
+      identity: { transport: 'http', method: 'GET', path: sku.path },
+      transport: { method: 'GET', context: {} },
+    };
+    const parts = await measurePipelineParts({
+      core: api.payments.core,
+      call,
+      sku,
+      closedInput: { pair: 'ETH/USD', date: '2025-03-10', time: '0915', interval: '1m' },
+      origin: url,
+      payer,
+      n: envNum('BENCH_PARTS_N', 300),
+    });
+    printPipelineParts(parts);
+    // A closed day of ETH/USD for the door rows (its slices qualify for sign-in-with-x).
+    const closed = Date.UTC(2025, 2, 10, 9, 15);
+    await insertSpreadSamples(started.proc.ctx.store!, [
+      spreadSample(1, closed + 10_000),
+      spreadSample(2, closed + 60_000),
+    ]);
+    const rows = await measureDoorRows({
+      core: api.payments.core,
+      call,
+      sku,
+      closedInput: { pair: 'ETH/USD', date: '2025-03-10', time: '0915' },
+      url,
+      payer,
+      n: envNum('BENCH_PARTS_DOOR_N', 200),
+      concurrency: envNum('BENCH_PARTS_CONNECTIONS', 8),
+    });
+    printDoorRows(rows);
+    if (rows.some((r) => r.non200 > 0)) process.exitCode = 1;
+  } finally {
+    await started.proc.shutdown('bench done');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 const { values: cli } = parseArgs({
-  options: { reseed: { type: 'boolean', default: false }, 'seed-only': { type: 'boolean', default: false } },
+  options: {
+    reseed: { type: 'boolean', default: false },
+    'seed-only': { type: 'boolean', default: false },
+    'pipeline-parts': { type: 'boolean', default: false },
+  },
 });
-await main(cli.reseed ?? false, cli['seed-only'] ?? false);
+if (cli['pipeline-parts']) await pipelinePartsOnly();
+else await main(cli.reseed ?? false, cli['seed-only'] ?? false);
 process.exit(process.exitCode ?? 0);

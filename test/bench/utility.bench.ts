@@ -58,6 +58,11 @@
  * local guard would answer 503 above 300/min), RDAP_BOOTSTRAP_REFRESH_MS=0,
  * AI_LOCAL_VOCABULARY=1000 (only strict mode, not benchmarked, uses it).
  *
+ *  L. (issue 23) The API while 4 maximum-size airgap-scrub jobs run, as
+ *     `npm start` runs it (ROLE=all, QUEUE=inprocess, jobs in the CPU pool):
+ *     p50/p99 of /health and of a paid telemetry read, beside a baseline
+ *     with no job running (test/bench/event-loop-under-jobs.ts). BENCH_JOBS_LOOP:
+ *     `0` skips it, `only` runs it alone (without Redis).
  *  W. (opt-in, BENCH_WORST_CASE; issue 23) Worst-case inputs of every text
  *     SKU at 1×, 2× and 4× its schema's maximum size: time per size and
  *     the ratio per doubling (test/bench/worst-case-growth.ts). Off by
@@ -97,7 +102,9 @@ import { INVOICE, renderTableDocument, TIMETABLE } from '../helpers/web-fixtures
 import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } from './bench-app.js';
 import { cpuMeter, descendantsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, quantile, type RequestVariant, type RunResult } from './x402-load.js';
+import { printSplitQualityTables } from './extraction-split-quality.js';
 import { printQualityTables } from './utility-quality.js';
+import { printEventLoopUnderJobs } from './event-loop-under-jobs.js';
 import { printWorstCaseGrowth } from './worst-case-growth.js';
 
 /** The seven utility SKUs of issue 5, in the order of the spec. */
@@ -613,6 +620,13 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_SKUS?.split(',').map((s) => s.trim());
   console.log(`bench:utility: load average at start ${load()} on ${cpus().length} cores; ${new Date().toISOString()}`);
 
+  // ---------------------------------------------------------------- L. the API's loop while jobs run (issue 23)
+  const jobsLoop = process.env.BENCH_JOBS_LOOP?.trim();
+  if (jobsLoop !== '0' && !process.env.BENCH_WORST_CASE?.trim().startsWith('only')) {
+    await printEventLoopUnderJobs();
+    if (jobsLoop === 'only') return;
+  }
+
   // ---------------------------------------------------------------- W. worst-case inputs (issue 23), opt-in
   const worstCase = process.env.BENCH_WORST_CASE?.trim();
   if (worstCase) {
@@ -706,6 +720,7 @@ async function main(): Promise<void> {
   try {
     // ---------------------------------------------------------------- quality on public corpora (issue 14)
     printQualityTables();
+    await printSplitQualityTables();
 
     // ---------------------------------------------------------------- A. processors alone
     console.log(`\nA. Processors alone (in this process, sequential; up to ${processorMs / 1000} s each)`);

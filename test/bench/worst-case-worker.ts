@@ -9,6 +9,7 @@ import { createAiProvider } from '../../core/ai/create-ai-provider.js';
 import { createAirgapScrubProcessor } from '../../jobs/airgap-scrub/processor.js';
 import { createCodeDenoiseProcessor } from '../../jobs/code-denoise/processor.js';
 import { createRagShrinkProcessor } from '../../jobs/rag-shrink/processor.js';
+import { shrinkHtml } from '../../jobs/rag-shrink/shrink.js';
 import { decode, extractHtml } from '../../jobs/stealth-dom/extract.js';
 import { createSummarizeProcessor } from '../../jobs/summarize/processor.js';
 import { createXSentimentProcessor } from '../../jobs/x-sentiment/processor.js';
@@ -41,8 +42,14 @@ async function callOf(job: WorstCaseJob): Promise<{ call: Call; make: (size: num
       return { call: (code) => p.handle({ code, language: shape.language }, ctx()), make: shape.make };
     }
     case 'rag-shrink': {
+      // Past 1× the processor refuses the input (its schema's maximum): the growth is timed on shrinkHtml itself.
       const p = await createRagShrinkProcessor(deps);
-      return { call: (html) => p.handle({ html, keepLinks: true }, ctx()), make: HTML[job.shape]!.make };
+      const max = job.sizes[0]!;
+      return {
+        call: (html) =>
+          html.length <= max ? p.handle({ html, keepLinks: true }, ctx()) : shrinkHtml(html, { keepLinks: true }),
+        make: HTML[job.shape]!.make,
+      };
     }
     case 'stealth-dom': {
       const page = new URL('https://example.com/a/page.html');

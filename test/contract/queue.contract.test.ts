@@ -13,8 +13,16 @@ import { DependencyError } from '../../core/errors.js';
 import { metrics } from '../../core/metrics.js';
 import { createBullMqQueue } from '../../core/queue/bullmq-queue.js';
 import { createInProcessQueue, inProcessQueueStats } from '../../core/queue/inprocess-queue.js';
-import { JobError, JobTimeoutError, type JobContext, type JobQueue } from '../../core/queue/queue.js';
+import {
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  type JobContext,
+  type JobQueue,
+} from '../../core/queue/queue.js';
+import { createCpuPool, type CpuPool } from '../../core/threads/cpu-pool.js';
 import { eventually, testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { spinWithProgressTask, warmTask } from '../helpers/cpu-tasks.js';
 
 const config = testConfig();
 const logger = testLogger();
@@ -142,6 +150,33 @@ const adapters: AdapterCase[] = [
   },
 ];
 
+/** jobs_cancelled_total for the labels given (the others summed). */
+async function cancelledCount(labels: Record<string, string>): Promise<number> {
+  const { values } = await metrics.jobsCancelled.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as keyof typeof v.labels]) === want))
+    .reduce((a, v) => a + v.value, 0);
+}
+
+/** A CPU job's progress, ticked by its thread every 10 ms: it stops moving once the thread's work stopped. */
+function progressOf(buffer: SharedArrayBuffer): () => number {
+  const view = new Int32Array(buffer);
+  return () => Atomics.load(view, 0);
+}
+
+/** Resolves once `read()` has not changed for `quietMs` (checked every 100 ms, up to `ceilingMs`). */
+async function settlesWithin(read: () => number, quietMs: number, ceilingMs: number): Promise<void> {
+  const t0 = Date.now();
+  let last = read();
+  let since = Date.now();
+  while (Date.now() - since < quietMs) {
+    if (Date.now() - t0 > ceilingMs) throw new Error(`still moving after ${ceilingMs} ms (at ${read()})`);
+    await sleep(100);
+    const now = read();
+    if (now !== last) [last, since] = [now, Date.now()];
+  }
+}
+
 async function counterValue(labels: Record<string, string>): Promise<number> {
   const { values } = await metrics.queueJobs.get();
   return values
@@ -155,11 +190,18 @@ describe.each(adapters)(
   { timeout: 120_000 },
   ({ name: adapter, create, retained }) => {
     let queue: JobQueue;
+    /** The CPU pool of the cancellation tests, as the worker role has one (core/threads/cpu-pool.ts). */
+    let pool: CpuPool;
 
     beforeAll(async () => {
       queue = await create();
-    });
+      pool = createCpuPool({ threads: 2, logger });
+      // Warm threads, as the worker role has them before it takes jobs: a cold one could miss the deadlines below.
+      pool.preload(warmTask, []);
+      await pool.ready();
+    }, 120_000);
     afterAll(async () => {
+      await pool?.close();
       await queue?.close();
       if (adapter === 'bullmq') await deleteKeys(PREFIX);
     });
@@ -385,6 +427,86 @@ describe.each(adapters)(
       await sleep(400);
       await queue.process(name, async (data: { q: number }) => data.q * 6);
       await expect(pending).resolves.toBe(42);
+    });
+
+    it('aborts a CPU job at its deadline: its thread stops, it is counted, the next job on its lane starts at once', async () => {
+      const name = uniqueName('cpu-deadline');
+      const progress = new SharedArrayBuffer(4);
+      const ticks = progressOf(progress);
+      // A concurrency-1 lane: the second job can only start once the first one's slot is free.
+      await queue.process(
+        name,
+        (data: { ms: number; tick: boolean }, ctx) =>
+          pool.run(spinWithProgressTask, [data.ms, data.tick ? progress : new SharedArrayBuffer(4)], ctx.signal),
+        { concurrency: 1 },
+      );
+      const before = await cancelledCount({ adapter, job: name, reason: 'deadline', stage: 'running' });
+      // Long enough to start on a slow machine; the job itself would run 40 s.
+      const deadlineMs = 6000;
+      const t0 = Date.now();
+      const first = queue.run(name, { ms: 40_000, tick: true }, { deadlineMs }).catch((e: unknown) => e);
+      const next = queue.run<unknown, number>(name, { ms: 50, tick: false }, { deadlineMs: ROOMY_MS });
+      await eventually(
+        async () => ticks(),
+        (n) => n > 0,
+        ROOMY_MS,
+        20,
+      );
+      expect(await first).toBeInstanceOf(JobTimeoutError);
+      // The next job is done well before the first one would have ended (40 s): its slot freed at the abort.
+      await next;
+      expect(Date.now() - t0).toBeLessThan(deadlineMs + 12_000);
+      // The thread's work stopped: the progress counter no longer moves.
+      await settlesWithin(ticks, 500, LATE_MS);
+      await eventually(
+        () => cancelledCount({ adapter, job: name, reason: 'deadline', stage: 'running' }),
+        (n) => n === before + 1,
+        LATE_MS,
+        50,
+      );
+    });
+
+    it('cancels the job of a caller that is gone: a running one is aborted in its thread, a waiting one withdrawn', async () => {
+      const name = uniqueName('cpu-gone');
+      const progress = new SharedArrayBuffer(4);
+      const ticks = progressOf(progress);
+      const starts: number[] = [];
+      await queue.process(
+        name,
+        (data: { i: number }, ctx) => {
+          starts.push(data.i);
+          return pool.run(spinWithProgressTask, [20_000, progress], ctx.signal);
+        },
+        { concurrency: 1 },
+      );
+      const count = (stage: string) => cancelledCount({ adapter, job: name, reason: 'caller_gone', stage });
+      const [running0, waiting0] = [await count('running'), await count('waiting')];
+      const callers = [new AbortController(), new AbortController()];
+      // Deadlines far away: only the callers' signals can stop these jobs in time.
+      const runs = callers.map((caller, i) =>
+        queue.run(name, { i }, { deadlineMs: 2 * ROOMY_MS, signal: caller.signal }).catch((e: unknown) => e),
+      );
+      await eventually(
+        async () => ticks(),
+        (n) => n > 0,
+        ROOMY_MS,
+        20,
+      );
+      // The waiting one goes first (else it could start in the slot the running one frees).
+      callers[1]!.abort();
+      const t0 = Date.now();
+      callers[0]!.abort();
+      for (const run of runs) expect(await run).toBeInstanceOf(JobCancelledError);
+      expect(await runs[0]).toMatchObject({ code: 'job_cancelled' });
+      await settlesWithin(ticks, 500, LATE_MS);
+      expect(Date.now() - t0).toBeLessThan(LATE_MS);
+      await eventually(
+        async () => [await count('running'), await count('waiting')],
+        ([r, w]) => r === running0 + 1 && w === waiting0 + 1,
+        LATE_MS,
+        50,
+      );
+      expect(starts).toEqual([0]);
     });
 
     it('close() stops taking jobs and lets the in-flight one finish', async () => {

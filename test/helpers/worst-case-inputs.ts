@@ -73,6 +73,27 @@ export const AIRGAP_SCRUB: readonly WorstCase[] = [
   { name: 'combining marks', make: (n) => repeatTo('a\u0301', n) },
   { name: 'right-to-left marks between digits', make: (n) => repeatTo('\u200f1 ', n) },
   { name: 'emoji and full-width digits', make: (n) => repeatTo('😀１２３ ', n) },
+  // The structured-text pass, field evidence and keep rules (issue 23, item 6).
+  { name: 'CSV rows of state, zip, amount', make: (n) => repeatTo('CA,94642,700.77\n', n, 'state,zip,total\n') },
+  { name: 'one CSV row of many cells', make: (n) => repeatTo('1,', n) },
+  { name: 'unclosed quoted CSV cells', make: (n) => repeatTo('"a,', n, 'a,b,c\n') },
+  { name: 'nested quote markers', make: (n) => repeatTo('> ', n, '', '12 Kingsway\n> London SW1A 1AA') },
+  { name: 'quoted reply lines', make: (n) => repeatTo('> 138 Kingsway\n> London\n> WC2B 6NH\n', n) },
+  { name: 'JSON keys without values', make: (n) => repeatTo('"zip":', n) },
+  { name: 'JSON members', make: (n) => repeatTo('{"zip": "94642", "ssn": "123456789"}\n', n) },
+  { name: 'unclosed JSON strings', make: (n) => repeatTo('"a', n) },
+  { name: 'key=value tokens', make: (n) => repeatTo('a=1 ', n) },
+  { name: 'query strings', make: (n) => repeatTo('zip=94642&', n) },
+  { name: 'form lines', make: (n) => repeatTo('Phone: 020 7946 0958\n', n) },
+  { name: 'dot leaders', make: (n) => repeatTo('.', n, 'Applicant ', ' x') },
+  { name: 'prefixed identifiers', make: (n) => repeatTo('INV-2023-', n) },
+  { name: 'letters glued to digits', make: (n) => repeatTo('a1', n) },
+  { name: 'dotted version parts', make: (n) => repeatTo('1.', n) },
+  { name: 'timestamps', make: (n) => repeatTo('26.09.2025 21:42 ', n) },
+  { name: 'colons between hex groups', make: (n) => repeatTo('ab:', n) },
+  { name: 'tracking words and groups', make: (n) => repeatTo('tracking 1234 ', n) },
+  { name: 'numbers before UK postcodes', make: (n) => repeatTo('12 A, ', n, '', 'SW1A 1AA') },
+  { name: 'exit codes', make: (n) => repeatTo('0044 ', n) },
 ];
 
 /** The issue's inputs at the sizes it timed (before the fix: 1.1 s, 10 s, 50 s). */
@@ -130,6 +151,23 @@ export const HTML: readonly WorstCase[] = [
   { name: 'table cells', make: (n) => repeatTo('<td>1</td>', n, '<body><table><tr>', '</tr></table>') },
   { name: 'meta tags in the head', make: (n) => repeatTo('<meta<meta', n, '<html><head>', ' charset=\t\t=x></head>') },
   { name: 'combining marks', make: (n) => repeatTo('a\u0301', n, '<body><p>', '</p>') },
+  // Past the depth cap (jobs/html-depth-cap.ts, 64 levels) and around it.
+  {
+    name: 'closed chains 150 deep, repeated',
+    make: (n) => repeatTo(`${'<div class="c">'.repeat(150)}text${'</div>'.repeat(150)}`, n, '<body>'),
+  },
+  {
+    name: 'stray end tags under deep nesting',
+    make: (n) => repeatTo('<div>', Math.floor(n / 2), '<body>') + repeatTo('</span>', Math.ceil(n / 2)),
+  },
+  { name: 'deep unclosed inline elements', make: (n) => repeatTo('<span><a href="/x"><b>w ', n, '<body><p>') },
+  { name: 'deep unclosed lists', make: (n) => repeatTo('<ul><li>item ', n, '<body>') },
+  { name: 'deep unclosed tables', make: (n) => repeatTo('<table><tr><td>cell ', n, '<body>') },
+  {
+    name: 'deep sidebars holding text',
+    make: (n) => repeatTo('<div class="sidebar"><p>Some words here.</p>', n, '<body>'),
+  },
+  { name: 'unclosed scripts past the cap', make: (n) => repeatTo('<script>a<div>', n, `<body>${'<div>'.repeat(200)}`) },
 ];
 
 /** summarize (`text`): many tiny sentences, one endless sentence, many lines. */
@@ -139,6 +177,10 @@ export const SUMMARIZE: readonly WorstCase[] = [
   { name: 'many tiny lines', make: (n) => repeatTo('a\n', n) },
   { name: 'repeated punctuation', make: (n) => repeatTo('.!?', n, 'a ') },
   { name: 'combining marks', make: (n) => repeatTo('a\u0301 ', n) },
+  // Furniture and verb-less lines: every sentence the selection tries is refused (core/ai/local/summary-sentences.ts).
+  { name: 'furniture lines', make: (n) => repeatTo('Photo: Getty Images\nAdvertisement\nContinue reading\n', n) },
+  { name: 'verb-less English lines', make: (n) => repeatTo('The big red box of the old town hall and the yard\n', n) },
+  { name: 'long verb-less sentences', make: (n) => repeatTo('the big red box of the old town hall ', n, '', '.') },
 ];
 
 /** x-sentiment (`topic`, at most 2,000 characters): ticker marks, operators, long words. */
@@ -148,3 +190,21 @@ export const X_SENTIMENT: readonly WorstCase[] = [
   { name: 'one long word', make: (n) => repeatTo('a', n) },
   { name: 'many blanks', make: (n) => repeatTo(' ', n, 'BTC', 'up') },
 ];
+
+/**
+ * Honest inputs of a given size (phase W's maximum-size timing, issue 23): the public article pages
+ * (test/corpus/article-extraction) one after another, as one page (their bodies in one <body>) for the HTML SKUs,
+ * and their expected article texts one after another for summarize, cut at `size` characters.
+ */
+export function honestHtml(pages: readonly { html: string }[], size: number): string {
+  const bodies = pages.map((p) => /<body[^>]*>([\s\S]*)<\/body>/i.exec(p.html)?.[1] ?? p.html);
+  let out = '<!doctype html><html><head><title>Pages</title></head><body>';
+  for (let i = 0; out.length < size; i++) out += bodies[i % bodies.length]!;
+  return `${out.slice(0, size - '</body></html>'.length)}</body></html>`;
+}
+
+export function honestText(pages: readonly { expected: string }[], size: number): string {
+  let out = '';
+  for (let i = 0; out.length < size; i++) out += `${pages[i % pages.length]!.expected}\n\n`;
+  return out.slice(0, size);
+}

@@ -256,7 +256,6 @@ function opportunity(n: number, openedMs: number, buy: string, sell: string): Di
     peak_capacity_usd: 5000,
     peak_capacity_capped: false,
     peak_profit_usd: 20,
-    peak_net_bps: 30,
     peak_raw_spread_bps: 50,
     peak_net_spread_bps: 30,
     peak_size_usd: 1000,

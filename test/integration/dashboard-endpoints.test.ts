@@ -86,7 +86,6 @@ function dislocation(id: string, openedMs: number, net: number): DislocationReco
     gas_usd: 0.02,
     peak_capacity_usd: 25_049,
     peak_profit_usd: 13,
-    peak_net_bps: net,
     capacity_capped: false,
     peak_raw_spread_bps: net + 9,
     peak_net_spread_bps: net,

@@ -132,7 +132,6 @@ function disloc(o: Opp): DislocationRecord {
     peak_capacity_usd: o.peakCap,
     peak_capacity_capped: false,
     peak_profit_usd: o.peakProfit,
-    peak_net_bps: o.net,
     peak_raw_spread_bps: o.raw,
     peak_net_spread_bps: o.net,
     peak_size_usd: 10_000,

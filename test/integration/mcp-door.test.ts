@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
@@ -132,6 +132,23 @@ describe('MCP door: tools and free calls', () => {
       ((await mcp.readResource({ uri: `${url}/.well-known/mcp.json` })).contents[0] as { text: string }).text,
     ) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(card.transport).toMatchObject({ type: 'streamable-http', url: `${url}/mcp` });
+    // The card lists exactly what tools/list returns, and the version a current client negotiates.
+    const listed = (await mcp.listTools()).tools.map((t) => t.name);
+    expect((card.tools as { name: string }[]).map((t) => t.name)).toEqual(listed);
+    expect(listed).toContain('discovery');
+    const init = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: card.protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
+    });
+    const negotiated = (await init.json()) as { result: { protocolVersion: string } };
+    expect(negotiated.result.protocolVersion).toBe(card.protocolVersion);
+    expect(card.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
   });
 
   it('an unknown tool is a JSON-RPC InvalidParams error', async () => {

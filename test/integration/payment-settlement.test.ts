@@ -161,6 +161,17 @@ describe('settlement that never collides', () => {
       const body = (await failed.json()) as Record<string, unknown>;
       expect(body).toMatchObject({ code: 'settlement_failed', reason: 'invalid_exact_evm_transaction_failed' });
       expect(body).not.toHaveProperty('route'); // the handler's body is withheld
+      // The buyer reads a stable reason and sentence, not the chain node's own error text.
+      const response = JSON.parse(Buffer.from(failed.headers.get('payment-response') ?? '', 'base64').toString()) as {
+        success: boolean;
+        errorReason: string;
+        errorMessage: string;
+      };
+      expect(response).toMatchObject({
+        success: false,
+        errorReason: 'invalid_exact_evm_transaction_failed',
+        errorMessage: 'the settlement transaction did not succeed on chain',
+      });
       expect(Date.now() - t0).toBeGreaterThanOrEqual(SETTLE_TIMEOUT_MS - 1000); // retried until the deadline
       expect(app.runs.a - runs).toBe(1);
       expect(await dc().balanceOf(payer.address)).toBe(before);

@@ -1,7 +1,8 @@
 /**
  * Light roles: a process loads what its roles use. The worker serves the job SKUs from jobs/job-list.ts and must
- * not pull in the payment stack (viem, @x402/evm, hardhat: the API's), and neither must ingest. Each role is
- * started for real in a child process whose module resolutions are written down (test/helpers/module-recorder.mjs).
+ * not pull in the payment stack (viem, @x402/evm, hardhat: the API's), and neither must ingest. Neither loads Koa:
+ * their /livez, /readyz, /health and /metrics are served on plain node:http (api/ops-server.ts; issue 24). Each role
+ * is started for real in a child process whose module resolutions are written down (test/helpers/module-recorder.mjs).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -39,22 +40,27 @@ async function packagesLoadedBy(role: string): Promise<Set<string>> {
 }
 
 const PAYMENT_STACK = ['viem', '@x402/evm', '@x402/core', 'hardhat'];
+/** The HTTP framework of the api role (and its middleware): the other roles' ops server is node:http. */
+const KOA = (name: string) => name === 'koa' || name.startsWith('koa-') || name.startsWith('@koa/');
 
 describe('what a role loads', () => {
-  it('the worker serves the job SKUs without the payment stack', async () => {
+  it('the worker serves the job SKUs without the payment stack and without Koa', async () => {
     const loaded = await packagesLoadedBy('worker');
     expect(loaded.has('bullmq') || loaded.has('@duckdb/node-api')).toBe(true); // it did start its ports
     expect(PAYMENT_STACK.filter((p) => loaded.has(p))).toEqual([]);
+    expect([...loaded].filter(KOA)).toEqual([]);
   }, 300_000);
 
-  it('ingest loads no payment stack', async () => {
+  it('ingest loads no payment stack and no Koa', async () => {
     const loaded = await packagesLoadedBy('ingest');
     expect(loaded.has('kafkajs') || loaded.has('@duckdb/node-api')).toBe(true);
     expect(PAYMENT_STACK.filter((p) => loaded.has(p))).toEqual([]);
+    expect([...loaded].filter(KOA)).toEqual([]);
   }, 300_000);
 
-  it('the api does load it (the check above can see these packages)', async () => {
+  it('the api does load them (the checks above can see these packages)', async () => {
     const loaded = await packagesLoadedBy('api');
     expect(loaded.has('viem')).toBe(true);
+    expect(loaded.has('koa')).toBe(true);
   }, 300_000);
 });

@@ -25,9 +25,8 @@ import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { answerValue } from '../../api/catalogue/json-text.js';
 import type { Catalogue, PricedSku, SkuCall, SkuRuntime } from '../../api/catalogue/sku.js';
 import { withClosedSliceCache } from '../../api/telemetry/closed-slice-cache.js';
-import { BLOCK_FILLERS } from '../../api/telemetry/slice-block-fillers.js';
 import { coverageSpan } from '../../api/telemetry/window.js';
-import type { SliceBlockFiller, SliceOutcome } from '../../api/telemetry/slice-blocks.js';
+import type { DayBlockDeclaration, SliceBlockFiller, SliceOutcome } from '../../api/telemetry/slice-blocks.js';
 import { AppError } from '../../core/errors.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
@@ -155,7 +154,9 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     const kinds = new Set<string>();
     for (const [id, variants] of Object.entries(VARIANTS)) {
       const sku = catalogue.byId(id)!;
-      const filler = BLOCK_FILLERS[id] as SliceBlockFiller<unknown>;
+      // The route's own filler, declared with it (api/telemetry/<route>/sku.ts).
+      const filler = (sku as PricedSku & DayBlockDeclaration).dayBlock as SliceBlockFiller<unknown>;
+      expect(filler, id).toBeTruthy();
       for (const variant of variants) {
         const sliceMs = filler.sliceMs(sku.input.parse({ ...variant, date: DATE }));
         const slices = Array.from({ length: DAY / sliceMs }, (_, i) => ({

@@ -29,6 +29,7 @@ import { listen, type HttpServer } from '../../api/http-server.js';
 import { createPaymentGate } from '../../api/payment/payment-gate.js';
 import { compactExample, describedBriefly, shortenExample } from '../../api/payment/bazaar-declaration.js';
 import { MemoryReplayGuard } from '../../api/payment/replay-guard.js';
+import { paidCallEvidenceFromConfig } from '../../api/payment/receipts/paid-call-evidence.js';
 import { paidRouteOf } from '../../api/router.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
@@ -61,7 +62,8 @@ interface Declared {
   schema: { properties: { input: { properties: Record<string, unknown> } } };
 }
 
-beforeAll(async () => {
+/** A gate over the stub facilitator, with what `extra` adds (the signed offers), behind a server on loopback. */
+async function gateServer(extra: Partial<Parameters<typeof createPaymentGate>[0]> = {}): Promise<HttpServer> {
   const gate = createPaymentGate({
     ...TEST_PAYMENT_INFO,
     network: 'eip155:8453',
@@ -69,6 +71,7 @@ beforeAll(async () => {
     payTo: TEST_PAYMENT_INFO.payTo as `0x${string}`,
     facilitator: stubFacilitator,
     replayGuard: new MemoryReplayGuard(),
+    ...extra,
   });
   const app = new Koa();
   app.use(async (ctx, next) => {
@@ -77,18 +80,22 @@ beforeAll(async () => {
     await next();
   });
   app.use(gate);
-  http = await listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
+  return listen(app, { HTTP_HOST: '127.0.0.1', HTTP_PORT: 0 });
+}
+
+beforeAll(async () => {
+  http = await gateServer();
 });
 afterAll(() => http?.close());
 
-async function bazaarOf(sku: PricedSku, method: HttpMethod) {
+async function bazaarOf(sku: PricedSku, method: HttpMethod, server: HttpServer = http) {
   const query = new URLSearchParams(
     Object.entries(sku.exampleInput).map(([k, v]): [string, string] => [k, String(v)]),
   ).toString();
   const res =
     method === 'GET'
-      ? await fetch(`${http.url}${sku.path}?${query}`)
-      : await fetch(`${http.url}${sku.path}`, {
+      ? await fetch(`${server.url}${sku.path}?${query}`)
+      : await fetch(`${server.url}${sku.path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(sku.exampleInput),
@@ -149,4 +156,27 @@ describe('Bazaar listing of every paid route', () => {
     expect(result.valid).toBe(false);
     expect(result.errors!.join(' ')).toMatch(/text/);
   });
+});
+
+describe('beside the signed offers (the dev chain mode signs them)', () => {
+  let signed: HttpServer;
+  beforeAll(async () => {
+    const config = loadConfig({ NODE_ENV: 'test', PAYMENT_SIGNING_KEY: `0x${'5a'.repeat(32)}` });
+    signed = await gateServer({ evidence: paidCallEvidenceFromConfig(config)! });
+  });
+  afterAll(() => signed?.close());
+
+  it.each(paid.map(([s, m]) => [`${m} ${s.path}`, s, m] as const))(
+    '%s keeps a valid Bazaar listing and the offers within the header budget',
+    async (_name, sku, method) => {
+      const { header, bazaar } = await bazaarOf(sku, method, signed);
+      expect(header.length).toBeLessThanOrEqual(BUDGET);
+      expect(decodePaymentRequiredHeader(header).extensions).toHaveProperty('offer-receipt');
+      expect(bazaar).toBeDefined();
+      const valid = validateDiscoveryExtension(bazaar as unknown as DiscoveryExtension);
+      expect(valid.errors ?? []).toEqual([]);
+      const input = bazaar.info.input;
+      expect(method === 'GET' ? input.queryParams : input.body).toEqual(sku.exampleInput);
+    },
+  );
 });

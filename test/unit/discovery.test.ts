@@ -94,7 +94,7 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
     paths: Record<string, Record<string, { 'x-price': { atomicUnits: string }; operationId: string }>>;
   };
   const mcp = (await (await get('/.well-known/mcp.json')).json()) as {
-    tools: { _meta: { 'x402/http': { method: string; path: string; pricing: { atomicUnits: string } } } }[];
+    tools: { _meta: { 'x402/http'?: { method: string; path: string; pricing: { atomicUnits: string } } } }[];
   };
   const card = (await (await get('/.well-known/agent-card.json')).json()) as {
     skills: { 'x-x402': { method: string; path: string; pricing: { atomicUnits: string } } }[];
@@ -118,7 +118,9 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
   return {
     discovery: discovery.endpoints.map((e) => triple(e.method, e.path, e.pricing.atomicUnits)),
     openapi: openapiTriples,
-    mcp: mcp.tools.map((t) => t._meta['x402/http']).map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
+    mcp: mcp.tools
+      .flatMap((t) => (t._meta['x402/http'] ? [t._meta['x402/http']] : [])) // the free `discovery` tool has no route
+      .map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
     agentCard: card.skills.map((s) => s['x-x402']).map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
     agent: agent.skills.map((s) => s['x-x402']).map((h) => triple(h.method, h.path, h.pricing.atomicUnits)),
     agentsJson: agentsJson.flows.map((f) => triple(f.method, f.path, f.pricing.atomicUnits)),
@@ -293,17 +295,17 @@ describe('discovery documents (defaults)', () => {
 
   it('accepts the largest input a schema allows, and refuses a body past the limit with 413 before the gate', async () => {
     const post = (body: string) =>
-      fetch(`${server.http.url}/api/v1/rag-shrink`, {
+      fetch(`${server.http.url}/api/v1/code-denoise`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
       });
-    // 1,000,000 characters of HTML (the schema's maximum) with quotes that JSON escapes: over 1 MB on the wire.
-    const html = `<p class="x">${'a"b'.repeat(333_330)}</p>`.slice(0, 1_000_000);
-    const largest = await post(JSON.stringify({ html }));
-    expect(Buffer.byteLength(JSON.stringify({ html }))).toBeGreaterThan(1_000_000);
+    // 1,000,000 characters of code (the schema's maximum) with quotes that JSON escapes: over 1 MB on the wire.
+    const code = `const s = "${'a\\"b'.repeat(250_000)}";`.slice(0, 1_000_000);
+    const largest = await post(JSON.stringify({ code, language: 'javascript' }));
+    expect(Buffer.byteLength(JSON.stringify({ code }))).toBeGreaterThan(1_000_000);
     expect(largest.status, 'validated, then asked to pay').toBe(402);
-    const tooBig = await post(JSON.stringify({ html: 'x'.repeat(DEFAULT_BODY_LIMIT_BYTES + 1) }));
+    const tooBig = await post(JSON.stringify({ code: 'x'.repeat(DEFAULT_BODY_LIMIT_BYTES + 1) }));
     expect(tooBig.status).toBe(413);
     expect(await tooBig.json()).toMatchObject({ code: 'payload_too_large' });
   });

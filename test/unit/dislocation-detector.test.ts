@@ -107,7 +107,7 @@ describe('dislocation detector', () => {
     ]);
     const [, rev1, closed] = revisions as [unknown, (typeof revisions)[0], (typeof revisions)[0]];
     expect(rev1.raw_spread_bps).toBeCloseTo(60, 10); // (2012 - 2000) / 2000
-    expect(rev1.peak_net_bps).toBeCloseTo(45, 10);
+    expect(rev1.peak_net_spread_bps).toBeCloseTo(45, 10);
     // The close keeps what the opportunity had, not the spread that closed it.
     expect(closed.raw_spread_bps).toBeCloseTo(60, 10);
     expect(closed.closed_at_ms).toBe(T + 1600);

@@ -15,6 +15,7 @@ import type { AiProvider } from '../../core/ai/ai-provider.js';
 import { createAirgapScrubProcessor } from '../../jobs/airgap-scrub/processor.js';
 import { createCodeDenoiseProcessor } from '../../jobs/code-denoise/processor.js';
 import { createRagShrinkProcessor } from '../../jobs/rag-shrink/processor.js';
+import { RAG_SHRINK_MAX_HTML } from '../../jobs/rag-shrink/sku.js';
 import { decode, extractHtml } from '../../jobs/stealth-dom/extract.js';
 import { createSummarizeProcessor } from '../../jobs/summarize/processor.js';
 import { createXSentimentProcessor } from '../../jobs/x-sentiment/processor.js';
@@ -139,7 +140,7 @@ describe('code-denoise: worst-case inputs grow linearly', async () => {
 describe('rag-shrink: worst-case inputs grow linearly', async () => {
   const processor = await createRagShrinkProcessor(deps);
   const call: Call = (html) => processor.handle({ html, keepLinks: true }, jobContext());
-  for (const shape of HTML) it(shape.name, () => expectLinear('rag-shrink', shape, call, MAX_TEXT * 5));
+  for (const shape of HTML) it(shape.name, () => expectLinear('rag-shrink', shape, call, RAG_SHRINK_MAX_HTML));
 });
 
 describe('stealth-dom: extraction of worst-case pages grows linearly', () => {

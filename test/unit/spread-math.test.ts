@@ -48,7 +48,7 @@ describe('spread math', () => {
     expect(e.sell_venue).toBe('coinbase');
     expect(e.buy_price).toBe(2000);
     expect(e.sell_price).toBe(2010);
-    expect(e.raw_top_bps).toBeCloseTo(50, 10);
+    expect(e.raw_spread_bps).toBeCloseTo(50, 10);
     expect(e.fees_bps).toBe(10);
     expect(e.gas_usd).toBe(0.5);
     expect(e.steps.map((s) => s.size_usd)).toEqual([1000, 10000, 50000]);
@@ -69,7 +69,7 @@ describe('spread math', () => {
 
   it('derives best net, profit, capacity (zero crossing on the price curves) and depth', () => {
     const e = evaluateDirection(dexQuote(), cexQuote());
-    expect(e.best_net_bps).toBeCloseTo(35, 10);
+    expect(e.net_spread_bps).toBeCloseTo(35, 10);
     expect(e.net_size_usd).toBe(1000);
     expect(e.est_profit_usd).toBeCloseTo(24.465034965, 8);
     expect(e.profit_size_usd).toBe(10000);
@@ -129,12 +129,12 @@ describe('spread math', () => {
   it('finds nothing profitable in the other direction', () => {
     const [, back] = evaluateBothDirections(dexQuote(), cexQuote());
     expect(back.buy_venue).toBe('coinbase');
-    expect(back.raw_top_bps).toBeCloseTo(-59.671805072, 8);
+    expect(back.raw_spread_bps).toBeCloseTo(-59.671805072, 8);
     expect(back.capacity_usd).toBe(0);
     expect(back.est_profit_usd).toBe(0);
     expect(back.profit_size_usd).toBe(0);
     // best net at 1k: raw (1999-2011)/2011 = -59.67, fees 10, gas 5
-    expect(back.best_net_bps).toBeCloseTo(-74.671805072, 8);
+    expect(back.net_spread_bps).toBeCloseTo(-74.671805072, 8);
     expect(back.liquidity_depth_usd).toBe(50000);
     expect(back.capacity_capped).toBe(false);
   });
@@ -165,7 +165,7 @@ describe('spread math', () => {
       cexQuote(),
     );
     // raw 50 - fees 10 - gas 100/1000*1e4 = 1000 bps -> -960
-    expect(gasOnly.best_net_bps).toBeCloseTo(-960, 8);
+    expect(gasOnly.net_spread_bps).toBeCloseTo(-960, 8);
     expect(gasOnly.capacity_usd).toBe(0);
   });
 
@@ -190,7 +190,7 @@ describe('spread math', () => {
     expect(e.capacity_capped).toBe(true);
     const none = evaluateDirection(dexQuote({ ladder: [] }), cexQuote());
     expect(none.steps).toEqual([]);
-    expect(none.best_net_bps).toBeCloseTo(40, 10); // raw_top - fees when no size is fillable
+    expect(none.net_spread_bps).toBeCloseTo(40, 10); // raw_top - fees when no size is fillable
     expect(none.liquidity_depth_usd).toBe(0);
   });
 

@@ -1,16 +1,15 @@
 /**
  * coverage: Telemetry coverage. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
 import { coverageHandler, coverageInput, CoverageOutput, PRE_FLIGHT_PROTECTION, TELEMETRY_VERSION } from './handler.js';
-import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
+import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
-export function coverageSku({ pairs }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function coverageSku({ pairs }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'coverage',
     method: 'GET',
     alsoPost: true,
@@ -58,5 +57,7 @@ export function coverageSku({ pairs }: TelemetrySkuDeps): Sku {
     latencyTargetMs: 100,
     available: true,
     handler: coverageHandler,
+    /** Not a closed slice named by `date`: nothing to fill by day. */
+    dayBlock: null,
   });
 }

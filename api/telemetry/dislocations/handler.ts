@@ -22,7 +22,7 @@ import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { booleanFlag } from '../params.js';
-import { PRECISION as P } from '../precision.js';
+import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
@@ -112,21 +112,26 @@ export function dislocationsPreflight({ input, runtime }: SkuCall<DislocationsIn
   return windowWithinCoverage(runtime.store, input, { pair: input.pair });
 }
 
-const roundRevision = (r: RevisionItem): z.infer<typeof RevisionSchema> => ({
-  revision: r.revision,
-  status: r.status,
-  updated_at: r.updated_at,
-  buy_price: P.price(r.buy_price),
-  sell_price: P.price(r.sell_price),
-  raw_spread_bps: P.bps(r.raw_spread_bps),
-  net_spread_bps: P.bps(r.net_spread_bps),
-  est_profit_usd: P.usd(r.est_profit_usd),
-  profit_size_usd: P.usd(r.profit_size_usd),
-  capacity_usd: P.usd(r.capacity_usd),
-  capacity_capped: r.capacity_capped,
-  liquidity_depth_usd: P.usd(r.liquidity_depth_usd),
-  liquidity_depth_capped: r.liquidity_depth_capped,
-});
+/** How the numbers of an item and of a revision are served (precision.ts); the other fields are exact. */
+const ROUNDINGS = {
+  buy_price: P.price,
+  sell_price: P.price,
+  raw_spread_bps: P.bps,
+  net_spread_bps: P.bps,
+  est_profit_usd: P.usd,
+  profit_size_usd: P.usd,
+  capacity_usd: P.usd,
+  liquidity_depth_usd: P.usd,
+  peak_raw_spread_bps: P.bps,
+  peak_net_spread_bps: P.bps,
+  peak_profit_usd: P.usd,
+  peak_size_usd: P.usd,
+  peak_capacity_usd: P.usd,
+} as const;
+
+/** A stored revision (RevisionItem) as served; an opportunity at its latest revision (OpportunityState) as served. */
+const servedRevision = servedFields(RevisionSchema, ROUNDINGS);
+const servedItem = servedFields(DislocationItem, ROUNDINGS);
 
 export async function dislocationsHandler(
   { input, runtime }: SkuCall<DislocationsInput>,
@@ -180,32 +185,11 @@ function dislocationsAnswer(
     slice_start: slice.slice_start,
     slice_end: slice.slice_end,
     count: slice.count,
-    dislocations: slice.dislocations.map((d) => ({
-      id: d.id,
-      timestamp: d.timestamp,
-      pair: d.pair,
-      buy_venue: d.buy_venue,
-      sell_venue: d.sell_venue,
-      buy_price: P.price(d.buy_price),
-      sell_price: P.price(d.sell_price),
-      raw_spread_bps: P.bps(d.raw_spread_bps),
-      net_spread_bps: P.bps(d.net_spread_bps),
-      est_profit_usd: P.usd(d.est_profit_usd),
-      liquidity_depth_usd: P.usd(d.liquidity_depth_usd),
-      status: d.status,
-      duration_ms: d.duration_ms,
-      liquidity_depth_capped: d.liquidity_depth_capped,
-      capacity_usd: P.usd(d.capacity_usd),
-      capacity_capped: d.capacity_capped,
-      peak_raw_spread_bps: P.bps(d.peak_raw_spread_bps),
-      peak_net_spread_bps: P.bps(d.peak_net_spread_bps),
-      peak_profit_usd: P.usd(d.peak_profit_usd),
-      peak_size_usd: P.usd(d.peak_size_usd),
-      peak_capacity_usd: P.usd(d.peak_capacity_usd),
-      revision_count: d.revision_count,
-      updated_at: d.updated_at,
-      ...(revisions ? { revisions: (revisions.get(d.opportunity_id) ?? []).map(roundRevision) } : {}),
-    })),
+    dislocations: slice.dislocations.map((d) => {
+      const item = servedItem(d);
+      if (revisions) item.revisions = (revisions.get(d.opportunity_id) ?? []).map(servedRevision);
+      return item;
+    }),
     source: sourceText(venues, slice.source, runtime.config.MARKET_SOURCE),
   };
 }

@@ -1,16 +1,21 @@
 /**
  * dislocations: CEX/DEX dislocations. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { dislocationsHandler, dislocationsInput, DislocationsOutput, dislocationsPreflight } from './handler.js';
-import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
+import {
+  dislocationsHandler,
+  dislocationsInput,
+  DislocationsOutput,
+  dislocationsPreflight,
+  dislocationsBlock,
+} from './handler.js';
+import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
-export function dislocationsSku({ pairs }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function dislocationsSku({ pairs }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'dislocations',
     method: 'GET',
     alsoPost: true,
@@ -63,5 +68,6 @@ export function dislocationsSku({ pairs }: TelemetrySkuDeps): Sku {
     available: true,
     preflight: dislocationsPreflight,
     handler: dislocationsHandler,
+    dayBlock: dislocationsBlock,
   });
 }

@@ -24,7 +24,7 @@ import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
-import { orNull, PRECISION as P } from '../precision.js';
+import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
@@ -127,37 +127,43 @@ const noSamples = (window: TimeWindow, input: ExecutionLatencyInput) =>
     input.venue !== undefined ? 'venue' : undefined,
   );
 
+/** The statistics as served (precision.ts): milliseconds to 1 decimal, the fill rate to 2 decimals. */
+const servedLatency = servedFields(ExecutionLatencyOutput, {
+  p50_latency_ms: P.ms,
+  p90_latency_ms: P.ms,
+  p99_latency_ms: P.ms,
+  min_latency_ms: P.ms,
+  max_latency_ms: P.ms,
+  avg_latency_ms: P.ms,
+  fill_rate_pct: P.pct,
+  cex_rest_ms: P.ms,
+  dex_base_ms: P.ms,
+});
+
+type LatencyStatistic =
+  'p50_latency_ms' | 'p90_latency_ms' | 'p99_latency_ms' | 'min_latency_ms' | 'max_latency_ms' | 'avg_latency_ms';
+
+/** Every statistic is there (they are null together, in a slice without a successful sample). */
+const measured = (s: ExecutionLatency): s is ExecutionLatency & Record<LatencyStatistic, number> =>
+  s.p50_latency_ms !== null &&
+  s.p90_latency_ms !== null &&
+  s.p99_latency_ms !== null &&
+  s.min_latency_ms !== null &&
+  s.max_latency_ms !== null &&
+  s.avg_latency_ms !== null;
+
 function latencyAnswer(
   stats: ExecutionLatency,
   window: TimeWindow,
   input: ExecutionLatencyInput,
   runtime: SkuRuntime,
 ): ExecutionLatencyOutput {
-  const need = (v: number | null) => {
-    if (v === null) throw noDataInWindow(window, 'latency samples');
-    return v;
-  };
+  if (!measured(stats)) throw noDataInWindow(window, 'latency samples');
   const venues =
     input.venue === undefined
       ? [runtime.config.CEX_EXCHANGE, 'base_rpc']
       : input.venue === DEX_VENUE_FILTER
         ? ['base_rpc']
         : [input.venue];
-  return {
-    slice_start: stats.slice_start,
-    slice_end: stats.slice_end,
-    sample_count: stats.sample_count,
-    p50_latency_ms: P.ms(need(stats.p50_latency_ms)),
-    p90_latency_ms: P.ms(need(stats.p90_latency_ms)),
-    p99_latency_ms: P.ms(need(stats.p99_latency_ms)),
-    min_latency_ms: P.ms(need(stats.min_latency_ms)),
-    max_latency_ms: P.ms(need(stats.max_latency_ms)),
-    avg_latency_ms: P.ms(need(stats.avg_latency_ms)),
-    fill_rate_pct: orNull(P.pct)(stats.fill_rate_pct),
-    venues: {
-      cex_rest_ms: orNull(P.ms)(stats.venues.cex_rest_ms),
-      dex_base_ms: orNull(P.ms)(stats.venues.dex_base_ms),
-    },
-    source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE),
-  };
+  return servedLatency({ ...stats, source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE) });
 }

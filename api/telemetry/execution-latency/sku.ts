@@ -1,21 +1,21 @@
 /**
  * execution-latency: Venue execution latency. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
 import {
   executionLatencyHandler,
   executionLatencyInput,
   ExecutionLatencyOutput,
   executionLatencyPreflight,
+  executionLatencyBlock,
 } from './handler.js';
-import type { TelemetrySkuDeps } from '../telemetry-sku.js';
+import { defineTelemetrySku, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
-export function executionLatencySku({ config }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function executionLatencySku({ config }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'execution-latency',
     method: 'GET',
     alsoPost: true,
@@ -48,5 +48,6 @@ export function executionLatencySku({ config }: TelemetrySkuDeps): Sku {
     available: true,
     preflight: executionLatencyPreflight,
     handler: executionLatencyHandler,
+    dayBlock: executionLatencyBlock,
   });
 }

@@ -1,21 +1,20 @@
 /**
  * impact-simulation: Pre-trade impact simulation. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
 import {
   impactSimulationHandler,
   impactSimulationInput,
   ImpactSimulationOutput,
   impactSimulationPreflight,
 } from './handler.js';
-import type { TelemetrySkuDeps } from '../telemetry-sku.js';
+import { defineTelemetrySku, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
-export function impactSimulationSku({ pairs }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function impactSimulationSku({ pairs }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'impact-simulation',
     method: 'POST',
     path: '/api/v1/crypto/impact-simulation',
@@ -55,5 +54,7 @@ export function impactSimulationSku({ pairs }: TelemetrySkuDeps): Sku {
     available: true,
     preflight: impactSimulationPreflight,
     handler: impactSimulationHandler,
+    /** Not a closed slice named by `date`: nothing to fill by day. */
+    dayBlock: null,
   });
 }

@@ -14,11 +14,10 @@ import {
   shadowCapacity,
   shadowCapacityBySlice,
   type ShadowCapacity,
-  type ShadowCapacityGroup,
 } from '../../../core/store/tables/shadow-capacity.js';
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
-import { orNull, PRECISION as P } from '../precision.js';
+import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
@@ -88,27 +87,20 @@ export function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapaci
   return windowWithinCoverage(runtime.store, input, input.pair === undefined ? {} : { pair: input.pair });
 }
 
-/** One group of figures, rounded (precision.ts: USD to cents, percentages to 2 decimals). */
-const group = (g: ShadowCapacityGroup) => ({
-  opportunities: g.opportunities,
-  actionable_opportunities: g.actionable_opportunities,
-  available_volume_usd: P.usd(g.available_volume_usd),
-  captured_volume_usd: P.usd(g.captured_volume_usd),
-  uncaptured_volume_usd: P.usd(g.uncaptured_volume_usd),
-  capture_rate_pct: orNull(P.pct)(g.capture_rate_pct),
-  est_uncaptured_profit_usd: P.usd(g.est_uncaptured_profit_usd),
-  avg_capacity_usd: P.usd(g.avg_capacity_usd),
-  max_capacity_usd: P.usd(g.max_capacity_usd),
-  max_capacity_capped: g.max_capacity_capped,
-  time_weighted_capacity_usd: P.usd(g.time_weighted_capacity_usd),
-  capital_required_usd: { cex: P.usd(g.capital_required_usd.cex), base_dex: P.usd(g.capital_required_usd.base_dex) },
-  capital_split_usd: {
-    cex: { quote_usd: P.usd(g.capital_split_usd.cex.quote_usd), base_usd: P.usd(g.capital_split_usd.cex.base_usd) },
-    base_dex: {
-      quote_usd: P.usd(g.capital_split_usd.base_dex.quote_usd),
-      base_usd: P.usd(g.capital_split_usd.base_dex.base_usd),
-    },
-  },
+/** The answer as served (precision.ts): USD amounts to cents, the capture rate to 2 decimals; counts exact. */
+const servedCapacity = servedFields(ShadowCapacityOutput, {
+  available_volume_usd: P.usd,
+  captured_volume_usd: P.usd,
+  uncaptured_volume_usd: P.usd,
+  capture_rate_pct: P.pct,
+  est_uncaptured_profit_usd: P.usd,
+  avg_capacity_usd: P.usd,
+  max_capacity_usd: P.usd,
+  time_weighted_capacity_usd: P.usd,
+  cex: P.usd,
+  base_dex: P.usd,
+  quote_usd: P.usd,
+  base_usd: P.usd,
 });
 
 export async function shadowCapacityHandler(
@@ -146,16 +138,12 @@ function shadowCapacityAnswer(
   const venues = pairs.flatMap((p) =>
     pairVenues(runtime.config.CEX_EXCHANGE, runtime.pairs.pairs.find((x) => x.pair === p)?.dex ?? []),
   );
-  return {
-    slice_start: result.slice_start,
-    slice_end: result.slice_end,
-    pair: result.pair,
-    ...group(result),
-    pairs: result.pairs.map((p) => ({ pair: p.pair, ...group(p) })),
+  return servedCapacity({
+    ...result,
     source: sourceText(
       venues.length ? venues : [runtime.config.CEX_EXCHANGE],
       result.source,
       runtime.config.MARKET_SOURCE,
     ),
-  };
+  });
 }

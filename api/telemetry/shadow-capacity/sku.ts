@@ -1,18 +1,18 @@
 /**
  * shadow-capacity: Shadow (uncaptured) arbitrage capacity. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
 import {
   shadowCapacityHandler,
   shadowCapacityInput,
   ShadowCapacityOutput,
   shadowCapacityPreflight,
+  shadowCapacityBlock,
 } from './handler.js';
-import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
+import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 /** One capacity group of the example (overall and per pair). */
 const capacityGroup = {
@@ -31,8 +31,8 @@ const capacityGroup = {
   capital_split_usd: { cex: { quote_usd: 0, base_usd: 26463.5 }, base_dex: { quote_usd: 26463.5, base_usd: 0 } },
 };
 
-export function shadowCapacitySku({ pairs }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function shadowCapacitySku({ pairs }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'shadow-capacity',
     method: 'GET',
     alsoPost: true,
@@ -59,5 +59,6 @@ export function shadowCapacitySku({ pairs }: TelemetrySkuDeps): Sku {
     available: true,
     preflight: shadowCapacityPreflight,
     handler: shadowCapacityHandler,
+    dayBlock: shadowCapacityBlock,
   });
 }

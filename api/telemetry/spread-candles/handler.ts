@@ -23,7 +23,7 @@ import {
 import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
 import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
-import { PRECISION as P } from '../precision.js';
+import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { hasRows, noDataInWindow, pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
@@ -141,22 +141,21 @@ function closedBaseCandles(store: Store, pair: string, fromMs: number, toMs: num
   return read;
 }
 
+/** A candle as served (precision.ts): spreads to 2 decimals, the depth to cents; the source names the venues. */
+const servedCandle = servedFields(SpreadCandlesOutput, {
+  open_raw_spread_bps: P.bps,
+  high_raw_spread_bps: P.bps,
+  low_raw_spread_bps: P.bps,
+  close_raw_spread_bps: P.bps,
+  avg_net_spread_bps: P.bps,
+  max_net_spread_bps: P.bps,
+  volume_depth_usd: P.usd,
+});
+
 function candleAnswer(candle: SpreadCandle, runtime: SkuRuntime): SpreadCandlesOutput {
   const pools = runtime.pairs.pairs.find((p) => p.pair === candle.pair)?.dex ?? [];
-  return {
-    pair: candle.pair,
-    interval: candle.interval,
-    slice_start: candle.slice_start,
-    slice_end: candle.slice_end,
-    open_raw_spread_bps: P.bps(candle.open_raw_spread_bps),
-    high_raw_spread_bps: P.bps(candle.high_raw_spread_bps),
-    low_raw_spread_bps: P.bps(candle.low_raw_spread_bps),
-    close_raw_spread_bps: P.bps(candle.close_raw_spread_bps),
-    avg_net_spread_bps: P.bps(candle.avg_net_spread_bps),
-    max_net_spread_bps: P.bps(candle.max_net_spread_bps),
-    volume_depth_usd: P.usd(candle.volume_depth_usd),
-    volume_depth_capped: candle.volume_depth_capped,
-    dislocation_count: candle.dislocation_count,
+  return servedCandle({
+    ...candle,
     source: sourceText(pairVenues(runtime.config.CEX_EXCHANGE, pools), candle.source, runtime.config.MARKET_SOURCE),
-  };
+  });
 }

@@ -1,16 +1,21 @@
 /**
  * spread-candles: CEX/DEX spread candles. The whole public contract of the telemetry SKU (route,
  * price, input and output schemas, examples, description, latency) and its
- * runtime (pre-flight and handler, beside it). The catalogue lists it in
+ * runtime (pre-flight, handler and day-block filler, beside it). The catalogue lists it in
  * api/catalogue/sku-list.ts; its input schema is built from the pairs
  * catalogue and config, hence a function of them.
  */
-import { defineSku, type Sku } from '../../catalogue/sku.js';
-import { spreadCandlesHandler, spreadCandlesInput, SpreadCandlesOutput, spreadCandlesPreflight } from './handler.js';
-import { LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
+import {
+  spreadCandlesHandler,
+  spreadCandlesInput,
+  SpreadCandlesOutput,
+  spreadCandlesPreflight,
+  spreadCandlesBlock,
+} from './handler.js';
+import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
-export function spreadCandlesSku({ pairs }: TelemetrySkuDeps): Sku {
-  return defineSku({
+export function spreadCandlesSku({ pairs }: TelemetrySkuDeps) {
+  return defineTelemetrySku({
     id: 'spread-candles',
     method: 'GET',
     alsoPost: true,
@@ -45,5 +50,6 @@ export function spreadCandlesSku({ pairs }: TelemetrySkuDeps): Sku {
     available: true,
     preflight: spreadCandlesPreflight,
     handler: spreadCandlesHandler,
+    dayBlock: spreadCandlesBlock,
   });
 }

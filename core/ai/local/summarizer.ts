@@ -6,13 +6,20 @@
  *  2. each sentence is embedded by the local embedder (word vectors and
  *     character n-grams, core/ai/local/embedder.ts), so sentences that say
  *     the same thing in other words are still linked;
+ *     Fragments under five words are left out (never picked, see 4), unless
+ *     the text has nothing else;
  *  3. a graph with edge weights max(0, cosine) between every two sentences,
  *     ranked by PageRank (damping 0.85) with a mild teleport prior toward
  *     early sentences and against fragments under six words (headings,
  *     captions);
  *  4. selection by maximal marginal relevance (rank minus redundancy with
  *     what is already chosen, λ = 0.75) while the word budget allows,
- *     skipping sentences that do not fit; laid out by composeSummary
+ *     skipping sentences that do not fit and sentences that are no summary
+ *     sentence (summary-sentences.ts: fragments under five words, page
+ *     furniture, English without a verb). The budget is a maximum, not a
+ *     target: no sentence is cut to fill it, and the first pick is the best
+ *     that fits (only when no sentence fits is the best one cut, by
+ *     composeSummary, to return something); laid out by composeSummary
  *     (core/ai/summary-format.ts): bullets and paragraph in text order,
  *     executive with the best-ranked sentence as its lead.
  *
@@ -23,14 +30,17 @@
 import type { SummaryFormat, SummaryResult } from '../ai-provider.js';
 import { dot } from '../chunking.js';
 import { composeSummary } from '../summary-format.js';
-import { countWords, splitSentences, truncateWords } from '../text.js';
+import { countWords, splitSentences } from '../text.js';
 import type { LocalEmbedder } from './embedder.js';
+import { isSummarySentence, MIN_SENTENCE_WORDS } from './summary-sentences.js';
 
 const DAMPING = 0.85;
 const ITERATIONS = 50;
 const MMR_LAMBDA = 0.75;
 const MAX_GRAPH = 400;
 const SHORT_SENTENCE_WORDS = 6;
+/** Sentences the selection may refuse (summary-sentences.ts) before it gives up looking (see select). */
+const MAX_REFUSED = 40;
 
 interface Candidate {
   text: string;
@@ -58,11 +68,16 @@ export class LocalSummarizer {
     if (!sentences.length) return composeSummary(format, { points: [] }, maxWords, this.model, text);
     let candidates: Candidate[] = [];
     let sliceStart = performance.now();
+    // Fragments (under MIN_SENTENCE_WORDS words: labels, list numbers, headings, captions) are never picked, so
+    // they are not embedded either, unless the text has nothing else (then its first MAX_GRAPH lines).
+    const whole = sentences.map((s) => countWords(s.text));
+    const fragmentsOnly = !whole.some((n) => n >= MIN_SENTENCE_WORDS);
     for (const [position, s] of sentences.entries()) {
+      if (fragmentsOnly ? position >= MAX_GRAPH : whole[position]! < MIN_SENTENCE_WORDS) continue;
       candidates.push({
         text: s.text,
         position,
-        words: countWords(s.text),
+        words: whole[position]!,
         vector: this.embedder.embed(s.text),
         rank: 0,
       });
@@ -160,7 +175,12 @@ function rank(candidates: Candidate[]): void {
   for (let i = 0; i < n; i++) candidates[i]!.rank = pr[i]! * Math.min(1, candidates[i]!.words / SHORT_SENTENCE_WORDS);
 }
 
-/** Maximal marginal relevance under the word budget; the first chosen is the best ranked that fits (or the best ranked, cut later). */
+/**
+ * Maximal marginal relevance under the word budget, among the sentences isSummarySentence accepts (asked only of the
+ * sentence about to be picked, and at most MAX_REFUSED refused); when none fits, the best-ranked acceptable sentence
+ * (or, with none acceptable among the next MAX_REFUSED, the best-ranked one) alone, which composeSummary cuts to the
+ * budget.
+ */
 function select(candidates: Candidate[], budget: number): Candidate[] {
   const byRank = [...candidates].sort((a, b) => b.rank - a.rank);
   const top = byRank[0]!.rank || 1;
@@ -171,11 +191,19 @@ function select(candidates: Candidate[], budget: number): Candidate[] {
   // dot product per candidate and choice, where recomputing it against every chosen sentence at every step was
   // cubic (4 s for 250 one-word lines).
   const redundancy = new Map<Candidate, number>(byRank.map((c) => [c, 0]));
+  // Verdicts by text: furniture repeats itself ("Advertisement" under every other paragraph).
+  const verdicts = new Map<string, boolean>();
+  let refused = 0;
+  const acceptable = (c: Candidate) => {
+    let v = verdicts.get(c.text);
+    if (v === undefined) verdicts.set(c.text, (v = isSummarySentence(c.text)));
+    return v;
+  };
   while (remaining.size) {
     let best: Candidate | undefined;
     let bestScore = -Infinity;
     for (const c of remaining) {
-      if (chosen.length && used + c.words > budget) continue;
+      if (used + c.words > budget) continue;
       const score = MMR_LAMBDA * (c.rank / top) - (1 - MMR_LAMBDA) * redundancy.get(c)!;
       if (score > bestScore) {
         bestScore = score;
@@ -183,19 +211,22 @@ function select(candidates: Candidate[], budget: number): Candidate[] {
       }
     }
     if (!best) break;
+    remaining.delete(best);
+    if (!acceptable(best)) {
+      // A text whose best MAX_REFUSED sentences are all refused has none worth a longer search (and the verb
+      // check's tagger costs milliseconds a sentence).
+      if (++refused >= MAX_REFUSED) break;
+      continue;
+    }
     chosen.push(best);
     used += best.words;
-    remaining.delete(best);
     if (used >= budget) break;
     for (const c of remaining) redundancy.set(c, Math.max(redundancy.get(c)!, dot(c.vector, best.vector)));
   }
-  // Within 10 % of the budget: when only sentences longer than what is left remain, the best ranked of them
-  // fills the rest, cut at a word boundary (composeSummary keeps a cut point, marked with `…`).
-  const left = budget - used;
-  if (chosen.length && left > 0 && used < 0.9 * budget && remaining.size) {
-    const filler = [...remaining].sort((a, b) => b.rank - a.rank)[0]!;
-    const cut = truncateWords(filler.text, left).replace(/[\s,;:.-]+$/u, '');
-    if (countWords(cut) >= Math.min(4, left)) chosen.push({ ...filler, text: `${cut}…`, words: countWords(cut) });
+  if (chosen.length) return chosen;
+  for (const c of byRank) {
+    if (acceptable(c)) return [c];
+    if (++refused >= 2 * MAX_REFUSED) break;
   }
-  return chosen;
+  return [byRank[0]!];
 }

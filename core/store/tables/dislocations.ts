@@ -5,76 +5,47 @@
  * insert, the dislocations list, shadow capacity and counts. Formulas:
  * docs/metrics.md.
  */
-import type { DislocationEvent } from '../../events/market.js';
+import { z } from 'zod';
+import { DislocationEvent, DislocationNumbers, DislocationPeaks, RevisionNumbers } from '../../events/market.js';
 import { sql, type Sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { BASE_SLICE_MS, bySlice, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
+import { keysOf, RecordColumns } from './record-columns.js';
 
-/** A dislocation revision as stored: the published DislocationEvent plus what the analytics need. */
-export interface DislocationRecord extends DislocationEvent {
-  capacity_capped: boolean;
-  liquidity_depth_capped: boolean;
-  peak_raw_spread_bps: number;
-  peak_net_spread_bps: number;
-  peak_size_usd: number;
-  /** The peak capacity was a lower bound (net still positive at the depth). */
-  peak_capacity_capped: boolean;
-  /** Public numeric id: 52 bits of sha256(opportunity_id). */
-  numeric_id: number;
+/**
+ * A dislocation revision as stored: the published DislocationEvent with
+ * every field present, the numbers the revision also records
+ * (RevisionNumbers), and what the analytics need.
+ */
+export const DislocationRecord = DislocationEvent.required().extend(RevisionNumbers.shape).extend({
+  /** Public numeric id: 52 bits of sha256(opportunity_id) (the item's `id`). */
+  numeric_id: z.number().int(),
   /** Quote whose evaluation produced this revision. */
-  trigger_event_id: string;
-  /** Ladder size of the best net spread, and of the best profit. */
-  net_size_usd: number;
-  profit_size_usd: number;
-  fees_bps: number;
-  gas_usd: number;
-  peak_capacity_usd: number;
-  peak_profit_usd: number;
-  peak_net_bps: number;
+  trigger_event_id: z.string(),
+  peak_capacity_usd: z.number(),
+  /** The peak capacity was a lower bound (net still positive at the depth). */
+  peak_capacity_capped: z.boolean(),
   /** Integral of capacity over the life so far (USD x ms). */
-  capacity_usd_ms: number;
-  closed_at_ms: number | null;
-}
+  capacity_usd_ms: z.number(),
+  closed_at_ms: z.number().int().nullable(),
+});
+export type DislocationRecord = z.output<typeof DislocationRecord>;
+
+/**
+ * The columns of `dislocations` (sql/<dialect>/002_market_data.sql, 003_*):
+ * one per record field, named as the field except these (named first; see
+ * record-columns.ts), plus `opened_at` and `ts`, the second-precision
+ * DateTimes of opened_at_ms and updated_at_ms that partition and index the
+ * table.
+ */
+export const DISLOCATION_COLUMNS = new RecordColumns(DislocationRecord, {
+  numeric_id: 'id',
+  peak_raw_spread_bps: 'peak_raw_bps',
+  peak_net_spread_bps: 'peak_net_bps',
+});
 
 export function dislocationRow(d: DislocationRecord): Row {
-  return {
-    event_id: d.event_id,
-    opportunity_id: d.opportunity_id,
-    id: d.numeric_id,
-    revision: d.revision,
-    pair: d.pair,
-    buy_venue: d.buy_venue,
-    sell_venue: d.sell_venue,
-    buy_price: d.buy_price,
-    sell_price: d.sell_price,
-    raw_spread_bps: d.raw_spread_bps,
-    net_spread_bps: d.net_spread_bps,
-    net_size_usd: d.net_size_usd,
-    est_profit_usd: d.est_profit_usd,
-    profit_size_usd: d.profit_size_usd,
-    capacity_usd: d.capacity_usd,
-    capacity_capped: d.capacity_capped ? 1 : 0,
-    liquidity_depth_usd: d.liquidity_depth_usd,
-    liquidity_depth_capped: d.liquidity_depth_capped ? 1 : 0,
-    fees_bps: d.fees_bps,
-    gas_usd: d.gas_usd,
-    status: d.status,
-    opened_at: new Date(d.opened_at_ms),
-    opened_at_ms: d.opened_at_ms,
-    ts: new Date(d.updated_at_ms),
-    updated_at_ms: d.updated_at_ms,
-    duration_ms: d.duration_ms,
-    closed_at_ms: d.closed_at_ms,
-    peak_capacity_usd: d.peak_capacity_usd,
-    peak_capacity_capped: d.peak_capacity_capped ? 1 : 0,
-    peak_profit_usd: d.peak_profit_usd,
-    peak_net_bps: d.peak_net_bps,
-    peak_raw_bps: d.peak_raw_spread_bps,
-    peak_size_usd: d.peak_size_usd,
-    capacity_usd_ms: d.capacity_usd_ms,
-    trigger_event_id: d.trigger_event_id,
-    source: d.source,
-  };
+  return DISLOCATION_COLUMNS.rowOf(d, { opened_at: new Date(d.opened_at_ms), ts: new Date(d.updated_at_ms) });
 }
 
 export async function insertDislocations(store: Store, records: DislocationRecord[]): Promise<void> {
@@ -82,106 +53,89 @@ export async function insertDislocations(store: Store, records: DislocationRecor
   await store.insert('dislocations', records.map(dislocationRow));
 }
 
+/** What an opportunity is read with at its latest revision (argMax by revision). */
+const LATEST_FIELDS = [
+  'numeric_id',
+  'pair',
+  'buy_venue',
+  'sell_venue',
+  'status',
+  'duration_ms',
+  ...keysOf(DislocationNumbers),
+  ...keysOf(DislocationPeaks),
+  'peak_capacity_usd',
+  'peak_capacity_capped',
+  'capacity_usd_ms',
+  'fees_bps',
+  'source',
+] as const;
+type LatestField = Exclude<(typeof LATEST_FIELDS)[number], 'numeric_id'>;
+
 /**
- * The public item of the dislocations response (gateway spec fields, then the
- * measurements' markers, the peaks and the revision count), at the latest
- * revision of the opportunity.
+ * An opportunity at its latest revision (latest per opportunity via argMax by
+ * revision; duplicates cannot change it), its fields named as the record's,
+ * plus the public item's `id`, `timestamp` (opened), `updated_at` and
+ * `revision_count` (api/telemetry/dislocations serves it, rounded).
  */
-export interface DislocationItem {
+export type OpportunityState = LatestRevision<LatestField> & {
   id: number;
   timestamp: string;
-  pair: string;
-  buy_venue: string;
-  sell_venue: string;
-  buy_price: number;
-  sell_price: number;
-  raw_spread_bps: number;
-  net_spread_bps: number;
-  est_profit_usd: number;
-  liquidity_depth_usd: number;
-  status: DislocationEvent['status'];
-  duration_ms: number;
-  liquidity_depth_capped: boolean;
-  capacity_usd: number;
-  capacity_capped: boolean;
-  peak_raw_spread_bps: number;
-  peak_net_spread_bps: number;
-  peak_profit_usd: number;
-  peak_size_usd: number;
-  peak_capacity_usd: number;
-  revision_count: number;
   updated_at: string;
-}
+  revision_count: number;
+};
 
-/** The latest revision of every opportunity opened in the window (latest per opportunity via argMax by revision; duplicates cannot change it). */
-export interface OpportunityState extends DislocationItem {
-  opportunity_id: string;
-  revision: number;
-  opened_at_ms: number;
-  updated_at_ms: number;
-  peak_capacity_capped: boolean;
-  capacity_usd_ms: number;
-  fees_bps: number;
-  source: string;
-}
+type RecordField = keyof DislocationRecord & string;
 
-function latestRevisions(where: Sql): Sql {
-  return sql`
-    SELECT opportunity_id, max(revision) AS rev,
-      argMax(id, revision) AS id_, argMax(pair, revision) AS pair_, argMax(buy_venue, revision) AS buy_venue_,
-      argMax(sell_venue, revision) AS sell_venue_, argMax(buy_price, revision) AS buy_price_, argMax(sell_price, revision) AS sell_price_,
-      argMax(raw_spread_bps, revision) AS raw_, argMax(net_spread_bps, revision) AS net_, argMax(est_profit_usd, revision) AS profit_,
-      argMax(liquidity_depth_usd, revision) AS depth_, argMax(liquidity_depth_capped, revision) AS depth_capped_,
-      argMax(status, revision) AS status_, argMax(duration_ms, revision) AS duration_,
-      min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms,
-      argMax(capacity_usd, revision) AS capacity_, argMax(capacity_capped, revision) AS capacity_capped_,
-      argMax(peak_raw_bps, revision) AS peak_raw_, argMax(peak_net_bps, revision) AS peak_net_,
-      argMax(peak_profit_usd, revision) AS peak_profit_, argMax(peak_size_usd, revision) AS peak_size_,
-      argMax(peak_capacity_usd, revision) AS peak_capacity_, argMax(peak_capacity_capped, revision) AS peak_capacity_capped_,
-      argMax(capacity_usd_ms, revision) AS capacity_ms_, argMax(fees_bps, revision) AS fees_, argMax(source, revision) AS source_
+/** An opportunity at its latest revision: some of its fields, its id, revision and times (opened, latest revision). */
+export type LatestRevision<K extends RecordField> = Pick<
+  DislocationRecord,
+  K | 'opportunity_id' | 'revision' | 'opened_at_ms' | 'updated_at_ms'
+>;
+
+/**
+ * The opportunities matching `where` (on the revisions), each at its latest
+ * revision (argMax by revision; duplicates of a revision cannot change it)
+ * with `fields` of that revision, oldest opening first.
+ */
+export async function latestRevisions<K extends RecordField>(
+  store: Store,
+  fields: readonly K[],
+  where: Sql,
+): Promise<LatestRevision<K>[]> {
+  const rows = await store.query(sql`
+    SELECT opportunity_id, max(revision) AS rev, min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms,
+      ${DISLOCATION_COLUMNS.selectEach(fields, (column) => sql`argMax(${column}, revision)`)}
     FROM dislocations
     WHERE ${where}
     GROUP BY opportunity_id
-    ORDER BY opened_ms, opportunity_id`;
+    ORDER BY opened_ms, opportunity_id`);
+  return rows.map(
+    (r) =>
+      ({
+        ...DISLOCATION_COLUMNS.read(r, fields),
+        opportunity_id: String(r.opportunity_id),
+        revision: num(r.rev),
+        opened_at_ms: num(r.opened_ms),
+        updated_at_ms: num(r.updated_ms),
+      }) as LatestRevision<K>,
+  );
 }
 
-function opportunityFromRow(r: Row): OpportunityState {
+function opportunityOf({ numeric_id, ...latest }: LatestRevision<(typeof LATEST_FIELDS)[number]>): OpportunityState {
   return {
-    id: num(r.id_),
-    timestamp: new Date(num(r.opened_ms)).toISOString(),
-    pair: String(r.pair_),
-    buy_venue: String(r.buy_venue_),
-    sell_venue: String(r.sell_venue_),
-    buy_price: num(r.buy_price_),
-    sell_price: num(r.sell_price_),
-    raw_spread_bps: num(r.raw_),
-    net_spread_bps: num(r.net_),
-    est_profit_usd: num(r.profit_),
-    liquidity_depth_usd: num(r.depth_),
-    status: String(r.status_) as DislocationEvent['status'],
-    duration_ms: num(r.duration_),
-    liquidity_depth_capped: num(r.depth_capped_) === 1,
-    capacity_usd: num(r.capacity_),
-    capacity_capped: num(r.capacity_capped_) === 1,
-    peak_raw_spread_bps: num(r.peak_raw_),
-    peak_net_spread_bps: num(r.peak_net_),
-    peak_profit_usd: num(r.peak_profit_),
-    peak_size_usd: num(r.peak_size_),
-    peak_capacity_usd: num(r.peak_capacity_),
-    revision_count: num(r.rev) + 1,
-    updated_at: new Date(num(r.updated_ms)).toISOString(),
-    opportunity_id: String(r.opportunity_id),
-    revision: num(r.rev),
-    opened_at_ms: num(r.opened_ms),
-    updated_at_ms: num(r.updated_ms),
-    peak_capacity_capped: num(r.peak_capacity_capped_) === 1,
-    capacity_usd_ms: num(r.capacity_ms_),
-    fees_bps: num(r.fees_),
-    source: String(r.source_),
+    ...latest,
+    id: numeric_id,
+    timestamp: new Date(latest.opened_at_ms).toISOString(),
+    updated_at: new Date(latest.updated_at_ms).toISOString(),
+    revision_count: latest.revision + 1,
   };
 }
 
 const openedIn = (fromMs: number, toMs: number) => timeRange(sql`opened_at`, sql`opened_at_ms`, fromMs, toMs);
+
+/** Revisions of the opportunities opened in [fromMs, toMs), optionally of one pair. */
+export const openedInSlice = (fromMs: number, toMs: number, pair?: string): Sql =>
+  pair === undefined ? openedIn(fromMs, toMs) : sql`pair = ${pair} AND ${openedIn(fromMs, toMs)}`;
 
 /** Opportunities opened in [fromMs, toMs) (optionally one pair), each at its latest revision, oldest first. */
 export async function opportunitiesInSlice(
@@ -190,8 +144,7 @@ export async function opportunitiesInSlice(
   toMs: number,
   pair?: string,
 ): Promise<OpportunityState[]> {
-  const where = pair === undefined ? openedIn(fromMs, toMs) : sql`pair = ${pair} AND ${openedIn(fromMs, toMs)}`;
-  return (await store.query(latestRevisions(where))).map(opportunityFromRow);
+  return (await latestRevisions(store, LATEST_FIELDS, openedInSlice(fromMs, toMs, pair))).map(opportunityOf);
 }
 
 export interface DislocationsSlice {
@@ -199,7 +152,7 @@ export interface DislocationsSlice {
   slice_start: string;
   slice_end: string;
   count: number;
-  dislocations: (DislocationItem & { opportunity_id: string })[];
+  dislocations: OpportunityState[];
   source: string | undefined;
 }
 
@@ -235,39 +188,14 @@ function dislocationsSliceOf(
   pair: string,
   fromMs: number,
   toMs: number,
-  opportunities: readonly OpportunityState[],
+  opportunities: OpportunityState[],
 ): DislocationsSlice {
   return {
     pair,
     slice_start: new Date(fromMs).toISOString(),
     slice_end: new Date(toMs).toISOString(),
     count: opportunities.length,
-    dislocations: opportunities.map((o): DislocationItem & { opportunity_id: string } => ({
-      id: o.id,
-      timestamp: o.timestamp,
-      pair: o.pair,
-      buy_venue: o.buy_venue,
-      sell_venue: o.sell_venue,
-      buy_price: o.buy_price,
-      sell_price: o.sell_price,
-      raw_spread_bps: o.raw_spread_bps,
-      net_spread_bps: o.net_spread_bps,
-      est_profit_usd: o.est_profit_usd,
-      liquidity_depth_usd: o.liquidity_depth_usd,
-      status: o.status,
-      duration_ms: o.duration_ms,
-      liquidity_depth_capped: o.liquidity_depth_capped,
-      capacity_usd: o.capacity_usd,
-      capacity_capped: o.capacity_capped,
-      peak_raw_spread_bps: o.peak_raw_spread_bps,
-      peak_net_spread_bps: o.peak_net_spread_bps,
-      peak_profit_usd: o.peak_profit_usd,
-      peak_size_usd: o.peak_size_usd,
-      peak_capacity_usd: o.peak_capacity_usd,
-      revision_count: o.revision_count,
-      updated_at: o.updated_at,
-      opportunity_id: o.opportunity_id,
-    })),
+    dislocations: opportunities,
     source: sourceLabel(opportunities.map((o) => o.source)),
   };
 }

@@ -5,62 +5,27 @@
  * the capital each venue needed. Read from `dislocations` and
  * `paper_executions`.
  */
-import { sql } from '../sql.js';
 import type { Store } from '../store.js';
-import { isDexVenue } from './dislocations.js';
+import { isDexVenue, latestRevisions, openedInSlice, type LatestRevision } from './dislocations.js';
 import { executionsFor, executionsInRange, type ExecutionSummary } from './paper-executions.js';
-import { bySlice, num, sourceLabel, timeRange } from './query-helpers.js';
+import { bySlice, sourceLabel } from './query-helpers.js';
 
-/** What shadow capacity reads of an opportunity: its identity, venues and peaks at its latest revision. */
-interface OpportunityPeaks {
-  opportunity_id: string;
-  pair: string;
-  buy_venue: string;
-  sell_venue: string;
-  opened_at_ms: number;
-  updated_at_ms: number;
-  peak_capacity_usd: number;
-  peak_capacity_capped: boolean;
-  peak_profit_usd: number;
-  capacity_usd_ms: number;
-  source: string;
-}
+/** What shadow capacity reads of an opportunity at its latest revision: its venues and peaks. */
+const PEAK_FIELDS = [
+  'pair',
+  'buy_venue',
+  'sell_venue',
+  'peak_capacity_usd',
+  'peak_capacity_capped',
+  'peak_profit_usd',
+  'capacity_usd_ms',
+  'source',
+] as const;
+type OpportunityPeaks = LatestRevision<(typeof PEAK_FIELDS)[number]>;
 
-/**
- * Opportunities opened in [fromMs, toMs) (optionally one pair) at their
- * latest revision (argMax by revision, as opportunitiesInSlice), only the
- * columns shadow capacity uses, oldest first.
- */
-async function opportunityPeaks(
-  store: Store,
-  fromMs: number,
-  toMs: number,
-  pair?: string,
-): Promise<OpportunityPeaks[]> {
-  const onePair = pair === undefined ? sql`` : sql`pair = ${pair} AND `;
-  const rows = await store.query(sql`
-    SELECT opportunity_id, argMax(pair, revision) AS pair_, argMax(buy_venue, revision) AS buy_venue_, argMax(sell_venue, revision) AS sell_venue_,
-      min(opened_at_ms) AS opened_ms, max(updated_at_ms) AS updated_ms,
-      argMax(peak_capacity_usd, revision) AS peak_capacity_, argMax(peak_capacity_capped, revision) AS peak_capacity_capped_,
-      argMax(peak_profit_usd, revision) AS peak_profit_, argMax(capacity_usd_ms, revision) AS capacity_ms_, argMax(source, revision) AS source_
-    FROM dislocations
-    WHERE ${onePair}${timeRange(sql`opened_at`, sql`opened_at_ms`, fromMs, toMs)}
-    GROUP BY opportunity_id
-    ORDER BY opened_ms, opportunity_id`);
-  return rows.map((r) => ({
-    opportunity_id: String(r.opportunity_id),
-    pair: String(r.pair_),
-    buy_venue: String(r.buy_venue_),
-    sell_venue: String(r.sell_venue_),
-    opened_at_ms: num(r.opened_ms),
-    updated_at_ms: num(r.updated_ms),
-    peak_capacity_usd: num(r.peak_capacity_),
-    peak_capacity_capped: num(r.peak_capacity_capped_) === 1,
-    peak_profit_usd: num(r.peak_profit_),
-    capacity_usd_ms: num(r.capacity_ms_),
-    source: String(r.source_),
-  }));
-}
+/** Opportunities opened in [fromMs, toMs) (optionally one pair) at their latest revision, oldest first. */
+const opportunityPeaks = (store: Store, fromMs: number, toMs: number, pair?: string): Promise<OpportunityPeaks[]> =>
+  latestRevisions(store, PEAK_FIELDS, openedInSlice(fromMs, toMs, pair));
 
 export interface CapitalSplit {
   /** USD the venue must hold for the opportunities that buy there. */

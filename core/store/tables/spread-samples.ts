@@ -3,53 +3,69 @@
  * detector evaluation; its row type, insert, the spread candles and the
  * coverage summary built on it. Formulas: docs/metrics.md.
  */
-import type { DislocationEvent } from '../../events/market.js';
+import { z } from 'zod';
+import { DataSource, DislocationNumbers } from '../../events/market.js';
 import { final, sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { countDislocations, dislocationCountsBy15m } from './dislocations.js';
 import { countExecutions } from './paper-executions.js';
 import { BASE_SLICE_MS, inList, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
+import { keysOf, RecordColumns } from './record-columns.js';
 
-/** A detector evaluation: the better of the two directions between a quote and a fresh counterpart. */
-export interface SpreadSample {
-  sample_id: string;
-  pair: string;
+/**
+ * A detector evaluation: the better of the two directions between a quote
+ * and a fresh counterpart, with its dislocation numbers (the depth's
+ * `liquidity_depth_capped`: a lower bound, docs/metrics.md "Depth").
+ */
+export const SpreadSample = z.object({
+  sample_id: z.string(),
+  pair: z.string(),
   /** Per-pair evaluation counter: orders samples, ties in time included. */
-  seq: number;
-  ts_ms: number;
-  buy_venue: string;
-  sell_venue: string;
-  raw_spread_bps: number;
-  net_spread_bps: number;
-  est_profit_usd: number;
-  capacity_usd: number;
-  liquidity_depth_usd: number;
-  /** The depth is a lower bound (docs/metrics.md, "Depth"). */
-  liquidity_depth_capped: boolean;
-  quote_event_id: string;
-  counterpart_event_id: string;
-  source: DislocationEvent['source'];
-}
-
-/** The stored row: the sample plus `ts` (field by field: one row per quote and counterpart, built in the hot path). */
-export const spreadSampleRow = (s: SpreadSample): Row => ({
-  sample_id: s.sample_id,
-  pair: s.pair,
-  seq: s.seq,
-  ts: new Date(s.ts_ms),
-  ts_ms: s.ts_ms,
-  buy_venue: s.buy_venue,
-  sell_venue: s.sell_venue,
-  raw_spread_bps: s.raw_spread_bps,
-  net_spread_bps: s.net_spread_bps,
-  est_profit_usd: s.est_profit_usd,
-  capacity_usd: s.capacity_usd,
-  liquidity_depth_usd: s.liquidity_depth_usd,
-  liquidity_depth_capped: s.liquidity_depth_capped ? 1 : 0,
-  quote_event_id: s.quote_event_id,
-  counterpart_event_id: s.counterpart_event_id,
-  source: s.source,
+  seq: z.number().int(),
+  ts_ms: z.number().int(),
+  buy_venue: z.string(),
+  sell_venue: z.string(),
+  ...DislocationNumbers.pick({
+    raw_spread_bps: true,
+    net_spread_bps: true,
+    est_profit_usd: true,
+    capacity_usd: true,
+    liquidity_depth_usd: true,
+    liquidity_depth_capped: true,
+  }).shape,
+  quote_event_id: z.string(),
+  counterpart_event_id: z.string(),
+  source: DataSource,
 });
+export type SpreadSample = z.output<typeof SpreadSample>;
+
+/** The columns of `spread_samples`: one per sample field, named as the field, plus `ts` (the second-precision DateTime of ts_ms). */
+const SPREAD_SAMPLE_COLUMNS = new RecordColumns(SpreadSample, {});
+
+/**
+ * The stored row: the sample plus `ts`. Written out field by field (one row
+ * per quote and counterpart, built in the hot path: a literal, not
+ * SPREAD_SAMPLE_COLUMNS.rowOf's loop); `satisfies` keeps it to every field.
+ */
+export const spreadSampleRow = (s: SpreadSample): Row =>
+  ({
+    sample_id: s.sample_id,
+    pair: s.pair,
+    seq: s.seq,
+    ts: new Date(s.ts_ms),
+    ts_ms: s.ts_ms,
+    buy_venue: s.buy_venue,
+    sell_venue: s.sell_venue,
+    raw_spread_bps: s.raw_spread_bps,
+    net_spread_bps: s.net_spread_bps,
+    est_profit_usd: s.est_profit_usd,
+    capacity_usd: s.capacity_usd,
+    liquidity_depth_usd: s.liquidity_depth_usd,
+    liquidity_depth_capped: s.liquidity_depth_capped ? 1 : 0,
+    quote_event_id: s.quote_event_id,
+    counterpart_event_id: s.counterpart_event_id,
+    source: s.source,
+  }) satisfies Record<keyof SpreadSample | 'ts', unknown>;
 
 export async function insertSpreadSamples(store: Store, samples: SpreadSample[]): Promise<void> {
   if (!samples.length) return;
@@ -260,29 +276,13 @@ export async function spreadSamplesInRange(
   toMs: number,
 ): Promise<SpreadSample[]> {
   if (!pairs.length) return [];
+  const fields = keysOf(SpreadSample);
   const rows = await store.query(sql`
-    SELECT sample_id, pair, seq, ts_ms, buy_venue, sell_venue, raw_spread_bps, net_spread_bps, est_profit_usd, capacity_usd,
-      liquidity_depth_usd, liquidity_depth_capped, quote_event_id, counterpart_event_id, source
+    SELECT ${SPREAD_SAMPLE_COLUMNS.select(fields)}
     FROM spread_samples ${final}
     WHERE pair IN ${inList(pairs)} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
     ORDER BY pair, seq`);
-  return rows.map((r) => ({
-    sample_id: String(r.sample_id),
-    pair: String(r.pair),
-    seq: num(r.seq),
-    ts_ms: num(r.ts_ms),
-    buy_venue: String(r.buy_venue),
-    sell_venue: String(r.sell_venue),
-    raw_spread_bps: num(r.raw_spread_bps),
-    net_spread_bps: num(r.net_spread_bps),
-    est_profit_usd: num(r.est_profit_usd),
-    capacity_usd: num(r.capacity_usd),
-    liquidity_depth_usd: num(r.liquidity_depth_usd),
-    liquidity_depth_capped: num(r.liquidity_depth_capped) === 1,
-    quote_event_id: String(r.quote_event_id),
-    counterpart_event_id: String(r.counterpart_event_id),
-    source: String(r.source) as SpreadSample['source'],
-  }));
+  return rows.map((r) => SPREAD_SAMPLE_COLUMNS.read(r, fields));
 }
 
 /** First and last sample time per pair (min/max need no FINAL), newest last first. */
