@@ -20,7 +20,8 @@
  * does a cross-process nonce lease over Redis.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from './fail-fast-redis.js';
 import type { Address } from 'viem';
 
 export interface NonceLease {
@@ -96,15 +97,7 @@ export class RedisNonceLease implements NonceLease {
     private readonly chainNonce: ChainNonce,
     options: RedisNonceLeaseOptions,
   ) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      retryStrategy: (n) => Math.min(n * 200, 2000),
-    });
-    this.redis.on('error', () => {
-      // surfaced through the failing command (the settlement is retried) and the health probe
-    });
+    this.redis = failFastRedis(url);
     const base = `${options.prefix}${address.toLowerCase()}`;
     this.lockKey = `${base}:lock`;
     this.nextKey = `${base}:next`;

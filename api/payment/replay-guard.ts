@@ -8,7 +8,8 @@
  * API process, and Redis `SET NX PX` shared by every API replica.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from './fail-fast-redis.js';
 
 export type AcquireResult = { ok: true; token: string } | { ok: false; state: 'in_progress' | 'used' };
 
@@ -107,16 +108,7 @@ export class RedisReplayGuard implements ReplayGuard {
     options: { connectTimeoutMs?: number } = {},
   ) {
     // Fail fast instead of queueing commands while Redis is down: the gate answers 503.
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: true,
-      connectTimeout: options.connectTimeoutMs ?? 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    this.redis.on('error', () => {
-      // surfaced through the failing command and the health probe
-    });
+    this.redis = failFastRedis(url, options.connectTimeoutMs); // enableOfflineQueue: ioredis' default
   }
 
   async acquire(key: string, lockMs: number): Promise<AcquireResult> {

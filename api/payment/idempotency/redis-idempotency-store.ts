@@ -9,7 +9,8 @@
  * bound is the caller's (idempotent-retries.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from '../fail-fast-redis.js';
 import type { IdempotencyClaim, IdempotencyRecord, IdempotencyStore } from './idempotency-store.js';
 
 const CLAIM = `
@@ -45,15 +46,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     options: { connectTimeoutMs?: number } = {},
   ) {
     // Fail fast instead of queueing commands while Redis is down: the caller answers 503.
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: options.connectTimeoutMs ?? 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    this.redis.on('error', () => {
-      // surfaced through the failing command and the health probe
-    });
+    this.redis = failFastRedis(url, options.connectTimeoutMs);
   }
 
   async claim(key: string, fingerprint: string, lockMs: number): Promise<IdempotencyClaim> {

@@ -4,7 +4,8 @@
  * that PEXPIRE (a Lua script keeps the later of two expiries); a spent nonce
  * is `<prefix>nonce:<hash>`, `SET NX PX`.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from '../fail-fast-redis.js';
 import { entitlementKey, nonceKey, type SiwxStore } from './siwx-store.js';
 
 const GRANT = `
@@ -23,15 +24,7 @@ export class RedisSiwxStore implements SiwxStore {
     options: { connectTimeoutMs?: number } = {},
   ) {
     // Fail fast instead of queueing commands while Redis is down: the caller answers 503.
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: options.connectTimeoutMs ?? 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    this.redis.on('error', () => {
-      // surfaced through the failing command and the health probe
-    });
+    this.redis = failFastRedis(url, options.connectTimeoutMs);
   }
 
   async grant(payer: string, resourceKey: string, ttlMs: number): Promise<void> {
