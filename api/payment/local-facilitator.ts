@@ -36,7 +36,14 @@ import { verifyLocally } from './local-verify.js';
 import { MemoryNonceLease, RedisNonceLease, type NonceLease } from './nonce-lease.js';
 import { Reservations } from './reservations.js';
 import { innerSignature, type SignedAuthorization } from './settlement-calls.js';
-import { SettlementQueue } from './settlement-queue.js';
+import { SettlementQueue, type AnswerOn } from './settlement-queue.js';
+import { SettlementRisk, type SettlementRiskLimits } from './settlement-risk.js';
+import {
+  FileUnconfirmedSettlements,
+  RedisUnconfirmedSettlements,
+  type UnconfirmedSettlements,
+} from './unconfirmed-settlements.js';
+import { join } from 'node:path';
 
 export interface LocalFacilitatorOptions {
   network: Network;
@@ -57,6 +64,11 @@ export interface LocalFacilitatorOptions {
   inFlight?: number;
   /** Where the settler's nonce sequence lives: this process, or Redis shared by every replica with this key. */
   nonceStore: { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
+  /** When answers are released (settlement-queue.ts); `broadcast` needs `risk` and `record`. Default confirmation. */
+  answerOn?: AnswerOn;
+  risk?: SettlementRiskLimits;
+  /** The durable record of answered, unconfirmed settlements (a file in this directory, or Redis as the nonces). */
+  recordDir?: string;
   logger?: Logger;
 }
 
@@ -68,6 +80,9 @@ export interface LocalFacilitator {
   chain: ChainView;
   queue: SettlementQueue;
   lease: NonceLease;
+  /** The caps of answering on broadcast (present when answers go out on broadcast). */
+  risk?: SettlementRisk;
+  record?: UnconfirmedSettlements;
   /** The payment will not be settled: give its reservation back. */
   release(payload: PaymentPayload): void;
   stop(): Promise<void>;
@@ -119,6 +134,15 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     options.nonceStore.kind === 'redis'
       ? new RedisNonceLease(options.nonceStore.url, account.address, chainNonce, { prefix: options.nonceStore.prefix })
       : new MemoryNonceLease(account.address, chainNonce);
+  const early = options.answerOn === 'broadcast' && options.risk ? options.risk : undefined;
+  const risk = early ? new SettlementRisk(early) : undefined;
+  const record = !early
+    ? undefined
+    : options.nonceStore.kind === 'redis'
+      ? new RedisUnconfirmedSettlements(options.nonceStore.url, `${options.nonceStore.prefix}${account.address}:`)
+      : new FileUnconfirmedSettlements(
+          join(options.recordDir ?? '.', `x402-unconfirmed-settlements-${account.address.toLowerCase()}.jsonl`),
+        );
   const queue = new SettlementQueue({
     publicClient,
     wallet,
@@ -126,7 +150,9 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     network: options.network,
     lease,
     batchMax: options.batchMax,
+    receiptPollMs: pollingInterval,
     ...(options.inFlight ? { pipeline: options.inFlight } : {}),
+    ...(risk && record ? { answerOn: 'broadcast' as const, risk, record } : {}),
     timeoutMs: options.timeoutMs,
     ...(options.logger ? { logger: options.logger } : {}),
     onSettled: (a, block) => {
@@ -135,6 +161,12 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     },
     onFailed: (a) => reservations.release(a.from, a.nonce),
   });
+  if (risk && record && early) {
+    // What a previous run answered and did not see confirmed: followed to its end; its losses count again.
+    const left = await record.load(Date.now() - early.holdMs);
+    for (const loss of left.losses) risk.restoreLoss(loss);
+    queue.recover(left.unconfirmed);
+  }
 
   const client: FacilitatorClient = {
     verify: (payload, requirements) =>
@@ -168,15 +200,19 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     chain: view,
     queue,
     lease,
+    ...(risk ? { risk } : {}),
+    ...(record ? { record } : {}),
     release: (payload) => {
       const auth = authorizationOf(payload);
       if (auth) reservations.release(auth.from, auth.nonce);
     },
     stop: async () => {
       clearInterval(sweeper);
-      await queue.drained();
+      // Answered settlements still retrying are left to the durable record; the rest is waited for, within bounds.
+      await queue.stop(options.timeoutMs);
       await view.stop();
       await lease.close();
+      await record?.close();
     },
   };
 }

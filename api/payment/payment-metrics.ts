@@ -25,4 +25,25 @@ export const paymentMetrics = {
     labelNames: ['outcome'] as const,
     registers: [registry],
   }),
+  answeredOnBroadcast: new client.Counter({
+    name: 'x402_settlement_answered_on_broadcast_total',
+    help: 'Paid answers released once their settlement transaction was broadcast, before confirmation (PAYMENT_ANSWER_ON=broadcast)',
+    registers: [registry],
+  }),
+  settlementLosses: new client.Counter({
+    name: 'x402_settlement_losses_total',
+    help: 'Settlements answered on broadcast that finally failed (the payer was served and not charged), by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  }),
+  settlementLostAtomic: new client.Counter({
+    name: 'x402_settlement_lost_atomic_total',
+    help: 'Value of the settlements answered on broadcast that finally failed, atomic units of the asset',
+    registers: [registry],
+  }),
+  settlementUnconfirmedAtomic: new client.Gauge({
+    name: 'x402_settlement_unconfirmed_atomic',
+    help: 'Value answered on broadcast and not yet confirmed, atomic units of the asset (bounded by PAYMENT_RISK_MAX_TOTAL_ATOMIC)',
+    registers: [registry],
+  }),
 };

@@ -40,7 +40,9 @@ export interface SignedAuthorization {
   signature: Hex;
 }
 
-const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+export const AUTHORIZATION_USED = parseAbiItem(
+  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
+);
 
 /** Calldata of `transferWithAuthorization` (v, r, s for a 65-byte ECDSA signature; the `bytes` overload otherwise). */
 export function transferCalldata(a: SignedAuthorization): Hex {

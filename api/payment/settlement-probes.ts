@@ -54,13 +54,17 @@ export async function probeLocal(
     asset,
     nonce_store: facilitator.lease.kind,
     ...(view.head ? { head: view.head } : {}),
+    answer_on: facilitator.queue.answersOn,
     settlements: {
       settled: stats.settled,
       failed: stats.failed,
       transactions: stats.transactions,
       batched_transactions: stats.batches,
       backlog: facilitator.queue.backlog,
+      answered_on_broadcast: stats.answeredOnBroadcast,
+      lost: stats.lost,
     },
+    ...(facilitator.risk ? { risk: facilitator.risk.snapshot() } : {}),
   };
   try {
     const [code, gas, balanceOk] = await Promise.all([
@@ -88,6 +92,13 @@ export async function probeLocal(
         reason: `chain head not read since ${view.error.at}: ${view.error.message}`,
       };
     if (gas === 0n) return { status: 'degraded', ...facts, reason: 'settler wallet holds no gas' };
+    const risk = facts.risk;
+    if (risk && risk.losses_in_window > 0)
+      return {
+        status: 'degraded',
+        ...facts,
+        reason: `${risk.losses_in_window} settlement(s) answered on broadcast failed (${risk.lost_in_window_atomic} atomic lost in the hold window); ${risk.payers_on_hold} payer(s) on hold`,
+      };
     return { status: 'ok', ...facts };
   } catch (err) {
     return { status: 'down', ...facts, reason: errorMessage(err).split('\n')[0] };

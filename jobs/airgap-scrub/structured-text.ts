@@ -111,8 +111,10 @@ const isKey = (key: string) => KEY_RE.test(key) && key.trim().split(/\s+/).lengt
 /** The separator a line is written with, and its cells (3 or more), if it reads as a row of an export. */
 function rowOf(text: string, line: Line): { sep: string; cells: Cell[] } | undefined {
   let best: { sep: string; cells: Cell[] } | undefined;
+  // Searched within the line only: indexOf from the line's start would scan the rest of the text on every line.
+  const own = text.slice(line.start, line.end);
   for (const sep of CELL_SEPARATORS) {
-    if (text.indexOf(sep, line.start) < 0 || text.indexOf(sep, line.start) >= line.end) continue;
+    if (!own.includes(sep)) continue;
     const cells = cellsOf(text, line, sep);
     // A row's cells are short: a line of prose or a log line with a few commas or semicolons is not a row.
     if (cells.some((c) => c.end - c.start > MAX_CELL)) continue;

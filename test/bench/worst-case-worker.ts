@@ -6,8 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createAiProvider } from '../../core/ai/create-ai-provider.js';
-import { createAirgapScrubProcessor } from '../../jobs/airgap-scrub/processor.js';
-import { createCodeDenoiseProcessor } from '../../jobs/code-denoise/processor.js';
+import { createAirgapScrubProcessor, redact } from '../../jobs/airgap-scrub/processor.js';
+import { createCodeDenoiseProcessor, denoise } from '../../jobs/code-denoise/processor.js';
+import { resolveLanguage } from '../../jobs/code-denoise/languages.js';
 import { createRagShrinkProcessor } from '../../jobs/rag-shrink/processor.js';
 import { shrinkHtml } from '../../jobs/rag-shrink/shrink.js';
 import { decode, extractHtml } from '../../jobs/stealth-dom/extract.js';
@@ -31,20 +32,29 @@ async function callOf(job: WorstCaseJob): Promise<{ call: Call; make: (size: num
   // A deadline far away: the bench measures the work, the parent thread enforces the limit.
   const ctx = () => jobContext(3_600_000);
   const deps = processorDeps({}, { AI_PROVIDER: 'local', AI_LOCAL_VOCABULARY: '1000' });
+  const max = job.sizes[0]!;
   switch (job.sku) {
+    // Past 1× each processor refuses the input (its schema's maximum): the growth is timed on its inner function.
     case 'airgap-scrub': {
       const p = await createAirgapScrubProcessor(deps);
-      return { call: (text) => p.handle({ text }, ctx()), make: AIRGAP_SCRUB[job.shape]!.make };
+      const region = deps.config.AIRGAP_PHONE_REGION as Parameters<typeof redact>[1];
+      return {
+        call: (text) => (text.length <= max ? p.handle({ text }, ctx()) : redact(text, region)),
+        make: AIRGAP_SCRUB[job.shape]!.make,
+      };
     }
     case 'code-denoise': {
       const p = await createCodeDenoiseProcessor(deps);
       const shape = CODE_DENOISE[job.shape]!;
-      return { call: (code) => p.handle({ code, language: shape.language }, ctx()), make: shape.make };
+      const { language, alias } = resolveLanguage(shape.language)!;
+      return {
+        call: (code) =>
+          code.length <= max ? p.handle({ code, language: shape.language }, ctx()) : denoise(code, language, alias),
+        make: shape.make,
+      };
     }
     case 'rag-shrink': {
-      // Past 1× the processor refuses the input (its schema's maximum): the growth is timed on shrinkHtml itself.
       const p = await createRagShrinkProcessor(deps);
-      const max = job.sizes[0]!;
       return {
         call: (html) =>
           html.length <= max ? p.handle({ html, keepLinks: true }, ctx()) : shrinkHtml(html, { keepLinks: true }),

@@ -91,6 +91,8 @@ describe('settlement that never collides', () => {
     }
     expect(await dc().balanceOf(payer.address)).toBe(before.payer - 50n * PRICE);
     expect(await dc().balanceOf(dc().payTo)).toBe(before.payTo + 50n * PRICE);
+    // Answered on broadcast: the confirmations follow behind.
+    await payments.settlement.local!.queue.drained();
     const stats = payments.settlement.local!.queue.stats;
     expect(stats.settled - stats0.settled).toBe(50);
     expect(transactions.size).toBe(stats.transactions - stats0.transactions);
