@@ -7,20 +7,23 @@ import type { Readiness } from '../core/readiness.js';
 import { SERVICE_VERSION } from '../core/version.js';
 import { requestContext } from './middleware/request-context.js';
 import { problemErrors } from './middleware/problem-errors.js';
+import { compression } from './middleware/compression.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { mountHealth } from './routes/health.js';
 import { mountMetrics } from './routes/metrics.js';
 import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
 import { mountDashboard } from './dashboard/mount.js';
+import { inlineStyleHashes } from './dashboard/assets.js';
 import { withBrowserPaywall } from './paywall/browser-paywall.js';
 import { mountMcp } from './mcp/mount.js';
-import { MCP_PATH } from './mcp/tools.js';
+import { MCP_PATH } from './discovery/mcp-tools.js';
 import { mountA2a } from './a2a/mount.js';
 import { A2A_PATH } from './a2a/a2a-protocol.js';
 import type { PaymentCore } from './payment/payment-core.js';
 import type { PaymentInfo } from './discovery/context.js';
 import { exampleInputsOf, liveExampleSource } from './discovery/live-examples.js';
-import type { SkuRuntime } from './catalogue/sku.js';
+import type { SkuRuntime } from './sku/sku.js';
 
 /** The public surface of the api role: the SKU routes (catalogue + x402 gate) and the discovery documents. */
 export interface GatewayDeps {
@@ -43,10 +46,17 @@ export interface AppDeps {
   gateway?: GatewayDeps;
   /** HTTP_TRUST_PROXY: take the client address, protocol and host from a reverse proxy's X-Forwarded-* headers. */
   trustProxy?: boolean;
+  /** HTTP_PROXY_IP_HEADER and HTTP_PROXY_HOPS: where the trusted proxies put the client address (ctx.ip). */
+  proxyIpHeader?: string;
+  proxyHops?: number;
 }
 
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: deps.trustProxy ?? false });
+  const app = new Koa({
+    proxy: deps.trustProxy ?? false,
+    proxyIpHeader: deps.proxyIpHeader ?? 'X-Forwarded-For',
+    maxIpsCount: deps.proxyHops ?? 1,
+  });
   app.silent = true; // errors are logged by problemErrors with the request id
   const router = new Router();
   mountHealth(router, {
@@ -93,6 +103,9 @@ export function createApp(deps: AppDeps): Koa {
     });
   }
   app.use(requestContext(deps.logger));
+  app.use(securityHeaders({ styleHashes: inlineStyleHashes() }));
+  // Outside problemErrors, so large error bodies are compressed too; signed paid answers never are (compression.ts).
+  app.use(compression());
   app.use(problemErrors());
   app.use(router.routes());
   // Not thrown: a method the route does not answer (TRACE, DELETE, ...) gets 405 and `Allow` (problemErrors renders it).

@@ -14,7 +14,7 @@ import { latestHeartbeat } from '../core/store/tables/pipeline-heartbeats.js';
 import { SYSTEM_PING } from '../jobs/system-ping.js';
 import { loadPairs } from '../core/markets/pairs.js';
 import { buildCatalogue } from './catalogue/catalogue.js';
-import type { Catalogue } from './catalogue/sku.js';
+import type { Catalogue } from './sku/sku.js';
 import type { JobSku } from '../jobs/job-sku.js';
 import { paymentInfoOf } from './discovery/context.js';
 import { startPayments, type Payments } from './payment/payments.js';
@@ -95,6 +95,8 @@ export async function startApi(
       health: ctx.health,
       gateway,
       trustProxy: config.HTTP_TRUST_PROXY,
+      proxyIpHeader: config.HTTP_PROXY_IP_HEADER,
+      proxyHops: config.HTTP_PROXY_HOPS,
       ...(readiness ? { readiness } : {}),
     });
     http = await listen(app, config);

@@ -12,7 +12,7 @@ import { AppError } from '../core/errors.js';
 import type { HealthRegistry } from '../core/health.js';
 import type { Readiness } from '../core/readiness.js';
 import { skuJobName } from '../jobs/sku-processor.js';
-import type { PricedSku } from './catalogue/sku.js';
+import type { PricedSku } from './sku/sku.js';
 
 /** The `workers` component (api/role.ts) lists the job names without a fresh heartbeat in `missing`. */
 export const WORKERS_COMPONENT = 'workers';

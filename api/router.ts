@@ -28,8 +28,8 @@ import { admit, type AdmittedCall, type CallNaming } from './paid-call/admission
 import { runHandler } from './paid-call/handler-step.js';
 import { paidRouteOf } from './paid-call/paid-route.js';
 import { withClosedSliceCache } from './telemetry/closed-slice-cache.js';
-import { JsonText } from './catalogue/json-text.js';
-import type { HttpMethod, PricedSku, SkuRuntime } from './catalogue/sku.js';
+import { JsonText } from './sku/json-text.js';
+import type { HttpMethod, PricedSku, SkuRuntime } from './sku/sku.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 export { paidRouteOf } from './paid-call/paid-route.js';

@@ -76,6 +76,14 @@ export const configSpec = {
     flag(false),
     'Behind a reverse proxy: trust its X-Forwarded-For, -Proto and -Host (the client address for rate limits; the origin of payment resource URLs and documents when PUBLIC_BASE_URL is unset). Leave `false` when clients reach the API directly: they could forge these headers.',
   ],
+  HTTP_PROXY_IP_HEADER: [
+    z.string().min(1).default('X-Forwarded-For'),
+    'With HTTP_TRUST_PROXY: the header the proxy puts the client address in (a list, each proxy appending the address it saw; e.g. `X-Real-IP` for a single address).',
+  ],
+  HTTP_PROXY_HOPS: [
+    positiveInt.default(1),
+    'With HTTP_TRUST_PROXY: how many trusted proxies append to HTTP_PROXY_IP_HEADER. The client address is the entry that many from the right; entries further left come from the client and are ignored (a client could forge them).',
+  ],
   PUBLIC_BASE_URL: [
     url(['http:', 'https:']).optional(),
     "The origin clients reach the API at (e.g. `https://api.example.com` behind a TLS proxy): the payment challenge's `resource.url`, the discovery documents and the pages use it. Unset: each request's own origin.",
@@ -289,12 +297,36 @@ export const configSpec = {
     'Most authorizations settled in one transaction (Multicall3 aggregate3, per-call failure allowed) by the in-process settler; 1 sends one transferWithAuthorization per transaction.',
   ],
   PAYMENT_SETTLE_IN_FLIGHT: [
-    z.coerce.number().int().min(1).max(64).default(8),
-    'Settlement transactions one API process keeps in flight at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); on Base about batch x in-flight / 2 s settle per second.',
+    z.coerce.number().int().min(1).max(1024).default(64),
+    'Settlement transactions one API process keeps awaiting their receipt at once (each up to PAYMENT_SETTLE_BATCH_MAX authorizations); sends do not wait for earlier receipts until this many are out.',
+  ],
+  PAYMENT_ANSWER_ON: [
+    z.enum(['broadcast', 'confirmation']).optional(),
+    'When a paid answer is released (self, devchain): `broadcast` once the settlement transaction is accepted by the node (confirmation followed behind, within the PAYMENT_RISK_* caps), `confirmation` once it is mined. Default: broadcast, except in production, where it is confirmation unless set.',
+  ],
+  PAYMENT_RISK_MAX_PER_PAYER_ATOMIC: [
+    positiveInt.default(1_000_000),
+    'Most value (atomic USDC) one payer may have answered on broadcast and not yet confirmed, plus what it failed to pay within PAYMENT_RISK_HOLD_SECONDS; above it, its answers wait for confirmation.',
+  ],
+  PAYMENT_RISK_MAX_TOTAL_ATOMIC: [
+    positiveInt.default(100_000_000),
+    'The same over every payer, per API process: the most the process can lose in any PAYMENT_RISK_HOLD_SECONDS.',
+  ],
+  PAYMENT_RISK_HOLD_SECONDS: [
+    positiveInt.default(86_400),
+    'How long a payer whose settlement failed after its answer is on hold (answered only once confirmed), and how long the loss counts against the caps.',
   ],
   PAYMENT_HEAD_STALE_MS: [
     positiveInt.default(30000),
     'Chain head age after which /health reports settlement degraded (self, devchain).',
+  ],
+  DEVCHAIN_MINING: [
+    z.enum(['auto', 'interval']).default('auto'),
+    'How the dev chain (SETTLEMENT=devchain) mines: `auto` = a block per transaction plus one every DEVCHAIN_BLOCK_MS; `interval` = blocks only every DEVCHAIN_BLOCK_MS, as on Base (a settlement waits for its block).',
+  ],
+  DEVCHAIN_BLOCK_MS: [
+    positiveInt.default(2000),
+    'Block interval of the dev chain, ms (Base: 2,000): the only blocks in `interval` mining, the idle clock in `auto`.',
   ],
   PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION: [
     flag(false),
@@ -705,6 +737,11 @@ export function settlementSafetyProblems(
     ];
   }
   return [];
+}
+
+/** When paid answers are released: PAYMENT_ANSWER_ON, else broadcast outside production and confirmation in it. */
+export function answerOnOf(config: Pick<Config, 'NODE_ENV' | 'PAYMENT_ANSWER_ON'>): 'broadcast' | 'confirmation' {
+  return config.PAYMENT_ANSWER_ON ?? (config.NODE_ENV === 'production' ? 'confirmation' : 'broadcast');
 }
 
 /** Rows for the docs/configuration.md table: name, default, description. */

@@ -1,7 +1,7 @@
 /**
- * Compiles api/payment/contracts/TestUSDC.sol with solc-js (offline, pinned
+ * Compiles api/dev-chain/contracts/TestUSDC.sol with solc-js (offline, pinned
  * compiler from devDependencies) into the committed artifact
- * api/payment/contracts/TestUSDC.json (abi + creation bytecode), so start-up
+ * api/dev-chain/contracts/TestUSDC.json (abi + creation bytecode), so start-up
  * never compiles. `--check` exits 1 when the artifact is stale: its source hash
  * or ABI differ from a fresh compile (the compiler version may differ: solc-js
  * is `^0.8.26`). Run: `npx tsx scripts/build-test-usdc.ts`.
@@ -12,8 +12,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-const SOURCE = fileURLToPath(new URL('../api/payment/contracts/TestUSDC.sol', import.meta.url));
-const ARTIFACT = fileURLToPath(new URL('../api/payment/contracts/TestUSDC.json', import.meta.url));
+const SOURCE = fileURLToPath(new URL('../api/dev-chain/contracts/TestUSDC.sol', import.meta.url));
+const ARTIFACT = fileURLToPath(new URL('../api/dev-chain/contracts/TestUSDC.json', import.meta.url));
 
 interface SolcOutput {
   errors?: { severity: 'error' | 'warning' | 'info'; formattedMessage: string }[];
@@ -69,7 +69,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       current.sourceSha256 !== artifact.sourceSha256 ||
       JSON.stringify(current.abi) !== JSON.stringify(artifact.abi)
     ) {
-      console.error('api/payment/contracts/TestUSDC.json is stale: run npx tsx scripts/build-test-usdc.ts');
+      console.error('api/dev-chain/contracts/TestUSDC.json is stale: run npx tsx scripts/build-test-usdc.ts');
       process.exit(1);
     }
     console.log(`TestUSDC.json is current (built with ${current.compiler}; installed ${artifact.compiler})`);

@@ -14,7 +14,7 @@ import type { Network } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDevChainInfo, type DevChainInfo } from '../api/payment/dev-chain.js';
+import { readDevChainInfo, type DevChainInfo } from '../api/dev-chain/dev-chain.js';
 
 export interface PayTarget {
   /** The server's base URL, without a trailing slash. */

@@ -18,7 +18,7 @@ import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import type { z } from 'zod';
 import { validationError } from '../../core/validation-error.js';
-import type { SkuRuntime } from '../catalogue/sku.js';
+import type { SkuRuntime } from '../sku/sku.js';
 import { DEFAULT_BODY_LIMIT, jsonBody } from '../middleware/json-body.js';
 import { problem } from '../middleware/problem-errors.js';
 import type { PaymentCore } from '../payment/payment-core.js';

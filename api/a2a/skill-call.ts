@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { Catalogue, PricedSku } from '../catalogue/sku.js';
+import type { Catalogue, PricedSku } from '../sku/sku.js';
 import { problem } from '../middleware/problem-errors.js';
 import { paidRouteOf } from '../paid-call/paid-route.js';
 import { runPaidCall, type PaidCallOutcome, type PaidCallScope } from '../paid-call/paid-call.js';

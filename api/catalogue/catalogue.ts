@@ -16,7 +16,7 @@ import { ConfigError } from '../../core/config.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import type { JobSku } from '../../jobs/job-sku.js';
 import { jobSkuEntry } from './job-sku-route.js';
-import type { Catalogue, PricedSku, Sku } from './sku.js';
+import type { Catalogue, PricedSku, Sku } from '../sku/sku.js';
 import type { TelemetrySku } from '../telemetry/telemetry-sku.js';
 import { JOB_SKUS, TELEMETRY_SKUS } from './sku-list.js';
 

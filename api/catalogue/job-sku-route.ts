@@ -12,7 +12,7 @@
 import { AppError } from '../../core/errors.js';
 import type { JobSku } from '../../jobs/job-sku.js';
 import { skuJobName } from '../../jobs/sku-processor.js';
-import type { Sku, SkuCall } from './sku.js';
+import type { Sku, SkuCall } from '../sku/sku.js';
 
 export function jobSkuEntry(sku: JobSku): Sku {
   const { deadlineMs, preflight, processor, ...contract } = sku;

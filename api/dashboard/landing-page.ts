@@ -4,7 +4,7 @@
  * where agents connect), with the live dashboard's panels, which
  * static/dashboard.js fills from the free /dashboard/api endpoints.
  */
-import { priceText } from '../catalogue/schemas.js';
+import { priceText } from '../sku/schemas.js';
 import {
   DOCUMENTS,
   SERVICE_NAME,

@@ -11,9 +11,17 @@
  * DASHBOARD_RATE_LIMIT_PER_MINUTE; 429 `rate_limited` with Retry-After) and
  * answer from snapshots shared by every viewer for half the refresh period,
  * so a crowd of viewers costs one store read per pair and period.
+ *
+ * Every answer here has a validator (the page and the data: @koa/etag's hash of
+ * the body; the assets: their content hash) and koa-conditional-get turns a
+ * matching If-None-Match into a 304: a reload of `/` costs headers only. The
+ * data polls and the assets are logged at debug (request-context.ts), so the
+ * access log at info is the paid calls and everything else.
  */
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Router } from '@koa/router';
+import conditional from 'koa-conditional-get';
+import etag from '@koa/etag';
 import ratelimit from 'koa-ratelimit';
 import type { Config } from '../../core/config.js';
 import type { HealthRegistry, HealthReport } from '../../core/health.js';
@@ -21,7 +29,7 @@ import type { Store } from '../../core/store/store.js';
 import { normalisePair, type PairsCatalogue } from '../../core/markets/pairs.js';
 import { AppError } from '../../core/errors.js';
 import { problem } from '../middleware/problem-errors.js';
-import type { Catalogue } from '../catalogue/sku.js';
+import type { Catalogue } from '../sku/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
 import { serveAsset, ASSET_PREFIX } from './assets.js';
 import { dashboardWindow, marketView, type MarketView } from './dashboard-data.js';
@@ -69,7 +77,15 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
   const pairs = options.pairs.pairs.map((p) => p.pair);
   const baseUrlOf = (ctx: Context) => (options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
 
-  router.get('/', (ctx) => {
+  const revalidated = conditional();
+  const hashed = etag();
+  // Polls and assets: at debug in the access log.
+  const quiet: Middleware = async (ctx, next) => {
+    ctx.state.accessLogLevel = 'debug';
+    await next();
+  };
+
+  router.get('/', revalidated, hashed, (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = landingPage(
@@ -85,7 +101,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
     );
   });
 
-  router.get(`${ASSET_PREFIX}/:name`, async (ctx, next) => {
+  router.get(`${ASSET_PREFIX}/:name`, quiet, revalidated, async (ctx, next) => {
     if (!(await serveAsset(ctx, ctx.params.name ?? ''))) return next();
   });
 
@@ -118,7 +134,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
     ctx.body = body;
   };
 
-  router.get(`${DASHBOARD_API}/overview`, limiter, async (ctx) => {
+  router.get(`${DASHBOARD_API}/overview`, quiet, limiter, revalidated, hashed, async (ctx) => {
     json(
       ctx,
       await overviews.get('overview', async () => {
@@ -142,7 +158,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
     );
   });
 
-  router.get(`${DASHBOARD_API}/market`, limiter, async (ctx) => {
+  router.get(`${DASHBOARD_API}/market`, quiet, limiter, revalidated, hashed, async (ctx) => {
     const raw = typeof ctx.query.pair === 'string' ? ctx.query.pair : undefined;
     const pair = raw === undefined ? pairs[0] : normalisePair(options.pairs, raw);
     if (!pair)

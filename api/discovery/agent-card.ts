@@ -7,7 +7,7 @@
  * also names its plain HTTP route and price in its description and in `x-x402`. With a server signing key, `x-x402-signing` points to the key
  * document of the signed offers, receipts and answers (signing-keys.ts).
  */
-import { priceText } from '../catalogue/schemas.js';
+import { priceText } from '../sku/schemas.js';
 import {
   DOCUMENTS,
   SERVICE_NAME,

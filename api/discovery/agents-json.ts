@@ -3,7 +3,7 @@
  * OpenAPI document, one flow per route whose single action is that route's
  * OpenAPI operation), with each flow's price.
  */
-import { priceText } from '../catalogue/schemas.js';
+import { priceText } from '../sku/schemas.js';
 import {
   DOCUMENTS,
   SERVICE_NAME,

@@ -5,11 +5,11 @@
  * (the request built from current coverage, so it answers 200 on this install;
  * long number arrays of the example bodies cut, so the guide stays ~20 KB).
  */
-import { paramsOf, type ParamDoc } from '../catalogue/json-schema.js';
-import { priceText } from '../catalogue/schemas.js';
-import type { PricedSku } from '../catalogue/sku.js';
-import { MCP_PATH } from '../mcp/tools.js';
-import { toolNameOf } from '../mcp/tool-name.js';
+import { paramsOf, type ParamDoc } from '../sku/json-schema.js';
+import { priceText } from '../sku/schemas.js';
+import type { PricedSku } from '../sku/sku.js';
+import { MCP_PATH } from './mcp-tools.js';
+import { toolNameOf } from './mcp-tool-name.js';
 import {
   DOCUMENTS,
   GROUPS,

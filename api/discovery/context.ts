@@ -5,8 +5,8 @@
  */
 import { readableUsdc } from '../payment/usdc-amount.js';
 import type { PaymentTerms } from '../payment/settlement.js';
-import { priceText } from '../catalogue/schemas.js';
-import type { Catalogue, PricedSku } from '../catalogue/sku.js';
+import { priceText } from '../sku/schemas.js';
+import type { Catalogue, PricedSku } from '../sku/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
 import type { LiveExamples } from './live-examples.js';
 import type { SigningKeysInfo } from './signing-keys.js';

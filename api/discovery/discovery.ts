@@ -9,7 +9,7 @@
  * With a server signing key, `payment.signing` and `documents.signingKeys`
  * point to the key document (signing-keys.ts).
  */
-import { paramsOf } from '../catalogue/json-schema.js';
+import { paramsOf } from '../sku/json-schema.js';
 import {
   DOCUMENTS,
   MAX_PRICE_USD,

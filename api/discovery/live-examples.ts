@@ -13,7 +13,7 @@
  */
 import { pairSpans } from '../../core/store/tables/spread-samples.js';
 import { BASE_SLICE_MS } from '../../core/store/tables/query-helpers.js';
-import type { PricedSku, SkuRuntime } from '../catalogue/sku.js';
+import type { PricedSku, SkuRuntime } from '../sku/sku.js';
 import type { ExampleInputs } from '../payment/bazaar-live-example.js';
 
 export interface LiveExamples {

@@ -3,7 +3,7 @@
  * summary, a few lines of detail, then H2 sections of link lists
  * (`- [name](url): notes`), the last one `## Optional`.
  */
-import { priceText } from '../catalogue/schemas.js';
+import { priceText } from '../sku/schemas.js';
 import {
   DOCUMENTS,
   GROUPS,

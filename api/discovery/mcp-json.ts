@@ -8,8 +8,8 @@
  * error result, the payment goes in `_meta["x402/payment"]`.
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_INSTRUCTIONS, MCP_PATH, buildToolCatalogue } from '../mcp/tools.js';
-import { toolNameOf } from '../mcp/tool-name.js';
+import { MCP_INSTRUCTIONS, MCP_PATH, buildToolCatalogue } from './mcp-tools.js';
+import { toolNameOf } from './mcp-tool-name.js';
 import {
   DOCUMENTS,
   SERVICE_ID,

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import type { Catalogue } from '../catalogue/sku.js';
+import type { Catalogue } from '../sku/sku.js';
 import { buildAgentCard } from './agent-card.js';
 import { buildAgentsJson } from './agents-json.js';
 import { buildAgentsMd } from './agents-md.js';

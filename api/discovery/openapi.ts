@@ -7,9 +7,9 @@
  * (query parameters or JSON body) and output schemas, and the 400, 402, 404,
  * 503 and 5XX answers with the problem schema.
  */
-import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
-import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../catalogue/schemas.js';
-import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
+import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../sku/json-schema.js';
+import { ProblemSchema, ZERO_CHARGE_TEXT, priceText } from '../sku/schemas.js';
+import type { HttpMethod, PricedSku } from '../sku/sku.js';
 import { DEFAULT_BODY_LIMIT } from '../middleware/json-body.js';
 import {
   DOCUMENTS,

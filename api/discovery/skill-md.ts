@@ -2,8 +2,8 @@
  * GET /skill.md: the gateway as an agent skill (SKILL.md: YAML front matter
  * with name and description, then instructions), generated from the catalogue.
  */
-import { priceText } from '../catalogue/schemas.js';
-import { MCP_PATH } from '../mcp/tools.js';
+import { priceText } from '../sku/schemas.js';
+import { MCP_PATH } from './mcp-tools.js';
 import {
   DOCUMENTS,
   GROUPS,

@@ -6,7 +6,7 @@
  * publish them, and tools/call runs the paid-call pipeline every door runs
  * (api/paid-call/, through tool-call.ts).
  *
- *   tools/list       every SKU tool and the free discovery tool (tools.ts)
+ *   tools/list       every SKU tool and the free discovery tool (api/discovery/mcp-tools.ts)
  *   tools/call       unknown tool -> JSON-RPC error -32602 (InvalidParams); else tool-call.ts
  *   resources/list   the discovery documents (resources.ts)
  *   resources/read   one of them; unknown URI -> -32602
@@ -32,7 +32,7 @@ import { buildDiscovery } from '../discovery/discovery.js';
 import { listResources, readResource } from './resources.js';
 import { callSkuTool, type ToolCallScope } from './tool-call.js';
 import { successResult } from './tool-results.js';
-import { MCP_INSTRUCTIONS, type ToolCatalogue } from './tools.js';
+import { MCP_INSTRUCTIONS, type ToolCatalogue } from '../discovery/mcp-tools.js';
 
 export interface McpRequestScope extends ToolCallScope {
   tools: ToolCatalogue;

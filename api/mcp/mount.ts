@@ -12,13 +12,13 @@
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { SkuRuntime } from '../catalogue/sku.js';
+import type { SkuRuntime } from '../sku/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
 import type { PaymentCore } from '../payment/payment-core.js';
 import { DEFAULT_BODY_LIMIT, jsonBody } from '../middleware/json-body.js';
 import { JsonAnswerTransport } from './json-answer-transport.js';
 import { createMcpServer } from './mcp-server.js';
-import { buildToolCatalogue } from './tools.js';
+import { buildToolCatalogue } from '../discovery/mcp-tools.js';
 
 export interface McpOptions {
   path: string;

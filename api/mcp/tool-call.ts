@@ -21,7 +21,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { PricedSku } from '../catalogue/sku.js';
+import type { PricedSku } from '../sku/sku.js';
 import { PreflightRejection, runPaidCall, type PaidCallScope } from '../paid-call/paid-call.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import type { PaidCall } from '../payment/payment-core.js';
@@ -36,7 +36,7 @@ import {
   PAYMENT_META_KEY,
   SIWX_META_KEY,
 } from './tool-results.js';
-import { toolResourceUrl } from './tools.js';
+import { toolResourceUrl } from '../discovery/mcp-tools.js';
 
 export interface ToolCallScope extends PaidCallScope {
   log?: Logger;

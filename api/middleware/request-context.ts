@@ -3,6 +3,9 @@
  * a per-request child logger, one access-log line and the HTTP histogram.
  * What later middleware puts in `ctx.state.accessLog` joins the access line
  * (the payment gate: the settled payment's payer, transaction and timings).
+ * A route that sets `ctx.state.accessLogLevel = 'debug'` (the dashboard's
+ * polls and assets, api/dashboard/mount.ts) has its line at debug unless it
+ * failed (5xx), so at info the log is the paid calls and the rest.
  */
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
@@ -15,6 +18,8 @@ declare module 'koa' {
     log: Logger;
     /** Extra fields of this request's access line. */
     accessLog?: Record<string, unknown>;
+    /** 'debug': this request's access line is logged at debug (below 500). */
+    accessLogLevel?: 'debug';
   }
 }
 
@@ -34,7 +39,8 @@ export function requestContext(logger: Logger): Middleware {
       const seconds = (performance.now() - t0) / 1000;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.httpRequests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
-      ctx.state.log.info(
+      const level = ctx.state.accessLogLevel === 'debug' && ctx.status < 500 ? 'debug' : 'info';
+      ctx.state.log[level](
         {
           method: ctx.method,
           path: ctx.path,

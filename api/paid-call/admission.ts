@@ -17,7 +17,7 @@
 import type { AppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { validationError } from '../../core/validation-error.js';
-import type { PricedSku, SkuCall, SkuRuntime } from '../catalogue/sku.js';
+import type { PricedSku, SkuCall, SkuRuntime } from '../sku/sku.js';
 import { PreflightRejection, preflightRejectionOf } from './preflight-rejection.js';
 
 /** How a door names the call in its answers and logs, and where its callers find what is served. */

@@ -7,7 +7,7 @@
  * closed-slice cache stays text, for a door that sends text), or as a value
  * (`asValue`: JSON text parsed, for a door that needs the object).
  */
-import { answerValue } from '../catalogue/json-text.js';
+import { answerValue } from '../sku/json-text.js';
 import type { AdmittedCall } from './admission.js';
 
 export interface HandlerStepOptions {

@@ -18,7 +18,7 @@
  * (`replayed` answers a settled call again; `granted` answers a paid one again).
  */
 import type { AppError } from '../../core/errors.js';
-import type { SkuRuntime } from '../catalogue/sku.js';
+import type { SkuRuntime } from '../sku/sku.js';
 import type { PaidCall, PaymentCore } from '../payment/payment-core.js';
 import { admit, type Admission, type CallRequest } from './admission.js';
 import { runHandler } from './handler-step.js';

@@ -4,8 +4,8 @@
  * POST alias are distinct x402 resources); the MCP door derives its tools'
  * from it (api/mcp/tools.ts).
  */
-import { inputJsonSchema } from '../catalogue/json-schema.js';
-import type { HttpMethod, PricedSku } from '../catalogue/sku.js';
+import { inputJsonSchema } from '../sku/json-schema.js';
+import type { HttpMethod, PricedSku } from '../sku/sku.js';
 import type { PaidRoute } from '../payment/paid-route.js';
 
 export function paidRouteOf(sku: PricedSku, method: HttpMethod): PaidRoute {

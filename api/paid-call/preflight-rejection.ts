@@ -8,7 +8,7 @@
  * place that recognises them, so no door does.
  */
 import { AppError } from '../../core/errors.js';
-import { ZERO_CHARGE_TEXT } from '../catalogue/schemas.js';
+import { ZERO_CHARGE_TEXT } from '../sku/schemas.js';
 
 export class PreflightRejection extends AppError {
   /** `details` as given (their order is the problem body's), with the zero charge added when absent. */

@@ -165,6 +165,9 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     // What a previous run answered and did not see confirmed: followed to its end; its losses count again.
     const left = await record.load(Date.now() - early.holdMs);
     for (const loss of left.losses) risk.restoreLoss(loss);
+    // Reserved again: their value is promised away, and their nonces are not verified twice.
+    for (const { auth } of left.unconfirmed)
+      reservations.reserve(auth.from, auth.nonce, auth.value, Number(auth.validBefore) * 1000);
     queue.recover(left.unconfirmed);
   }
 

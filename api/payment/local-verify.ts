@@ -76,7 +76,10 @@ export async function verifyLocally(
   if (BigInt(auth.validAfter) > now) return refuse('invalid_exact_evm_payload_authorization_valid_after');
   const value = BigInt(auth.value);
   if (value !== BigInt(requirements.amount)) return refuse('invalid_exact_evm_payload_authorization_value_mismatch');
-  if (deps.chain.isUsed(payer, auth.nonce)) return refuse('invalid_exact_evm_nonce_already_used');
+  // Used on chain, or verified here and on its way there (a settlement answered on broadcast, not yet mined: a
+  // replay to a gate whose replay guard forgot it, e.g. after a restart, must not be served again).
+  if (deps.chain.isUsed(payer, auth.nonce) || deps.reservations.holds(payer, auth.nonce))
+    return refuse('invalid_exact_evm_nonce_already_used');
   if (facts.balance - deps.reservations.reserved(payer, facts.block) < value) {
     // Funds may have arrived since the last block the view read: look at the newest block before refusing.
     const latest = await deps.chain.latestHead();

@@ -17,7 +17,7 @@ import { errorMessage } from '../../core/errors.js';
 import { createPaymentCore, type PaymentCore } from './payment-core.js';
 import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
-import { announceApiUrl } from './dev-chain.js';
+import { announceApiUrl } from '../dev-chain/dev-chain.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
 import { configuredRetries } from './idempotency/configured-retries.js';
 import { configuredRepeatAccess } from './siwx/configured-repeat-access.js';

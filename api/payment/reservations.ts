@@ -60,6 +60,11 @@ export class Reservations {
     if (p.entries.size === 0) this.byPayer.delete(key);
   }
 
+  /** This authorization (payer, nonce) is verified here and not released: in flight, or settled very recently. */
+  holds(payer: string, nonce: string): boolean {
+    return this.byPayer.get(payer.toLowerCase())?.entries.has(nonce.toLowerCase()) ?? false;
+  }
+
   /** What is still to come off the payer's balance as read at `balanceBlock`. */
   reserved(payer: string, balanceBlock: bigint): bigint {
     const p = this.byPayer.get(payer.toLowerCase());

@@ -25,9 +25,10 @@ import {
   type Log,
 } from 'viem';
 import { eip3009ABI } from '@x402/evm';
-import { MULTICALL3_ADDRESS } from './hardhat-node.js';
+import { base } from 'viem/chains';
 
-export { MULTICALL3_ADDRESS };
+/** Multicall3's canonical address (the same on Base and every EVM chain it is deployed to; the dev chain installs it there). */
+export const MULTICALL3_ADDRESS: Address = base.contracts.multicall3.address;
 
 export interface SignedAuthorization {
   from: Address;

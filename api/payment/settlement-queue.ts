@@ -24,9 +24,9 @@
  *    does not wait for earlier receipts, so the answer on broadcast does not
  *    depend on the block time. At most `pipeline` transactions of this process
  *    await their receipt at once (PAYMENT_SETTLE_IN_FLIGHT).
- *  - Gas: a first attempt is sent with a gas limit from the call count (no
- *    simulation, no estimate: two fewer executions of the batch before it is
- *    broadcast; unused gas is not paid). A retry is simulated first (eth_call)
+ *  - Gas: a first attempt is sent with a gas limit from the call count and
+ *    fees read at most once a second (no simulation, no estimate: its only
+ *    RPC call is the broadcast; unused gas is not paid). A retry is simulated first (eth_call)
  *    and calls that would fail are taken out with their reason; a lone one is
  *    estimated, whose revert says why.
  *  - Nonces: each transaction is signed and broadcast under the nonce lease
@@ -128,6 +128,8 @@ const GAS_PER_CALL = 100_000n;
 const GAS_PER_TRANSACTION = 60_000n;
 /** Sends (fees, signature, broadcast) of this process at once; the nonce lease orders their broadcasts. */
 const SENDING = 2;
+/** How long fees read from the chain are reused (half a Base block): viem's estimate doubles the base fee, ample for that long. */
+const FEES_MS = 1000;
 /** How far back a "used" authorization's AuthorizationUsed event is looked for, in blocks. */
 const USED_LOOKBACK_BLOCKS = 5000n;
 
@@ -137,6 +139,7 @@ export class SettlementQueue {
   private confirming = 0;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private feeCache: { atMs: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
   private readonly idle = new Set<() => void>();
   private readonly pipeline: number;
   private readonly answerOn: AnswerOn;
@@ -261,21 +264,21 @@ export class SettlementQueue {
         live.map((i) => i.auth),
       );
       const { wallet } = this.options;
-      let prepared;
+      let request;
       try {
-        prepared = await wallet.prepareTransactionRequest({
-          account: wallet.account,
-          chain: wallet.chain,
-          to,
-          data,
-          // A retried lone authorization is estimated: its gas estimate reverts with its reason.
-          ...(retrying ? {} : { gas: GAS_PER_TRANSACTION + GAS_PER_CALL * BigInt(live.length) }),
-          parameters: retrying ? ['fees', 'gas', 'chainId', 'type'] : ['fees', 'chainId', 'type'],
-        });
+        request = retrying
+          ? await this.estimated(to, data)
+          : {
+              to,
+              data,
+              chainId: wallet.chain.id,
+              type: 'eip1559' as const,
+              gas: GAS_PER_TRANSACTION + GAS_PER_CALL * BigInt(live.length),
+              ...(await this.fees()),
+            };
       } catch (err) {
         return await this.retryOrFail(live, `${failureText(err)} ${errorMessage(err)}`);
       }
-      const request = retrying ? { ...prepared, gas: ((prepared.gas ?? 0n) * 12n) / 10n } : prepared;
       const hash = await this.options.lease.withNonce(async (nonce) => {
         const serializedTransaction = await wallet.signTransaction({ ...request, nonce } as Parameters<
           typeof wallet.signTransaction
@@ -306,6 +309,37 @@ export class SettlementQueue {
       // Broadcast or receipt failed: unknown outcome; a retry finds out (a used nonce is checked on chain).
       await this.retryOrFail(live, failureText(err), true);
     }
+  }
+
+  /** A retry's transaction, estimated: a lone authorization's estimate reverts with its reason. */
+  private async estimated(to: Address, data: Hex) {
+    const { wallet } = this.options;
+    const prepared = await wallet.prepareTransactionRequest({
+      account: wallet.account,
+      chain: wallet.chain,
+      to,
+      data,
+      parameters: ['fees', 'gas', 'chainId', 'type'],
+    });
+    return { ...prepared, gas: ((prepared.gas ?? 0n) * 12n) / 10n };
+  }
+
+  /** EIP-1559 fees, read at most once per FEES_MS: a first attempt's only RPC call is then its broadcast. */
+  private async fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    const now = Date.now();
+    if (!this.feeCache || now - this.feeCache.atMs > FEES_MS) {
+      this.feeCache = {
+        atMs: now,
+        fees: this.options.publicClient.estimateFeesPerGas().then(
+          (f) => ({ maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas }),
+          (err: unknown) => {
+            this.feeCache = undefined;
+            throw err;
+          },
+        ),
+      };
+    }
+    return this.feeCache.fees;
   }
 
   /** The admitted ones of a broadcast batch: recorded durably, then answered with the transaction's hash. */

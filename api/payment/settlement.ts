@@ -10,7 +10,7 @@
  *   settler key: with PAYMENT_REPLAY_STORE on Redis, its nonce sequence is
  *   leased through Redis too (nonce-lease.ts).
  * - `devchain` (default outside production): starts the local dev chain
- *   (dev-chain.ts), deploys the test USDC, and runs the same in-process
+ *   (api/dev-chain/), deploys the test USDC, and runs the same in-process
  *   facilitator against it; the funded demo payer's key is logged and written
  *   to `$DATA_DIR/devchain.json`. Refused in production (config.ts
  *   `settlementSafetyProblems`) unless explicitly allowed.
@@ -31,11 +31,17 @@ import {
   type PaymentRequirements,
 } from '@x402/core/types';
 import { getAddress, type Address, type Hex } from 'viem';
-import { settlementSafetyProblems, type Config } from '../../core/config.js';
+import { answerOnOf, settlementSafetyProblems, type Config } from '../../core/config.js';
 import type { ProbeResult } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
-import { removeDevChainInfo, startDevChain, writeDevChainInfo, type DevChain } from './dev-chain.js';
+import {
+  removeDevChainInfo,
+  startDevChain,
+  writeDevChainInfo,
+  type DevChain,
+  type DevChainMining,
+} from '../dev-chain/dev-chain.js';
 import { chainIdOf, startLocalFacilitator, type LocalFacilitator } from './local-facilitator.js';
 import { probeFacilitator, probeLocal } from './settlement-probes.js';
 
@@ -85,7 +91,13 @@ export type SettlementConfig = Pick<
   | 'PAYMENT_SETTLE_TIMEOUT_MS'
   | 'PAYMENT_SETTLE_BATCH_MAX'
   | 'PAYMENT_SETTLE_IN_FLIGHT'
+  | 'PAYMENT_ANSWER_ON'
+  | 'PAYMENT_RISK_MAX_PER_PAYER_ATOMIC'
+  | 'PAYMENT_RISK_MAX_TOTAL_ATOMIC'
+  | 'PAYMENT_RISK_HOLD_SECONDS'
   | 'PAYMENT_HEAD_STALE_MS'
+  | 'DEVCHAIN_MINING'
+  | 'DEVCHAIN_BLOCK_MS'
   | 'PAYMENT_UNSAFE_ACCEPT_TEST_PAYMENTS_IN_PRODUCTION'
   | 'NODE_ENV'
   | 'DATA_DIR'
@@ -97,8 +109,10 @@ export interface StartSettlementOptions {
   writeInfoFile?: boolean;
   /** Where the settler's nonce sequence lives (self, devchain). Default: this process. */
   nonceStore?: { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
-  /** Block interval of the dev chain, ms. Default 2000 (Base). */
+  /** Block interval of the dev chain, ms. Default: DEVCHAIN_BLOCK_MS (2000, Base). */
   devChainBlockMs?: number;
+  /** How the dev chain mines (`auto`, or `interval`: blocks only, as on Base). Default: DEVCHAIN_MINING. */
+  devChainMining?: DevChainMining;
 }
 
 /** A facilitator that could not be reached or did not answer in time; nothing was charged by this call's failure. */
@@ -164,6 +178,13 @@ export async function startSettlement(
       batchMax: config.PAYMENT_SETTLE_BATCH_MAX,
       inFlight: config.PAYMENT_SETTLE_IN_FLIGHT,
       nonceStore: options.nonceStore ?? { kind: 'memory' },
+      answerOn: answerOnOf(config),
+      risk: {
+        perPayerAtomic: BigInt(config.PAYMENT_RISK_MAX_PER_PAYER_ATOMIC),
+        totalAtomic: BigInt(config.PAYMENT_RISK_MAX_TOTAL_ATOMIC),
+        holdMs: config.PAYMENT_RISK_HOLD_SECONDS * 1000,
+      },
+      recordDir: config.DATA_DIR,
       ...(pollingIntervalMs ? { pollingIntervalMs } : {}),
       logger,
     });
@@ -176,7 +197,8 @@ export async function startSettlement(
       new HTTPFacilitatorClient({ url, timeoutMs: config.PAYMENT_SETTLE_TIMEOUT_MS }),
       `facilitator ${url}`,
     );
-    logger.info({ facilitator: url, network }, 'x402 settlement: remote facilitator');
+    // The remote facilitator's /settle decides when it answers (the x402 spec: once settled).
+    logger.info({ facilitator: url, network, answer_on: 'confirmation' }, 'x402 settlement: remote facilitator');
     return {
       mode: 'remote',
       ...common,
@@ -204,7 +226,13 @@ export async function startSettlement(
       throw new Error(`PAYMENT_RPC_URL answers chain id ${answered}, but PAYMENT_NETWORK is ${network}`);
     }
     logger.info(
-      { network, settler: facilitator.settler, asset, nonce_store: facilitator.lease.kind },
+      {
+        network,
+        settler: facilitator.settler,
+        asset,
+        nonce_store: facilitator.lease.kind,
+        answer_on: facilitator.queue.answersOn,
+      },
       'x402 settlement: self (in-process facilitator)',
     );
     return {
@@ -225,7 +253,8 @@ export async function startSettlement(
     chainId: chainIdOf(network),
     ...(config.PAYMENT_DEMO_PAYER_KEY ? { payerKey: config.PAYMENT_DEMO_PAYER_KEY as Hex } : {}),
     ...(config.PAYMENT_PAY_TO ? { payTo: getAddress(config.PAYMENT_PAY_TO) } : {}),
-    ...(options.devChainBlockMs ? { blockIntervalMs: options.devChainBlockMs } : {}),
+    mining: options.devChainMining ?? config.DEVCHAIN_MINING,
+    blockIntervalMs: options.devChainBlockMs ?? config.DEVCHAIN_BLOCK_MS,
   });
   let facilitator: LocalFacilitator | undefined;
   try {
@@ -255,11 +284,14 @@ export async function startSettlement(
         payer: devChain.payer,
         payer_key: devChain.payerKey,
         info_file: infoFile,
+        answer_on: facilitator.queue.answersOn,
         start_ms: devChain.startMs,
         deploy_ms: devChain.deployMs,
         total_ms: Math.round(performance.now() - t0),
+        mining: devChain.mining,
+        block_ms: devChain.blockMs,
       },
-      `x402 devchain ready: test USDC ${devChain.usdc}; demo payer ${devChain.payer}, payer_key ${devChain.payerKey} (throwaway, local chain only; also in ${infoFile ?? 'no file'})`,
+      `x402 devchain ready (${miningText(devChain)}): test USDC ${devChain.usdc}; demo payer ${devChain.payer}, payer_key ${devChain.payerKey} (throwaway, local chain only; also in ${infoFile ?? 'no file'})`,
     );
     const started = facilitator;
     return {
@@ -271,7 +303,10 @@ export async function startSettlement(
       local: started,
       devChain,
       facilitator: guardFacilitator(started.client, 'in-process facilitator'),
-      probe: () => probeLocal(started, devChain.usdc, 'devchain', config.PAYMENT_HEAD_STALE_MS),
+      probe: async () => ({
+        ...(await probeLocal(started, devChain.usdc, 'devchain', config.PAYMENT_HEAD_STALE_MS)),
+        devchain_mining: { mode: devChain.mining, block_ms: devChain.blockMs },
+      }),
       stop: async () => {
         await started.stop();
         await devChain.stop();
@@ -285,3 +320,9 @@ export async function startSettlement(
     throw err;
   }
 }
+
+/** What the start log says of the dev chain's blocks. */
+const miningText = (chain: Pick<DevChain, 'mining' | 'blockMs'>) =>
+  chain.mining === 'interval'
+    ? `interval mining: a block every ${chain.blockMs} ms, no automine, as on Base`
+    : `automine: a block per transaction, and one every ${chain.blockMs} ms`;

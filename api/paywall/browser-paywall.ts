@@ -16,7 +16,7 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import type { Catalogue } from '../catalogue/sku.js';
+import type { Catalogue } from '../sku/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
 import { paywallPage } from './paywall-page.js';
 

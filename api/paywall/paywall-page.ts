@@ -8,11 +8,11 @@
  */
 import type { PaymentRequired } from '@x402/core/types';
 import { readableUsdc } from '../payment/usdc-amount.js';
-import type { PricedSku } from '../catalogue/sku.js';
+import type { PricedSku } from '../sku/sku.js';
 import { paymentNetwork, type PaymentInfo } from '../discovery/context.js';
 import { assetUrl } from '../dashboard/assets.js';
 import { escapeHtml as h, pageOpening, scriptJson } from '../dashboard/html.js';
-import { toolNameOf } from '../mcp/tool-name.js';
+import { toolNameOf } from '../discovery/mcp-tool-name.js';
 
 export interface PaywallPageInput {
   challenge: PaymentRequired;

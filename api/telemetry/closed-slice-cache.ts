@@ -35,7 +35,7 @@
 import { LRUCache } from 'lru-cache';
 import client from 'prom-client';
 import { registry } from '../../core/metrics.js';
-import type { PricedSku, SkuCall } from '../catalogue/sku.js';
+import type { PricedSku, SkuCall } from '../sku/sku.js';
 import {
   refusalOf,
   SliceBlocks,

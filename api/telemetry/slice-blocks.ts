@@ -32,8 +32,8 @@
  */
 import type { LRUCache } from 'lru-cache';
 import { AppError } from '../../core/errors.js';
-import { JsonText } from '../catalogue/json-text.js';
-import type { SkuCall } from '../catalogue/sku.js';
+import { JsonText } from '../sku/json-text.js';
+import type { SkuCall } from '../sku/sku.js';
 import {
   coverageSpan,
   intersects,

@@ -8,7 +8,7 @@
  */
 import type { Config } from '../../core/config.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
-import { defineSku, type Sku, type SkuDefinition } from '../catalogue/sku.js';
+import { defineSku, type Sku, type SkuDefinition } from '../sku/sku.js';
 import type { DayBlockDeclaration, SliceBlockFiller } from './slice-blocks.js';
 
 export interface TelemetrySkuDeps {

@@ -17,7 +17,7 @@ import { AppError } from '../../core/errors.js';
 import { sql, type Sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { BASE_SLICE_MS, num, timeRange } from '../../core/store/tables/query-helpers.js';
-import { ZERO_CHARGE_TEXT } from '../catalogue/schemas.js';
+import { ZERO_CHARGE_TEXT } from '../sku/schemas.js';
 
 export interface WindowParams {
   date?: string | undefined;

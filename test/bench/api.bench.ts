@@ -8,6 +8,9 @@
  *   npm run bench:api                 # reuses the seeded database when its counts match
  *   npm run bench:api -- --reseed     # drops and reseeds it
  *   npm run bench:api -- --seed-only  # only makes sure the data set is there
+ *   BENCH_E2E=1 npm run bench:api     # paid calls end to end, settlement included, on interval-mined and
+ *                                     # automined dev chains, beside the official x402 stack (paid-end-to-end.ts;
+ *                                     # also npm run bench:paid)
  *   npm run bench:api -- --pipeline-parts  # only the CPU of the paid-call pipeline's added steps
  *                                          # (payment identifiers, sign-in-with-x, offers, receipts,
  *                                          # answer signatures: pipeline-parts.ts), no ClickHouse data
@@ -81,7 +84,7 @@ import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 import { createApp } from '../../api/app.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
-import type { PricedSku } from '../../api/catalogue/sku.js';
+import type { PricedSku } from '../../api/sku/sku.js';
 import { paymentInfoOf } from '../../api/discovery/context.js';
 import { testConfig } from '../helpers/config.js';
 import { seededRandom as prng } from '../helpers/seeded-random.js';
@@ -97,6 +100,7 @@ import { benchLogger, cleanupOnSignal, envNum, PAID_API_ROLE, startPaidApi } fro
 import { cpuMeter, descendantsMatching, pidsMatching, type CpuSplit as Split } from './cpu.js';
 import { challengeOf, LoadGenerator, type OpenRunResult, type RequestVariant, type RunResult } from './x402-load.js';
 import { settlementThroughput, type SettlementRun } from './settlement-throughput.js';
+import { paidEndToEnd } from './paid-end-to-end.js';
 import { startProfile } from './inspector-profile.js';
 import { registry } from '../../core/metrics.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -889,5 +893,7 @@ const { values: cli } = parseArgs({
   },
 });
 if (cli['pipeline-parts']) await pipelinePartsOnly();
+// BENCH_E2E=1: paid calls end to end, settlement included (paid-end-to-end.ts).
+else if (process.env.BENCH_E2E === '1') await paidEndToEnd();
 else await main(cli.reseed ?? false, cli['seed-only'] ?? false);
 process.exit(process.exitCode ?? 0);

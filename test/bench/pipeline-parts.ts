@@ -27,7 +27,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { readPaymentHeader } from '../../api/payment/payload.js';
 import type { PaidCall, PaymentCore } from '../../api/payment/payment-core.js';
 import { base64Json } from '../../api/payment/payload.js';
-import type { PricedSku } from '../../api/catalogue/sku.js';
+import type { PricedSku } from '../../api/sku/sku.js';
 
 export interface PipelinePart {
   part: string;

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDevChainInfo } from '../../api/payment/dev-chain.js';
+import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
 import { eventually } from '../helpers/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';

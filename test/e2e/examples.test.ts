@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDevChainInfo } from '../../api/payment/dev-chain.js';
+import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
 import { eventually } from '../helpers/config.js';
 import { payingFetch } from '../helpers/x402-client.js';

@@ -24,7 +24,7 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createApp } from '../../api/app.js';
-import type { Catalogue } from '../../api/catalogue/sku.js';
+import type { Catalogue } from '../../api/sku/sku.js';
 import { jobSkuEntry } from '../../api/catalogue/job-sku-route.js';
 import { airgapScrubJob } from '../../jobs/airgap-scrub/job.js';
 import { loadPairs } from '../../core/markets/pairs.js';

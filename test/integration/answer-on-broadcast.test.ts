@@ -18,7 +18,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import type { PaymentRequired } from '@x402/core/types';
 import { createWalletClient, erc20Abi, http, parseGwei, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startDevChain, type DevChain } from '../../api/payment/dev-chain.js';
+import { startDevChain, type DevChain } from '../../api/dev-chain/dev-chain.js';
 import { startPayments, type Payments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
 import { registry } from '../../core/metrics.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ChainView, type ChainHead } from '../../api/payment/chain-view.js';
-import { startDevChain, type DevChain } from '../../api/payment/dev-chain.js';
+import { startDevChain, type DevChain } from '../../api/dev-chain/dev-chain.js';
 
 let chain: DevChain;
 let view: ChainView;

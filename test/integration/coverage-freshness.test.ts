@@ -15,7 +15,7 @@ import type { Store } from '../../core/store/store.js';
 import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
 import { spreadSample } from '../helpers/spread-sample.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
-import type { SkuRuntime } from '../../api/catalogue/sku.js';
+import type { SkuRuntime } from '../../api/sku/sku.js';
 import { COVERAGE_MAX_STALE_MS, COVERAGE_TTL_MS, coverageHandler } from '../../api/telemetry/coverage/handler.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 

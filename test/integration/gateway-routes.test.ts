@@ -28,7 +28,7 @@ import { insertPaperExecutions, type PaperExecution } from '../../core/store/tab
 import { insertQuotes } from '../../core/store/tables/quotes.js';
 import { insertBookSnapshots } from '../../core/store/tables/book-snapshots.js';
 import type { RunningApi } from '../../api/role.js';
-import type { Catalogue } from '../../api/catalogue/sku.js';
+import type { Catalogue } from '../../api/sku/sku.js';
 import { CoverageOutput } from '../../api/telemetry/coverage/handler.js';
 import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles/handler.js';
 import { DislocationsOutput } from '../../api/telemetry/dislocations/handler.js';

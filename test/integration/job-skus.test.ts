@@ -20,7 +20,7 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { createPublicClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDevChainInfo, type DevChainInfo } from '../../api/payment/dev-chain.js';
+import { readDevChainInfo, type DevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
 import { eventually, testConfig, uniqueName } from '../helpers/config.js';

@@ -27,7 +27,7 @@ import { validateDiscoveryExtension, type DiscoveryExtension } from '@x402/exten
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { RunningApi } from '../../api/role.js';
 import type { RunningProcess } from '../../roles/process.js';
-import { inputJsonSchema, outputJsonSchema } from '../../api/catalogue/json-schema.js';
+import { inputJsonSchema, outputJsonSchema } from '../../api/sku/json-schema.js';
 import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles/handler.js';
 import { callTool, paymentRequiredOf, settlementOf } from '../../scripts/mcp-payment-client.js';
 import { startPaidApi } from '../helpers/paid-api.js';

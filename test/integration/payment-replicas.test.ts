@@ -14,7 +14,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import { Redis } from 'ioredis';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startDevChain, type DevChain } from '../../api/payment/dev-chain.js';
+import { startDevChain, type DevChain } from '../../api/dev-chain/dev-chain.js';
 import { createStore } from '../../core/ports.js';
 import { ident, sql } from '../../core/store/sql.js';
 import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';

@@ -29,7 +29,7 @@ import { AppError } from '../../core/errors.js';
 import { createPaymentGate, type PaidRoute, type PaymentGate } from '../../api/payment/payment-gate.js';
 import { MemoryReplayGuard, RedisReplayGuard, type ReplayGuard } from '../../api/payment/replay-guard.js';
 import { guardFacilitator, startSettlement, type PaymentSettlement } from '../../api/payment/settlement.js';
-import { readDevChainInfo } from '../../api/payment/dev-chain.js';
+import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { startPayments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
 import { testConfig } from '../helpers/config.js';

@@ -37,7 +37,7 @@ import { listen, type HttpServer } from '../../api/http-server.js';
 import { problemErrors } from '../../api/middleware/problem-errors.js';
 import { requestContext } from '../../api/middleware/request-context.js';
 import { encodeChallenge } from '../../api/payment/challenge.js';
-import { readDevChainInfo } from '../../api/payment/dev-chain.js';
+import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { base64Json } from '../../api/payment/payload.js';
 import { createPaymentGate, type PaidRoute } from '../../api/payment/payment-gate.js';
 import { PaidCallEvidence } from '../../api/payment/receipts/paid-call-evidence.js';

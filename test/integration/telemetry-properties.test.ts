@@ -30,7 +30,7 @@ import type { Row, Store } from '../../core/store/store.js';
 import { num } from '../../core/store/tables/query-helpers.js';
 import { TOPICS } from '../../core/topics.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
-import type { SkuRuntime } from '../../api/catalogue/sku.js';
+import type { SkuRuntime } from '../../api/sku/sku.js';
 import { coverageHandler } from '../../api/telemetry/coverage/handler.js';
 import { dislocationsHandler, type DislocationsOutput } from '../../api/telemetry/dislocations/handler.js';
 import { executionLatencyHandler } from '../../api/telemetry/execution-latency/handler.js';

@@ -23,8 +23,8 @@ import {
 import { loadConfig } from '../../core/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
-import { inputJsonSchema } from '../../api/catalogue/json-schema.js';
-import type { HttpMethod, PricedSku } from '../../api/catalogue/sku.js';
+import { inputJsonSchema } from '../../api/sku/json-schema.js';
+import type { HttpMethod, PricedSku } from '../../api/sku/sku.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { createPaymentGate } from '../../api/payment/payment-gate.js';
 import { compactExample, describedBriefly, shortenExample } from '../../api/payment/bazaar-declaration.js';

@@ -1,6 +1,6 @@
 /** The closed-slice cache around a SKU: what it keeps, what it never keeps, and its size bound. */
 import { describe, expect, it } from 'vitest';
-import type { PricedSku, SkuCall } from '../../api/catalogue/sku.js';
+import type { PricedSku, SkuCall } from '../../api/sku/sku.js';
 import { withClosedSliceCache } from '../../api/telemetry/closed-slice-cache.js';
 import { AppError } from '../../core/errors.js';
 

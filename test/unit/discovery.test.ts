@@ -20,7 +20,7 @@ import { createApp } from '../../api/app.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { startApi } from '../../api/role.js';
 import { buildCatalogue, MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../../api/catalogue/catalogue.js';
-import type { Catalogue } from '../../api/catalogue/sku.js';
+import type { Catalogue } from '../../api/sku/sku.js';
 import { SERVICE_VERSION } from '../../api/discovery/context.js';
 import { testLogger } from '../helpers/config.js';
 import { JOB_SKUS } from '../../api/catalogue/sku-list.js';

@@ -27,7 +27,7 @@ describe('imports run core <- ingest, aggregate, jobs <- api <- roles <- scripts
     ['core/probe.ts', "export { JOB_SKUS } from '../api/catalogue/sku-list.js';\n"],
     ['core/probe.ts', "export const load = () => import('../jobs/role.js');\n"],
     ['core/probe.ts', "export const load = () => import('../roles/process.js');\n"],
-    ['jobs/probe/sku.ts', "import type { Sku } from '../../api/catalogue/sku.js';\nexport type X = Sku;\n"],
+    ['jobs/probe/sku.ts', "import type { Sku } from '../../api/sku/sku.js';\nexport type X = Sku;\n"],
     ['jobs/probe.ts', "import { startIngest } from '../ingest/role.js';\nexport const x = startIngest;\n"],
     ['ingest/probe.ts', "import { startAggregate } from '../aggregate/role.js';\nexport const x = startAggregate;\n"],
     ['api/probe.ts', "import { startProcess } from '../roles/process.js';\nexport const x = startProcess;\n"],

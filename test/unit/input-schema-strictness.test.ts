@@ -13,8 +13,8 @@ import addFormats from 'ajv-formats';
 import { loadConfig } from '../../core/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
-import { inputJsonSchema } from '../../api/catalogue/json-schema.js';
-import type { PricedSku } from '../../api/catalogue/sku.js';
+import { inputJsonSchema } from '../../api/sku/json-schema.js';
+import type { PricedSku } from '../../api/sku/sku.js';
 
 // randexp is CommonJS (`module.exports = RandExp`) while its typings describe an ES default export.
 const RandExp = randexp as unknown as typeof randexp.default;

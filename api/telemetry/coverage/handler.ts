@@ -9,8 +9,8 @@ import { z } from 'zod';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
 import type { Store } from '../../../core/store/store.js';
 import { coverage, type Coverage } from '../../../core/store/tables/spread-samples.js';
-import { IsoTimestamp, SourceField, pairParam, priceText } from '../../catalogue/schemas.js';
-import type { Catalogue, SkuCall } from '../../catalogue/sku.js';
+import { IsoTimestamp, SourceField, pairParam, priceText } from '../../sku/schemas.js';
+import type { Catalogue, SkuCall } from '../../sku/sku.js';
 import { pairVenues, sourceText } from '../window.js';
 
 /** The telemetry's own version (the coverage response carries it; the service is 2.0.0). */

@@ -19,8 +19,8 @@ import {
   type DislocationsSlice,
 } from '../../../core/store/tables/dislocations.js';
 import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../sku/schemas.js';
+import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { booleanFlag } from '../params.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';

@@ -21,8 +21,8 @@ import {
   type ExecutionLatency,
 } from '../../../core/store/tables/latency-samples.js';
 import { BASE_SLICE_MS } from '../../../core/store/tables/query-helpers.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../catalogue/schemas.js';
-import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam } from '../../sku/schemas.js';
+import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';

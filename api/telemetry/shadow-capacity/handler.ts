@@ -15,8 +15,8 @@ import {
   shadowCapacityBySlice,
   type ShadowCapacity,
 } from '../../../core/store/tables/shadow-capacity.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../sku/schemas.js';
+import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
 import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';

@@ -20,8 +20,8 @@ import {
   type CandleInterval,
   type SpreadCandle,
 } from '../../../core/store/tables/spread-samples.js';
-import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../catalogue/schemas.js';
-import type { SkuCall, SkuRuntime } from '../../catalogue/sku.js';
+import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../../sku/schemas.js';
+import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';

@@ -7,15 +7,19 @@
  *
  * `_meta["x402/pricing"]` on each tool states its price, so an agent knows the
  * cost from tools/list; the authoritative terms are the challenge's.
+ *
+ * A description of the gateway like the other documents, so it lives with
+ * them: the MCP server card (mcp-json.ts) lists these tools, and the MCP door
+ * (api/mcp/) answers tools/list and tools/call from them.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../catalogue/json-schema.js';
-import { ProblemSchema, priceText } from '../catalogue/schemas.js';
-import type { Catalogue, PricedSku } from '../catalogue/sku.js';
-import { DOCUMENTS, methodsOf, type PaymentInfo } from '../discovery/context.js';
+import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../sku/json-schema.js';
+import { ProblemSchema, priceText } from '../sku/schemas.js';
+import type { Catalogue, PricedSku } from '../sku/sku.js';
+import { DOCUMENTS, methodsOf, type PaymentInfo } from './context.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/usdc-amount.js';
-import { toolNameOf } from './tool-name.js';
+import { toolNameOf } from './mcp-tool-name.js';
 import { paidRouteOf } from '../paid-call/paid-route.js';
 
 /** Where the MCP door answers (Streamable HTTP). */

@@ -6,12 +6,26 @@
  * the committed artifact (never compiled at start-up), and a demo payer funded
  * with test USDC.
  *
- * It keeps time like Base: a block every 2 s beside the automined ones
- * (interval mining), so `latest` follows the wall clock while idle, and
- * same-second blocks allowed, so a burst of settlements does not push block
- * time ahead of the wall clock (by default hardhat adds at least 1 s per
- * block). Authorizations are checked against block time on chain, so a chain
- * that lags or leads the wall clock refuses honest payers.
+ * Two ways of mining (DEVCHAIN_MINING):
+ * - `auto` (default): every transaction is mined the instant it is sent, and
+ *   a block every `blockIntervalMs` (2 s) beside them, so `latest` follows the
+ *   wall clock while idle. Fast for tests and demos, but no settlement ever
+ *   waits for a block, which Base never does.
+ * - `interval`: as on Base, blocks only every `blockIntervalMs`; a sent
+ *   transaction waits in the node's mempool for the next block. Set-up
+ *   (Multicall3, the token, the demo payer's funding) still runs automined,
+ *   so start-up does not wait a block per transaction; then automine is
+ *   switched off (`evm_setAutomine(false)`) and interval mining restarted
+ *   (`evm_setIntervalMining`). hardhat@2's mempool holds any number of pending
+ *   transactions per sender (queued by nonce; no per-sender cap to configure),
+ *   so hundreds of in-flight settlements from one settler key wait for their
+ *   block as they would on Base.
+ * In both modes the block gas limit is Base's (BASE_BLOCK_GAS_LIMIT), so a
+ * block holds what a Base block holds, and same-second blocks are allowed, so
+ * a burst of automined settlements does not push block time ahead of the wall
+ * clock (by default hardhat adds at least 1 s per block). Authorizations are
+ * checked against block time on chain, so a chain that lags or leads the wall
+ * clock refuses honest payers.
  *
  * The chain id is the configured network's (eip155:8453 by default), so 402
  * challenges stay spec-exact (`network: eip155:8453`) while the asset is the
@@ -45,6 +59,19 @@ export function testUsdcArtifact(): TestUsdcArtifact {
   return artifactCache;
 }
 
+/** DEVCHAIN_MINING: a block per transaction (plus the interval's), or blocks only on the interval (as on Base). */
+export type DevChainMining = 'auto' | 'interval';
+
+/**
+ * Base Mainnet's full block gas budget, ~400 M gas ("Current limits" in
+ * https://docs.base.org/base-chain/network-information/throughput-and-limits,
+ * read 2026-11: full block gas budget ~400M gas; per-transaction maximum
+ * 16,777,216 gas (EIP-7825), which hardhat's default hardfork (Osaka) also
+ * enforces). hardhat's own default is 60 M, which would cap a 2 s block at a
+ * fraction of what Base takes in one.
+ */
+export const BASE_BLOCK_GAS_LIMIT = 400_000_000;
+
 export interface DevChainOptions {
   /** Chain id of the node; default 8453 (Base), so challenges carry `eip155:8453`. */
   chainId?: number;
@@ -56,6 +83,8 @@ export interface DevChainOptions {
   payerFundingAtomic?: bigint;
   /** viem polling interval for receipts; low on a local automining chain. Default 25 ms. */
   pollingIntervalMs?: number;
+  /** `auto` (default): automine plus interval blocks; `interval`: blocks only every `blockIntervalMs`. */
+  mining?: DevChainMining;
   /** Interval mining, ms (Base: 2 s). Default 2000. */
   blockIntervalMs?: number;
   startTimeoutMs?: number;
@@ -76,13 +105,19 @@ export interface DevChain {
   settler: Address;
   /** Deployed the token and owns it (the only minter). */
   deployer: Address;
+  /** How blocks are mined (after set-up, which is always automined). */
+  mining: DevChainMining;
+  /** Block interval, ms. */
+  blockMs: number;
   /** ms from spawn to the first answered RPC call. */
   startMs: number;
   /** ms for Multicall3 + token deployment + funding. */
   deployMs: number;
   node: HardhatNode;
-  /** Mints test USDC (signed by the deployer, the token's owner). */
+  /** Mints test USDC (signed by the deployer, the token's owner); resolves once mined (in `interval` mining: at the next block). */
   mint(to: Address, amountAtomic: bigint): Promise<void>;
+  /** Mints `amountAtomic` to each of `recipients`: all sent first, then their receipts awaited (one block in `interval` mining). */
+  mintEach(recipients: readonly Address[], amountAtomic: bigint): Promise<void>;
   balanceOf(owner: Address): Promise<bigint>;
   stop(): Promise<void>;
 }
@@ -91,6 +126,8 @@ const DEFAULT_FUNDING = 1_000n * 1_000_000n;
 
 export async function startDevChain(options: DevChainOptions = {}): Promise<DevChain> {
   const chainId = options.chainId ?? 8453;
+  const mining = options.mining ?? 'auto';
+  const blockMs = options.blockIntervalMs ?? 2000;
   const deployerKey = generatePrivateKey();
   const settlerKey = generatePrivateKey();
   const payerKey = options.payerKey ?? generatePrivateKey();
@@ -103,7 +140,8 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
     chainId,
     accountKeys: [deployerKey, settlerKey],
     balanceEth: 1000,
-    blockIntervalMs: options.blockIntervalMs ?? 2000,
+    blockIntervalMs: blockMs,
+    blockGasLimit: BASE_BLOCK_GAS_LIMIT,
     allowBlocksWithSameTimestamp: true,
     pollingIntervalMs: options.pollingIntervalMs ?? 25,
     ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
@@ -119,17 +157,30 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
       throw new Error(`TestUSDC deployment failed (${receipt.status})`);
     const usdc = getAddress(receipt.contractAddress);
 
-    const mint = async (to: Address, amountAtomic: bigint) => {
-      const hash = await walletClient.writeContract({
-        address: usdc,
-        abi: artifact.abi,
-        functionName: 'mint',
-        args: [to, amountAtomic],
-      });
-      const r = await publicClient.waitForTransactionReceipt({ hash });
-      if (r.status !== 'success') throw new Error(`TestUSDC mint failed (${r.status})`);
+    // Sent one after the other (each send reads the pending nonce), then awaited together: one block for all.
+    const mintEach = async (recipients: readonly Address[], amountAtomic: bigint) => {
+      const hashes: Hex[] = [];
+      for (const to of recipients)
+        hashes.push(
+          await walletClient.writeContract({
+            address: usdc,
+            abi: artifact.abi,
+            functionName: 'mint',
+            args: [to, amountAtomic],
+          }),
+        );
+      const receipts = await Promise.all(hashes.map((hash) => publicClient.waitForTransactionReceipt({ hash })));
+      const failed = receipts.find((r) => r.status !== 'success');
+      if (failed) throw new Error(`TestUSDC mint failed (${failed.status} in ${failed.transactionHash})`);
     };
-    await mint(payer, options.payerFundingAtomic ?? DEFAULT_FUNDING);
+    await mintEach([payer], options.payerFundingAtomic ?? DEFAULT_FUNDING);
+    if (mining === 'interval') {
+      // From here on, as on Base: a transaction waits for the next block; restarting interval mining
+      // starts its clock now.
+      await node.testClient.setAutomine(false);
+      // In ms, as hardhat takes it (viem's setIntervalMining takes seconds).
+      await node.testClient.request({ method: 'evm_setIntervalMining', params: [blockMs] });
+    }
     const deployMs = Math.round(performance.now() - t0);
 
     return {
@@ -143,10 +194,13 @@ export async function startDevChain(options: DevChainOptions = {}): Promise<DevC
       settlerKey,
       settler: privateKeyToAccount(settlerKey).address,
       deployer: privateKeyToAccount(deployerKey).address,
+      mining,
+      blockMs,
       startMs: node.startMs,
       deployMs,
       node,
-      mint,
+      mint: (to, amountAtomic) => mintEach([to], amountAtomic),
+      mintEach,
       balanceOf: (owner) =>
         publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
       stop: () => node.stop(),

@@ -2,7 +2,7 @@
  * A SKU: one public route of the gateway, declared once. The router, the x402
  * route config (and so the 402 challenge), `/api/v1/discovery`, `/openapi.json`,
  * `/agents.md`, `/skill.md`, `/llms.txt` and the `.well-known` documents are all
- * generated from the catalogue of SKUs (catalogue.ts). A SKU is its public
+ * generated from the catalogue of SKUs (api/catalogue/catalogue.ts). A SKU is its public
  * contract (core/sku-contract.ts) plus what serves it: availability, an
  * optional pre-flight and the handler.
  */

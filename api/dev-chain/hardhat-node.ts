@@ -2,11 +2,12 @@
  * A hardhat@2 JSON-RPC node (EDR engine, shipped in npm) as a child process on
  * 127.0.0.1, on a port the node picks itself (`--port 0`, read back from its
  * banner: no free-port race), with viem clients around it. Product code: the
- * payment dev chain (api/payment/dev-chain.ts) runs on it, and the tests'
+ * payment dev chain (api/dev-chain/dev-chain.ts) runs on it, and the tests'
  * devchain helper (test/helpers/devchain.ts) re-exports it. Its config is
  * written into a temp dir; accounts are either given private keys or derived
  * from hardhat's public test mnemonic. Nothing here is payment-specific.
  */
+import { base } from 'viem/chains';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -35,7 +36,8 @@ import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 export const DEVCHAIN_MNEMONIC = 'test test test test test test test test test test test junk';
 
 /** Multicall3's address on every chain that has it (Base included). */
-export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** Multicall3's canonical address, where the node installs it (viem's chain data, as the settler reads it). */
+export const MULTICALL3_ADDRESS: Address = base.contracts.multicall3.address;
 
 export interface HardhatNodeOptions {
   /** Default 31337 (hardhat's). */
@@ -57,6 +59,8 @@ export interface HardhatNodeOptions {
   balanceEth?: number;
   /** Lift EIP-170's 24 KB code size limit (Uniswap's NonfungiblePositionManager is ~25 KB). Default false. */
   allowUnlimitedContractSize?: boolean;
+  /** Gas limit of every block; default: hardhat's own (60 M). */
+  blockGasLimit?: number;
   /** Hardhat hardfork name; default: hardhat's own default. */
   hardfork?: string;
   /** Polling interval of the returned viem clients (watchers, waitForTransactionReceipt). Default 100 ms. */
@@ -114,6 +118,7 @@ export async function startHardhatNode(options: HardhatNodeOptions = {}): Promis
     chainId,
     allowUnlimitedContractSize: options.allowUnlimitedContractSize ?? false,
     ...(options.hardfork ? { hardfork: options.hardfork } : {}),
+    ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}),
     mining: { auto: options.automine ?? true, interval: options.blockIntervalMs ?? 0 },
     allowBlocksWithSameTimestamp: options.allowBlocksWithSameTimestamp ?? false,
     accounts: accounts.map((a) => ({ privateKey: a.privateKey, balance: balanceWei.toString() })),
