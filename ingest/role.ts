@@ -13,6 +13,8 @@ import { HeartbeatPublisher } from './heartbeat-publisher.js';
 
 /** Seed of the simulated market run by `npm start` (fixed: the same demo for everyone). */
 const DEMO_SEED = 402;
+/** How often the simulated feed publishes the ticks due (its events keep their 500 ms tick). */
+const SIM_PUBLISH_EVERY_MS = 2000;
 
 export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
   const bus = need(ctx.bus, 'bus', 'ingest');
@@ -41,6 +43,8 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
       ladderUsd: config.DEX_LADDER_USD,
       seed: DEMO_SEED,
       tickMs: 500,
+      // Four ticks per publish: the same events, a quarter of the store statements (docs/scaling.md, "Idle cost").
+      publishEveryMs: SIM_PUBLISH_EVERY_MS,
       backfillMs: config.SIM_BACKFILL_MINUTES * 60_000,
       impactBps: config.DEPTH_IMPACT_BPS,
       dexDepthMaxUsd: config.DEX_DEPTH_MAX_USD,

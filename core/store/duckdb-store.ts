@@ -43,6 +43,8 @@ export interface DuckDbStoreOptions {
 }
 
 const ADAPTER = 'duckdb';
+/** A statement that writes rows and cannot change a table's columns (with no `;`: a single statement). */
+const ROW_WRITE = /^\s*(INSERT|UPDATE|DELETE)\s/i;
 
 export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<Store> {
   const { path, logger } = options;
@@ -154,7 +156,9 @@ export async function createDuckDbStore(options: DuckDbStoreOptions): Promise<St
         serialized(async () => {
           ensureOpen();
           await writer.run(text);
-          await staging.drop(); // the statement may have changed a table's columns
+          // A statement that may have changed a table's columns drops the staging tables; a write of rows (the
+          // detector's upsert, every quote batch) keeps them: recreating them cost three statements per insert.
+          if (!ROW_WRITE.test(text) || text.includes(';')) await staging.drop();
         }),
       );
     },
