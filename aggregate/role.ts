@@ -2,6 +2,7 @@
 import type { RoleContext, RunningRole } from '../core/role.js';
 import { need } from '../core/role.js';
 import type { Consumer } from '../core/bus/bus.js';
+import { consumerHealth } from '../core/bus/consumer-health.js';
 import { TOPICS } from '../core/topics.js';
 import { CONSUMER_GROUPS } from './consumer-groups.js';
 import { PaperExecutor } from './paper-execution.js';
@@ -26,16 +27,7 @@ export async function startAggregate(ctx: RoleContext): Promise<RunningRole> {
     throw failed.reason;
   }
   for (const consumer of consumers) {
-    ctx.health.register(consumer.status.groupId, async () => {
-      const s = consumer.status;
-      if (!s.running) return { status: 'down', reason: 'consumer stopped' };
-      if (s.stalledReason) return { status: 'degraded', reason: `retrying: ${s.stalledReason}`, topics: s.topics };
-      return {
-        status: 'ok',
-        topics: s.topics,
-        last_batch_at: s.lastBatchAt ? new Date(s.lastBatchAt).toISOString() : null,
-      };
-    });
+    ctx.health.register(consumer.status.groupId, async () => consumerHealth(consumer.status));
   }
   ctx.health.register('dead_letters', deadLetterProbe(bus, [...new Set(CONSUMER_GROUPS.flatMap((g) => g.topics))]));
   // One paper executor per deployment (AGGREGATE_PAPER_EXECUTOR): it works on the stored rows, not on a partition.

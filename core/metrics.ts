@@ -48,6 +48,18 @@ export const metrics = {
     labelNames: ['adapter', 'topic', 'group', 'retryable'] as const,
     registers: [registry],
   }),
+  busConsumerCrashes: new client.Counter({
+    name: 'bus_consumer_crashes_total',
+    help: 'Consumer crashes (kafkajs CRASH events), by who restarts the consumer: kafkajs itself or the bus',
+    labelNames: ['adapter', 'group', 'restarted_by'] as const,
+    registers: [registry],
+  }),
+  busConsumerRestarts: new client.Counter({
+    name: 'bus_consumer_restarts_total',
+    help: 'Restarts of a crashed consumer by the bus (with backoff), attempted',
+    labelNames: ['adapter', 'group'] as const,
+    registers: [registry],
+  }),
   busBatchSeconds: new client.Histogram({
     name: 'bus_batch_duration_seconds',
     help: 'Time to handle and commit one batch',

@@ -16,9 +16,9 @@ export async function launch(signals: ShutdownSignals): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config.LOG_LEVEL, { role: config.ROLE }, { format: config.LOG_FORMAT });
   logger.info({ pid: process.pid }, 'starting');
-  boundTheDrain(signals, config, logger);
+  const drain = boundTheDrain(signals, config, logger);
   try {
-    const proc = await startProcess(config, logger, { abort: signals.abort });
+    const proc = await startProcess(config, logger, { abort: signals.abort, onDrainStep: drain.onStep });
     logger.info(
       { bus: config.BUS, store: config.STORE, queue: config.QUEUE, url: proc.http.url },
       `ready: ${proc.http.url}/health`,
@@ -53,9 +53,13 @@ function readConfig(): Config {
   return config;
 }
 
-/** From the first signal on, the drain has SHUTDOWN_TIMEOUT_MS; past that the process exits 1. */
-function boundTheDrain(signals: ShutdownSignals, config: Config, logger: Logger): void {
+/**
+ * From the first signal on, the drain has SHUTDOWN_TIMEOUT_MS; past that the process exits 1, naming the drain
+ * step that did not finish (roles/process.ts reports each step as it begins).
+ */
+function boundTheDrain(signals: ShutdownSignals, config: Config, logger: Logger): { onStep: (step: string) => void } {
   let deadline: NodeJS.Timeout | undefined;
+  let step = 'not begun (start-up had not reached its next step)';
   signals.onEach((signal) => {
     if (deadline) {
       logger.warn({ signal }, 'already draining');
@@ -63,8 +67,16 @@ function boundTheDrain(signals: ShutdownSignals, config: Config, logger: Logger)
     }
     logger.info({ signal }, 'signal received');
     deadline = setTimeout(() => {
-      logger.fatal({ err: `drain exceeded SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}` }, 'forced exit');
+      logger.fatal(
+        { err: `drain exceeded SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}`, unfinished_step: step },
+        `forced exit: the drain did not finish ${step}`,
+      );
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS);
   });
+  return {
+    onStep: (s) => {
+      step = s;
+    },
+  };
 }

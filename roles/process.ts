@@ -46,6 +46,8 @@ export interface ProcessWiring {
   jobSkus?: readonly JobSku[];
   /** Aborted by a shutdown signal: start-up stops at its next step, drains what started, throws StartInterrupted. */
   abort?: AbortSignal;
+  /** Told each step of the drain as it begins (the forced exit names the one that did not finish). */
+  onDrainStep?: (step: string) => void;
 }
 
 /** Start-up was stopped by a shutdown signal; what had started is drained. */
@@ -84,12 +86,15 @@ export async function startProcess(
   const shutdown = (reason: string) =>
     (stopping ??= (async () => {
       logger.info({ reason }, 'draining');
+      const step = (s: string) => wiring.onDrainStep?.(s);
       late.readiness?.stop();
       for (const name of ROLE_ORDER) {
         const role = running.find((r) => r.name === name);
-        if (role)
-          await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
+        if (!role) continue;
+        step(`stopping role ${name}`);
+        await role.stop().catch((err) => logger.error({ role: name, err: errorMessage(err) }, 'role stop failed'));
       }
+      step('closing the ops server');
       await ops?.close();
       // Queue first (workers finish in-flight jobs), then the bus (producers flushed), then the store.
       for (const [name, port] of [
@@ -97,15 +102,19 @@ export async function startProcess(
         ['bus', bus],
         ['store', store],
       ] as const) {
+        step(`closing port ${name}`);
         if (port)
           await port
             .close()
             .catch((err: unknown) => logger.error({ port: name, err: errorMessage(err) }, 'port close failed'));
       }
-      for (const role of running)
+      for (const role of running) {
+        step(`closing role ${role.name}`);
         await role
           .close?.()
           .catch((err: unknown) => logger.error({ role: role.name, err: errorMessage(err) }, 'role close failed'));
+      }
+      step('done');
       logger.info('drained');
     })());
   /** Between steps: a shutdown signal ends start-up here, drained. */

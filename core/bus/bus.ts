@@ -15,7 +15,10 @@
  *    headers (DLQ_HEADERS);
  *  - a message is dead-lettered once per group: when a replay meets it again
  *    and its dead letter is already in the DLQ, it is not sent again;
- *  - a stopped group can be rewound to an offset or a timestamp (replay).
+ *  - a stopped group can be rewound to an offset or a timestamp (replay);
+ *  - a consumer that crashes (Kafka: a CRASH that kafkajs does not restart
+ *    itself, e.g. KafkaJSGroupCoordinatorNotFound) is restarted by the bus with
+ *    backoff until it is stopped; its status says so (consumer-health.ts).
  */
 
 export interface OutgoingMessage {
@@ -64,10 +67,26 @@ export interface ConsumerOptions {
 export interface ConsumerStatus {
   groupId: string;
   topics: string[];
+  /** From start until stop(): a crashed consumer that the bus is restarting is still running. */
   running: boolean;
   /** Set while a retryable failure is being retried (dependency down). */
   stalledReason?: string;
   lastBatchAt?: number;
+  /** When the consumer last joined its group and got its partitions (memory adapter: at start); unset after a crash. */
+  joinedAt?: number;
+  /** When it last asked for messages since it joined (memory adapter: at start); unset after a crash. */
+  lastFetchAt?: number;
+  /** The last crash, until the consumer has joined and fetched again (consumer-health.ts reads it). */
+  crash?: ConsumerCrash;
+  /** Restarts of this consumer after crashes (kafkajs' own and the bus's). */
+  restarts: number;
+}
+
+export interface ConsumerCrash {
+  reason: string;
+  at: number;
+  /** When the bus restarts it; unset while kafkajs restarts it itself or a restart is under way. */
+  nextRestartAt?: number;
 }
 
 export interface Consumer {

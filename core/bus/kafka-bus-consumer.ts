@@ -11,8 +11,18 @@
  * runs. Before joining, a consumer removes members left by a dead process of
  * this machine (kafka-predecessor-eviction.ts), so a process restarted after a
  * SIGKILL resumes at once instead of after the session timeout.
+ *
+ * Crashes: kafkajs restarts a consumer itself after a retriable crash; after
+ * any other (KafkaJSGroupCoordinatorNotFound on a fresh broker, an
+ * inconsistent group protocol, ...) it leaves it disconnected for good. This
+ * consumer then restarts it with backoff (RESTART_BASE_MS doubling to
+ * RESTART_CAP_MS, jittered) until stop(); the backoff starts over once a
+ * batch succeeds or an empty fetch completes. `status` tells health the rest
+ * (consumer-health.ts): joined (GROUP_JOIN), fetching (FETCH_START), the crash
+ * until it has joined and fetched again, and the restart count.
  */
-import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, ConsumerRunConfig, Consumer as KafkaConsumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { backoffDelay } from '../backoff.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
@@ -37,6 +47,9 @@ const ADAPTER = 'kafka';
 /** Defaults of KAFKA_SESSION_TIMEOUT_MS / KAFKA_HEARTBEAT_INTERVAL_MS (core/config.ts says why). */
 const DEFAULT_SESSION_TIMEOUT_MS = 10000;
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
+/** Restart backoff after a crash kafkajs does not restart itself: 1 s, doubling to 30 s, jittered (core/backoff.ts). */
+const RESTART_BASE_MS = 1000;
+const RESTART_CAP_MS = 30000;
 
 /** The bus options a consumer reads (a subset of KafkaBusOptions). */
 export interface KafkaConsumerSettings extends BusRetryDefaults {
@@ -57,7 +70,7 @@ export interface KafkaConsumerHost {
   readonly logger: Logger;
   readonly kafka: Kafka;
   readonly admin: Admin;
-  /** groupId -> running consumer of this bus; a consumer removes itself when it stops or crashes for good. */
+  /** groupId -> running consumer of this bus; a consumer removes itself when it stops (a crashed one restarts). */
   readonly running: Map<string, KafkaBusConsumer>;
   readonly deadLetters: KafkaDeadLetterIndex;
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
@@ -75,6 +88,15 @@ export class KafkaBusConsumer implements Consumer {
     { consumed: { inc(n?: number): void }; seconds: { observe(v: number): void } }
   >();
   private stopped: Promise<void> | undefined;
+  /** Pending restart after a crash kafkajs does not restart itself. */
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** Restarts since the consumer last worked (a batch done or an empty fetch): drives the backoff. */
+  private restartAttempt = 0;
+  private readonly runConfig: ConsumerRunConfig = {
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: (payload) => this.eachBatch(payload),
+  };
   private readonly heartbeatEveryMs: number;
   /** Commits what the current kafkajs batch has finished and heartbeats; the runner calls it while backing off. */
   private beforeBackoff: (() => Promise<void>) | undefined;
@@ -84,7 +106,7 @@ export class KafkaBusConsumer implements Consumer {
     private readonly options: ConsumerOptions,
   ) {
     const { groupId, topics } = options;
-    this.status = { groupId, topics: [...topics], running: false };
+    this.status = { groupId, topics: [...topics], running: false, restarts: 0 };
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.logger.child({ group: groupId });
     const sessionTimeout = bus.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
@@ -123,20 +145,75 @@ export class KafkaBusConsumer implements Consumer {
         if (record) bus.deadLetters.sent(dlqTopic(message.topic), record);
       },
     });
-    const { CRASH, STOP } = this.consumer.events;
-    this.consumer.on(CRASH, (e) => {
-      this.logger.error(
-        { err: errorMessage(e.payload.error), restart: e.payload.restart },
-        'bus: kafka consumer crashed',
-      );
-      if (!e.payload.restart) {
-        this.status.running = false;
-        if (this.bus.running.get(groupId) === this) this.bus.running.delete(groupId);
+    const { CRASH, GROUP_JOIN, FETCH_START, FETCH } = this.consumer.events;
+    this.consumer.on(CRASH, (e) => this.crashed(errorMessage(e.payload.error), e.payload.restart));
+    this.consumer.on(GROUP_JOIN, () => {
+      this.status.joinedAt = Date.now();
+    });
+    this.consumer.on(FETCH_START, () => {
+      if (this.status.joinedAt === undefined) return;
+      this.status.lastFetchAt = Date.now();
+      // Joined and fetching again: the crash is over (an idle topic may have nothing to consume).
+      if (this.status.crash) {
+        this.logger.info(
+          { restarts: this.status.restarts },
+          'bus: crashed consumer rejoined its group and is fetching',
+        );
+        delete this.status.crash;
       }
     });
-    this.consumer.on(STOP, () => {
-      this.status.running = false;
+    this.consumer.on(FETCH, (e) => {
+      if (e.payload.numberOfBatches === 0) this.restartAttempt = 0;
     });
+  }
+
+  /** A kafkajs CRASH: kafkajs restarts the consumer itself when `restartedByKafkajs`; otherwise the bus does. */
+  private crashed(reason: string, restartedByKafkajs: boolean): void {
+    this.status.crash = { reason, at: Date.now() };
+    delete this.status.joinedAt;
+    delete this.status.lastFetchAt;
+    if (this.abort.signal.aborted) return; // stopping: nothing to restart
+    metrics.busConsumerCrashes.labels(ADAPTER, this.options.groupId, restartedByKafkajs ? 'kafkajs' : 'bus').inc();
+    if (restartedByKafkajs) {
+      this.status.restarts++;
+      this.logger.error({ err: reason }, 'bus: kafka consumer crashed; kafkajs restarts it');
+      return;
+    }
+    this.scheduleRestart(reason);
+  }
+
+  private scheduleRestart(reason: string): void {
+    if (this.abort.signal.aborted || this.restartTimer) return;
+    const attempt = ++this.restartAttempt;
+    const delayMs = backoffDelay(attempt, RESTART_BASE_MS, RESTART_CAP_MS);
+    this.status.crash = { ...(this.status.crash ?? { reason, at: Date.now() }), nextRestartAt: Date.now() + delayMs };
+    this.logger.error(
+      { err: reason, attempt, delay_ms: delayMs },
+      'bus: kafka consumer crashed and kafkajs will not restart it; restarting it after a backoff',
+    );
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.restart();
+    }, delayMs);
+  }
+
+  /** Reconnects and runs again; a failed join crashes again (CRASH event, next backoff), a failed connect too. */
+  private async restart(): Promise<void> {
+    if (this.abort.signal.aborted) return;
+    this.status.restarts++;
+    metrics.busConsumerRestarts.labels(ADAPTER, this.options.groupId).inc();
+    if (this.status.crash) delete this.status.crash.nextRestartAt;
+    this.logger.warn({ attempt: this.restartAttempt }, 'bus: restarting the crashed kafka consumer');
+    try {
+      await this.consumer.connect(); // kafkajs disconnected it when it crashed
+      await this.consumer.run(this.runConfig);
+    } catch (err) {
+      this.status.crash = { reason: errorMessage(err), at: Date.now() };
+      this.scheduleRestart(errorMessage(err));
+      return;
+    }
+    // stop() ran while the restart was joining: leave the group again.
+    if (this.abort.signal.aborted) await this.consumer.disconnect().catch(() => undefined);
   }
 
   async start(): Promise<void> {
@@ -145,11 +222,8 @@ export class KafkaBusConsumer implements Consumer {
       await evictDeadPredecessors(this.bus.kafka, this.bus.admin, this.options.groupId, this.logger);
       await this.consumer.connect();
       await this.consumer.subscribe({ topics: [...new Set(topics)], fromBeginning });
-      await this.consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: (payload) => this.eachBatch(payload),
-      });
+      // A join that crashes does not throw here: CRASH comes first and the restart is scheduled.
+      await this.consumer.run(this.runConfig);
     } catch (err) {
       throw wrapKafkaError(`consume ${topics.join(',')} as ${this.options.groupId}`, err);
     }
@@ -159,6 +233,8 @@ export class KafkaBusConsumer implements Consumer {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.abort.abort();
+      clearTimeout(this.restartTimer);
+      this.restartTimer = undefined;
       try {
         await this.consumer.disconnect();
       } finally {
@@ -233,6 +309,7 @@ export class KafkaBusConsumer implements Consumer {
           pendingCount += done;
           m.seconds.observe((performance.now() - t0) / 1000);
           this.status.lastBatchAt = Date.now();
+          this.restartAttempt = 0;
         }
         if (done < chunk.length) break; // stopping: the rest stays uncommitted
       }

@@ -84,7 +84,7 @@ export class MemConsumer implements Consumer {
     private readonly group: MemGroup,
   ) {
     const { groupId, topics } = options;
-    this.status = { groupId, topics: [...topics], running: false };
+    this.status = { groupId, topics: [...topics], running: false, restarts: 0 };
     this.batchSize = options.maxBatchSize ?? bus.options.batchSize;
     this.logger = bus.options.logger.child({ component: 'bus', adapter: ADAPTER, group: groupId });
     this.runner = new BatchRunner({
@@ -116,6 +116,8 @@ export class MemConsumer implements Consumer {
 
   start(): void {
     this.status.running = true;
+    // In-process: its partitions are its own from the start, and it reads them as soon as it runs.
+    this.status.joinedAt = this.status.lastFetchAt = Date.now();
     for (const name of this.status.topics) this.bus.topic(name).subscribers.add(this);
     this.loop = this.run();
   }

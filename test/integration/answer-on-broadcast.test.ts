@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { createWalletClient, erc20Abi, http, parseGwei, type Address, type Hex } from 'viem';
+import { createWalletClient, erc20Abi, http, parseGwei, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startDevChain, type DevChain } from '../../api/dev-chain/dev-chain.js';
 import { startPayments, type Payments } from '../../api/payment/payments.js';

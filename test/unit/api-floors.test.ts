@@ -22,7 +22,8 @@ async function importErrors(file: string, code: string): Promise<string[]> {
     .map((m) => m.message);
 }
 
-const FLOORS = /api\/'s floors run middleware, dev-chain < payment < sku < .* < catalogue < .* < discovery < .*mcp.* < paywall/;
+const FLOORS =
+  /api\/'s floors run middleware, dev-chain < payment < sku < .* < catalogue < .* < discovery < .*mcp.* < paywall/;
 
 describe("api/'s folders import only the floors below their own", () => {
   it.each([
