@@ -31,6 +31,7 @@
  */
 import cardValidator from 'card-validator';
 import { searchPhoneNumbersInText, type CountryCode } from 'libphonenumber-js/max';
+import { withoutStackTraces } from './without-stack-traces.js';
 import { findAddresses } from './addresses.js';
 import { findZips } from './postal-codes.js';
 import { findNationalPhones } from './national-phones.js';
@@ -379,7 +380,7 @@ export function findStandardEntities(text: string, region: CountryCode): Span[] 
     ...findEmails(view),
     ...findCreditCards(view),
     ...findSsns(view),
-    ...findPhones(view, region),
+    ...withoutStackTraces(() => findPhones(view, region)),
     ...addresses,
     ...findZips(view, addresses),
   ];
