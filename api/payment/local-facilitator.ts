@@ -35,7 +35,7 @@ import { ChainView } from './chain-view.js';
 import { verifyLocally } from './local-verify.js';
 import { MemoryNonceLease, RedisNonceLease, type NonceLease } from './nonce-lease.js';
 import { Reservations } from './reservations.js';
-import { innerSignature, type SignedAuthorization } from './settlement-calls.js';
+import { innerSignature, MULTICALL3_ADDRESS, type SignedAuthorization } from './settlement-calls.js';
 import { SettlementQueue, type AnswerOn } from './settlement-queue.js';
 import { SettlementRisk, type SettlementRiskLimits } from './settlement-risk.js';
 import {
@@ -95,12 +95,20 @@ export async function startLocalFacilitator(options: LocalFacilitatorOptions): P
     name: options.network,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [options.rpcUrl] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
   });
   const account = privateKeyToAccount(options.settlerKey);
-  const transport = http(options.rpcUrl, { timeout: options.timeoutMs, retryCount: 1 });
+  // Requests made in the same tick go as one JSON-RPC batch, and contract reads (the payers' balances of a block)
+  // as one Multicall3 call: under load the node answers a few large requests instead of many small ones.
+  const transport = http(options.rpcUrl, { timeout: options.timeoutMs, retryCount: 1, batch: { wait: 0 } });
   const pollingInterval = options.pollingIntervalMs ?? 500;
   const wallet = createWalletClient({ account, chain, transport, pollingInterval });
-  const publicClient = createPublicClient({ chain, transport, pollingInterval }) as PublicClient;
+  const publicClient = createPublicClient({
+    chain,
+    transport,
+    pollingInterval,
+    batch: { multicall: { wait: 0 } },
+  }) as PublicClient;
   const asset = getAddress(options.asset);
 
   // x402's own facilitator: supported kinds, and the verify of what the fast path hands over.

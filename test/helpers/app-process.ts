@@ -1,5 +1,7 @@
 /** Runs the real entry point (`roles/main.ts`) as a child process, the way `npm start` does. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePortRun } from './free-ports.js';
 
@@ -10,6 +12,8 @@ export interface AppProcess {
   url: string;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Its process group, when it runs in one of its own (`npmStartScript`): signal it with `process.kill(-group, ...)`. */
+  group?: number;
 }
 
 /** A port for a child process to listen on later (below the ephemeral range: see free-ports.ts). */
@@ -17,12 +21,34 @@ export function freePort(): Promise<number> {
   return freePortRun(1);
 }
 
-export async function startApp(env: Record<string, string>): Promise<AppProcess> {
+export interface StartOptions {
+  /**
+   * Run package.json's `start` script's command itself (node_modules/.bin first on PATH, as npm does) in a process
+   * group of its own, as a terminal or a container runs `npm start`: the signal then goes to the whole group
+   * (`process.kill(-child.pid, ...)`) and the exit code is the command's. Default: `node --import tsx roles/main.ts`.
+   */
+  npmStartScript?: boolean;
+}
+
+/** The argv of package.json's `start` script (a plain command: no shell syntax). */
+export function npmStartCommand(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const script = pkg.scripts.start;
+  if (/[;&|<>$`'"\\]/.test(script)) throw new Error(`the start script is not a plain command: ${script}`);
+  return script.trim().split(/\s+/);
+}
+
+export async function startApp(env: Record<string, string>, options: StartOptions = {}): Promise<AppProcess> {
   const port = env.HTTP_PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'roles/main.ts'], {
+  const [command, ...args] = options.npmStartScript
+    ? npmStartCommand()
+    : [process.execPath, '--import', 'tsx', 'roles/main.ts'];
+  const path = process.env.PATH ?? '';
+  const child = spawn(command!, args, {
     cwd: ROOT,
+    detached: options.npmStartScript ?? false,
     env: {
-      PATH: process.env.PATH ?? '',
+      PATH: options.npmStartScript ? `${join(ROOT, 'node_modules', '.bin')}:${path}` : path,
       HOME: process.env.HOME ?? '',
       LOG_LEVEL: 'info',
       HTTP_HOST: '127.0.0.1',
@@ -36,7 +62,13 @@ export async function startApp(env: Record<string, string>): Promise<AppProcess>
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    output: () => out,
+    exited,
+    ...(options.npmStartScript && child.pid !== undefined ? { group: child.pid } : {}),
+  };
 }
 
 /** Polls /health until every component is ok; returns the report and the time it took. */
