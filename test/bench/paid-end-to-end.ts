@@ -370,6 +370,13 @@ async function session(args: {
     // The warm-up's settlements confirmed before the rows start: each row reconciles only its own.
     const warmed = await confirmAndReconcile(chain, settlement.payTo, 0n, variants.length + 1, backlog, knobs);
     if (!warmed.complete) throw new Error(`warm-up: ${warmed.settled}/${variants.length + 1} settled`);
+    // The risk caps (answer on broadcast): the value answered and unconfirmed, sampled while the rows run.
+    const risk = settlement.local?.risk;
+    let peakUnconfirmed = 0n;
+    const sampler = setInterval(() => {
+      const now = risk?.unconfirmedAtomic ?? 0n;
+      if (now > peakUnconfirmed) peakUnconfirmed = now;
+    }, 20);
     await ladder({
       stack: 'gateway',
       mining: args.mining,
@@ -386,6 +393,14 @@ async function session(args: {
       knobs,
       rows: args.rows,
     });
+    clearInterval(sampler);
+    if (risk) {
+      const { limits, losses_in_window: losses } = risk.snapshot();
+      const within = peakUnconfirmed <= BigInt(limits.total_atomic);
+      console.log(
+        `Risk caps (${answerOn}): peak unconfirmed value ${peakUnconfirmed} atomic (cap ${limits.total_atomic} in total, ${limits.per_payer_atomic} per payer); ${within ? 'never exceeded' : 'EXCEEDED'}; losses ${losses}`,
+      );
+    }
 
     if (args.withBaseline) {
       const settlerKey = generatePrivateKey();
