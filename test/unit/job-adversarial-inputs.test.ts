@@ -4,7 +4,8 @@
  * 4·s, each call the SKU's own processor (or, for stealth-dom, whose processor fetches, its extraction), and the
  * ratio of the two times must stay under 16: linear work gives about 4, quadratic 16, cubic 64. The guard is
  * generous on purpose (a shared CI machine is noisy); there is no absolute time limit, since a CI machine can be
- * ten times slower than this one. Times are the median of three, after a warm-up; s doubles from a small start
+ * ten times slower than this one. Times are the median of three, after a warm-up (a ratio over the guard is
+ * timed again as the best of five: load only adds time); s doubles from a small start
  * until one call takes a few milliseconds (below that, timer noise would decide the ratio), never past a quarter
  * of the schema's maximum (so 4·s is at most the maximum). The issue's own inputs (seconds to a minute before the
  * card scan was bounded) are timed too; their times are printed, only their growth is asserted.
@@ -78,8 +79,19 @@ async function growth(call: Call, make: (size: number) => string, maxSize: numbe
     size *= 2;
     ms = await median(call, make(size));
   }
-  const ms4 = await median(call, make(size * 4));
+  let ms4 = await median(call, make(size * 4));
+  if (ms4 / ms >= MAX_RATIO) {
+    // A busy machine only ever adds time: before judging, both sizes are timed again as the best of five samples.
+    ms = await best(call, make(size));
+    ms4 = await best(call, make(size * 4));
+  }
   return { size, ms, ms4, ratio: ms4 / ms };
+}
+
+async function best(call: Call, input: string): Promise<number> {
+  let least = Infinity;
+  for (let n = 0; n < 5; n++) least = Math.min(least, await sample(call, input));
+  return least;
 }
 
 const rows: { sku: string; shape: string; size: number; ms: string; ms4: string; ratio: string }[] = [];
