@@ -11,6 +11,15 @@
  *
  * Migration files are trusted repository content: their statements run as
  * written (no values are interpolated into them).
+ *
+ * Several processes may start at once on one ClickHouse database (the four
+ * roles of `npm run cluster`, replicas behind a balancer), and ClickHouse has
+ * neither transactions nor advisory locks. When a statement fails because its
+ * object "already exists", a peer is applying the same file: the runner waits
+ * for that peer to record the version (same checksum), then counts the file
+ * as skipped and goes on; if no peer records it within `peerWaitMs`, the
+ * original error is raised. New ClickHouse migrations should still be written
+ * with `IF NOT EXISTS`, so a peer that died half way cannot block a restart.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -156,24 +165,60 @@ async function readApplied(executor: MigrationExecutor): Promise<Map<number, App
   return applied;
 }
 
+function refuseEdited(dialect: SqlDialect, file: MigrationFile, done: AppliedMigration): void {
+  if (done.checksum === file.checksum && done.name === file.name) return;
+  throw new MigrationError(
+    `migration ${file.file} (${dialect}) was applied as ${String(done.version).padStart(3, '0')}_${done.name} with checksum ${done.checksum}, ` +
+      `but the file now has checksum ${file.checksum}: applied migrations must not change; add a new migration instead`,
+  );
+}
+
+/** A statement that failed because its table or column is already there: a peer got to it first. */
+const PEER_CONFLICT = /already exists/i;
+
+export interface MigrationOptions {
+  /** How long to wait for a peer applying the same file to record it (ms). */
+  peerWaitMs?: number;
+  /** Poll interval while waiting for the peer (ms). */
+  peerPollMs?: number;
+}
+
+/**
+ * After `err` (a peer conflict), polls `schema_migrations` until a peer records
+ * `file`; returns the refreshed applied set, or rethrows `err` at the deadline.
+ */
+async function awaitPeer(
+  executor: MigrationExecutor,
+  file: MigrationFile,
+  err: MigrationError,
+  { peerWaitMs = 60_000, peerPollMs = 200 }: MigrationOptions,
+): Promise<Map<number, AppliedMigration>> {
+  const deadline = Date.now() + peerWaitMs;
+  for (;;) {
+    const applied = await readApplied(executor);
+    const done = applied.get(file.version);
+    if (done) {
+      refuseEdited(executor.dialect, file, done);
+      return applied;
+    }
+    if (Date.now() >= deadline) throw err;
+    await new Promise((resolve) => setTimeout(resolve, peerPollMs));
+  }
+}
+
 /** Applies pending migrations in version order; refuses edited applied ones before applying anything. */
 export async function runMigrations(
   executor: MigrationExecutor,
   root: string = DEFAULT_MIGRATIONS_ROOT,
+  options: MigrationOptions = {},
 ): Promise<MigrationReport> {
   const files = await readMigrations(executor.dialect, root);
   await executor.exec(TABLE_DDL[executor.dialect]);
-  const applied = await readApplied(executor);
+  let applied = await readApplied(executor);
 
   for (const file of files) {
     const done = applied.get(file.version);
-    if (!done) continue;
-    if (done.checksum !== file.checksum || done.name !== file.name) {
-      throw new MigrationError(
-        `migration ${file.file} (${executor.dialect}) was applied as ${String(done.version).padStart(3, '0')}_${done.name} with checksum ${done.checksum}, ` +
-          `but the file now has checksum ${file.checksum}: applied migrations must not change; add a new migration instead`,
-      );
-    }
+    if (done) refuseEdited(executor.dialect, file, done);
   }
 
   const report: MigrationReport = { applied: [], skipped: [] };
@@ -200,8 +245,15 @@ export async function runMigrations(
         ),
       );
     };
-    if (executor.transaction) await executor.transaction(apply);
-    else await apply();
+    try {
+      if (executor.transaction) await executor.transaction(apply);
+      else await apply();
+    } catch (err) {
+      if (!(err instanceof MigrationError) || !PEER_CONFLICT.test(errorMessage(err.cause))) throw err;
+      applied = await awaitPeer(executor, file, err, options);
+      report.skipped.push(file.file);
+      continue;
+    }
     report.applied.push(file.file);
   }
   return report;

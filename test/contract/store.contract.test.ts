@@ -3,7 +3,7 @@
  * ClickHouse: the server of `npm run engines:up` (CLICKHOUSE_URL), a fresh
  * database per run, dropped afterwards. DuckDB: a file in a temp folder.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -460,6 +460,45 @@ describe('store contract: ClickHouse unavailable', () => {
     expect(isRetryable(err)).toBe(true);
     expect((err as Error).message).toMatch(/CLICKHOUSE_URL=http:\/\/127\.0\.0\.1:1/);
     expect((err as Error).message).toMatch(/ECONNREFUSED|timed out/);
+  });
+});
+
+describe('store contract: ClickHouse migrated by several processes at once', () => {
+  // The roles of `npm run cluster` start together on one database; ClickHouse has no locks, so two of them
+  // once raced on `ALTER TABLE ... ADD COLUMN` and one refused to start ("column ... already exists").
+  it('four stores migrating the repository sql/ concurrently all succeed, and each file is recorded once', async () => {
+    const first = await openClickHouseTestStore(config, 'migrate_race');
+    const peers = await Promise.all(
+      [1, 2, 3].map(() =>
+        createClickHouseStore({
+          url: config.CLICKHOUSE_URL,
+          database: first.database,
+          username: config.CLICKHOUSE_USER,
+          password: config.CLICKHOUSE_PASSWORD,
+          connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
+          logger: testLogger(),
+        }),
+      ),
+    );
+    try {
+      const files = (await readdir(join(DEFAULT_MIGRATIONS_ROOT, 'clickhouse'))).filter((f) => f.endsWith('.sql'));
+      const reports = await Promise.all([first.store, ...peers].map((s) => s.migrate()));
+      for (const report of reports) expect([...report.applied, ...report.skipped].sort()).toEqual(files.sort());
+      // Every file was applied by someone (the first to reach it), and all are recorded, once each after FINAL.
+      expect(new Set(reports.flatMap((r) => r.applied)).size).toBeGreaterThan(0);
+      const recorded = await first.store.query(
+        sql`SELECT version FROM ${ident('schema_migrations')} ${final} ORDER BY version`,
+      );
+      expect(recorded.map((r) => Number(r.version))).toEqual(files.map((f) => Number(f.slice(0, 3))));
+      // The last migration's columns are there.
+      const columns = await first.store.query(
+        sql`SELECT name FROM system.columns WHERE database = ${first.database} AND table = ${'dislocations'}`,
+      );
+      expect(columns.map((c) => c.name)).toContain('peak_capacity_capped');
+    } finally {
+      await Promise.all(peers.map((s) => s.close()));
+      await first.close();
+    }
   });
 });
 
