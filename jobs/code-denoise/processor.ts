@@ -15,6 +15,7 @@ import { denoiseJsonc } from './jsonc.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES, type Language } from './languages.js';
 import type { DenoiseResult } from './denoise-result.js';
 import { denoiseWithGrammar } from './lezer.js';
+import { depthExcess, depthMessage } from './nesting-depth.js';
 import { normalize } from './normalize.js';
 import { shellEdits } from './shell.js';
 
@@ -24,6 +25,9 @@ export type CodeDenoiseResponse = z.infer<typeof CodeDenoiseOutput>;
 const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
 export function denoise(code: string, language: Language, alias: string = language): DenoiseResult {
+  // The schema refuses these before any payment; checked again here for callers that skip it (the bench past max).
+  const excess = depthExcess(code, language);
+  if (excess) throw new JobError('nesting_too_deep', depthMessage(excess), 400, { field: 'code', at: excess.at });
   if (language === 'jsonc') return denoiseJsonc(code);
   if (language === 'shell') {
     const { edits, commentsRemoved, syntaxErrors } = shellEdits(code);

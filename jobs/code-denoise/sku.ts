@@ -8,8 +8,9 @@
 import { z } from 'zod';
 import { defineJobSku } from '../job-sku.js';
 import { reductionFields, tokensSavedField } from '../reduction-stats.js';
-import { MAX_TEXT } from '../text-size-limits.js';
+import { MAX_CODE } from '../text-size-limits.js';
 import { LANGUAGES, resolveLanguage, SUPPORTED_LANGUAGES } from './languages.js';
+import { depthExcess, depthMessage, MAX_CODE_DEPTH } from './nesting-depth.js';
 
 export const CodeDenoiseOutput = z.object({
   success: z.boolean(),
@@ -31,34 +32,50 @@ export const CodeDenoiseOutput = z.object({
   source: z.string(),
 });
 
-export const CodeDenoiseInput = z.strictObject({
-  code: z
-    .string()
-    .min(1)
-    .max(MAX_TEXT * 5)
-    .describe('Source code'),
-  language: z
-    .string()
-    .max(40)
-    .superRefine((v, ctx) => {
-      if (!resolveLanguage(v)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `${JSON.stringify(v.slice(0, 40))} is not a supported language; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
-          params: { code: 'unsupported_language', details: { supported: SUPPORTED_LANGUAGES, aliases: LANGUAGES } },
-        });
-      }
-    })
-    .optional()
-    .describe(
-      `Language, case-insensitive; default \`javascript\`. One of ${SUPPORTED_LANGUAGES.join(', ')}, or an alias: ${Object.values(
-        LANGUAGES,
-      )
-        .flat()
-        .filter((a) => !(SUPPORTED_LANGUAGES as string[]).includes(a))
-        .join(', ')}`,
-    ),
-});
+export const CodeDenoiseInput = z
+  .strictObject({
+    code: z
+      .string()
+      .min(1)
+      .max(MAX_CODE)
+      .describe(
+        `Source code: at most ${MAX_CODE.toLocaleString('en-US')} characters, nesting at most ${MAX_CODE_DEPTH} brackets deep`,
+      ),
+    language: z
+      .string()
+      .max(40)
+      .superRefine((v, ctx) => {
+        if (!resolveLanguage(v)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(v.slice(0, 40))} is not a supported language; use one of: ${SUPPORTED_LANGUAGES.join(', ')}`,
+            params: { code: 'unsupported_language', details: { supported: SUPPORTED_LANGUAGES, aliases: LANGUAGES } },
+          });
+        }
+      })
+      .optional()
+      .describe(
+        `Language, case-insensitive; default \`javascript\`. One of ${SUPPORTED_LANGUAGES.join(', ')}, or an alias: ${Object.values(
+          LANGUAGES,
+        )
+          .flat()
+          .filter((a) => !(SUPPORTED_LANGUAGES as string[]).includes(a))
+          .join(', ')}`,
+      ),
+  })
+  .superRefine((input, ctx) => {
+    // Before the parse and before the 402: depth is what makes a parse super-linear (nesting-depth.ts).
+    if (typeof input.code !== 'string') return;
+    const language = typeof input.language === 'string' ? resolveLanguage(input.language)?.language : undefined;
+    const excess = depthExcess(input.code, language ?? 'javascript');
+    if (!excess) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['code'],
+      message: depthMessage(excess),
+      params: { code: 'nesting_too_deep', details: { max_depth: MAX_CODE_DEPTH, at: excess.at, kind: excess.kind } },
+    });
+  });
 export type CodeDenoiseRequest = z.infer<typeof CodeDenoiseInput>;
 
 export const codeDenoiseSku = defineJobSku({

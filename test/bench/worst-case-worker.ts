@@ -2,10 +2,13 @@
  * One worst-case shape of one text SKU, timed in a worker thread of its own (worst-case-growth.ts starts it, and
  * stops it when it runs past its time limit: synchronous processing cannot be interrupted otherwise). It builds
  * the SKU's processor as the worker role does, warms it up on a small input of the shape, then runs the shape at
- * each size in `sizes`, posting `{ size, ms }` after each, or `{ size, error }` when the call throws.
+ * each size in `sizes`, posting `{ size, ms }` after each (with `refused`: the code of a 400 the SKU answers
+ * before its work, e.g. code-denoise's `nesting_too_deep`, timed like an answer), or `{ size, error }` when the call
+ * throws anything else.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createAiProvider } from '../../core/ai/create-ai-provider.js';
+import { JobError } from '../../core/queue/queue.js';
 import { createAirgapScrubProcessor, redact } from '../../jobs/airgap-scrub/processor.js';
 import { createCodeDenoiseProcessor, denoise } from '../../jobs/code-denoise/processor.js';
 import { resolveLanguage } from '../../jobs/code-denoise/languages.js';
@@ -24,7 +27,7 @@ export interface WorstCaseJob {
   sizes: number[];
 }
 
-export type WorstCaseReport = { size: number; ms: number } | { size: number; error: string };
+export type WorstCaseReport = { size: number; ms: number; refused?: string } | { size: number; error: string };
 
 type Call = (input: string) => unknown;
 
@@ -89,6 +92,10 @@ async function run(job: WorstCaseJob): Promise<void> {
       await call(input);
       parentPort!.postMessage({ size, ms: performance.now() - t0 } satisfies WorstCaseReport);
     } catch (err) {
+      if (err instanceof JobError && err.status === 400) {
+        parentPort!.postMessage({ size, ms: performance.now() - t0, refused: err.code } satisfies WorstCaseReport);
+        continue;
+      }
       parentPort!.postMessage({
         size,
         error: err instanceof Error ? `${err.name}: ${err.message.slice(0, 80)}` : String(err),

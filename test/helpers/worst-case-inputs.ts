@@ -208,3 +208,27 @@ export function honestText(pages: readonly { expected: string }[], size: number)
   for (let i = 0; out.length < size; i++) out += `${pages[i % pages.length]!.expected}\n\n`;
   return out.slice(0, size);
 }
+
+/**
+ * Real source files installed with the project's dependencies (public code, present after `npm ci`), per
+ * code-denoise language: an honest input for the latency target. Paths relative to the repository root.
+ */
+export const HONEST_CODE_FILES: Readonly<Record<string, readonly string[]>> = {
+  javascript: [
+    'node_modules/koa/lib/application.js',
+    'node_modules/ioredis/built/Redis.js',
+    'node_modules/@lezer/javascript/dist/index.js',
+    'node_modules/zod/v3/types.js',
+  ],
+  typescript: ['node_modules/typescript/lib/lib.es5.d.ts'],
+  c: ['node_modules/secp256k1/src/secp256k1/src/tests.c'],
+  cpp: ['node_modules/node-addon-api/napi-inl.h'],
+};
+
+/** The files of `language` one after another, cut at `size` characters. */
+export function honestCode(read: (path: string) => string, language: string, size: number): string {
+  const files = (HONEST_CODE_FILES[language] ?? []).map(read);
+  let out = '';
+  for (let i = 0; out.length < size && files.length; i++) out += `${files[i % files.length]!}\n`;
+  return out.slice(0, size);
+}

@@ -4,7 +4,8 @@
  * ROLE=api, SETTLEMENT=devchain: the gate would answer 402 to a valid
  * request), with a stable code and the offending field, never a 402:
  *  - code-denoise: a language outside the supported list (aliases and case
- *    accepted) -> 400 `unsupported_language`, with the supported list;
+ *    accepted) -> 400 `unsupported_language`, with the supported list; code
+ *    nested past MAX_CODE_DEPTH -> 400 `nesting_too_deep` (issue 23);
  *  - domain-check: names that break the DNS rules or are bare public
  *    suffixes (`localhost`, `co.uk`) -> 400 `invalid_domain`; a TLD without
  *    an RDAP service in the bootstrap registry, or no TLD at all
@@ -20,6 +21,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../../roles/process.js';
 import { SUPPORTED_LANGUAGES } from '../../jobs/code-denoise/languages.js';
+import { MAX_CODE_DEPTH } from '../../jobs/code-denoise/nesting-depth.js';
+import { MAX_CODE } from '../../jobs/text-size-limits.js';
 import { testLogger } from '../helpers/config.js';
 import { startPaidApi } from '../helpers/paid-api.js';
 
@@ -96,6 +99,22 @@ describe('code-denoise: the supported-language list is in the input schema', () 
     for (const language of ['Python', 'TS', 'c++', 'golang', 'PostgreSQL'])
       await expectChallenged('/api/v1/code-denoise', { code: 'x = 1', language });
     await expectChallenged('/api/v1/code-denoise', { code: 'x = 1' });
+  });
+
+  it('refuses code nested past the depth limit before the challenge, and code over the size limit', async () => {
+    const deep = `x = ${'('.repeat(MAX_CODE_DEPTH + 1)}1${')'.repeat(MAX_CODE_DEPTH + 1)};`;
+    const body = await expectRefused('/api/v1/code-denoise', { code: deep }, 'nesting_too_deep', 'code');
+    expect(body).toMatchObject({ max_depth: MAX_CODE_DEPTH, at: 4 + MAX_CODE_DEPTH, kind: 'brackets' });
+    const generics = `let v: ${'A<'.repeat(MAX_CODE_DEPTH + 1)}B;`;
+    await expectRefused('/api/v1/code-denoise', { code: generics, language: 'ts' }, 'nesting_too_deep', 'code');
+    // The same depth just within the limit, and the generics in a language without them, are sold.
+    const within = `x = ${'('.repeat(MAX_CODE_DEPTH)}1${')'.repeat(MAX_CODE_DEPTH)};`;
+    await expectChallenged('/api/v1/code-denoise', { code: within });
+    await expectChallenged('/api/v1/code-denoise', { code: generics, language: 'python' });
+    const r = await post('/api/v1/code-denoise', { code: 'x'.repeat(MAX_CODE + 1) });
+    expect(r.status).toBe(400);
+    expect(r.challenged).toBe(false);
+    expect(r.body).toMatchObject({ field: 'code' });
   });
 });
 

@@ -26,6 +26,7 @@ import { testLogger } from '../helpers/config.js';
 import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../api/router.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
+import { RAG_SHRINK_MAX_HTML } from '../../jobs/rag-shrink/sku.js';
 
 const logger = testLogger();
 const pairs = loadPairs();
@@ -294,18 +295,21 @@ describe('discovery documents (defaults)', () => {
   });
 
   it('accepts the largest input a schema allows, and refuses a body past the limit with 413 before the gate', async () => {
-    const post = (body: string) =>
-      fetch(`${server.http.url}/api/v1/code-denoise`, {
+    const post = (path: string, body: string) =>
+      fetch(`${server.http.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
       });
-    // 1,000,000 characters of code (the schema's maximum) with quotes that JSON escapes: over 1 MB on the wire.
-    const code = `const s = "${'a\\"b'.repeat(250_000)}";`.slice(0, 1_000_000);
-    const largest = await post(JSON.stringify({ code, language: 'javascript' }));
-    expect(Buffer.byteLength(JSON.stringify({ code }))).toBeGreaterThan(1_000_000);
+    // rag-shrink's largest page (its schema's maximum) with quotes that JSON escapes: more bytes on the wire.
+    const html = `<p title="${'a\\"b'.repeat(RAG_SHRINK_MAX_HTML / 4)}">x</p>`.slice(0, RAG_SHRINK_MAX_HTML);
+    const largest = await post('/api/v1/rag-shrink', JSON.stringify({ html }));
+    expect(Buffer.byteLength(JSON.stringify({ html }))).toBeGreaterThan(RAG_SHRINK_MAX_HTML);
     expect(largest.status, 'validated, then asked to pay').toBe(402);
-    const tooBig = await post(JSON.stringify({ code: 'x'.repeat(DEFAULT_BODY_LIMIT_BYTES + 1) }));
+    const tooBig = await post(
+      '/api/v1/code-denoise',
+      JSON.stringify({ code: 'x'.repeat(DEFAULT_BODY_LIMIT_BYTES + 1) }),
+    );
     expect(tooBig.status).toBe(413);
     expect(await tooBig.json()).toMatchObject({ code: 'payload_too_large' });
   });
