@@ -16,6 +16,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { capHtmlDepth } from '../html-depth-cap.js';
+import { budgetMarkup } from './markup-budget.js';
 
 export type Format = 'markdown' | 'text' | 'raw';
 export type DocumentKind = 'html' | 'plain' | 'code';
@@ -290,8 +291,9 @@ export interface Extracted {
 /** HTML → main content in `format`. */
 export function extractHtml(html: string, pageUrl: URL, format: Format): Extracted {
   if (format === 'raw') return { content: html, title: null };
-  // Elements past MAX_HTML_DEPTH levels are flattened into their ancestor at the cap: every walk stays linear.
-  const capped = capHtmlDepth(html);
+  // Scripts, styles and comments out, the rest cut at MAX_EXTRACTED_MARKUP (markup-budget.ts); then elements past
+  // MAX_HTML_DEPTH levels are flattened into their ancestor at the cap: every walk stays linear.
+  const capped = capHtmlDepth(budgetMarkup(html).html);
   const parse = () => {
     const { document } = parseHTML(capped) as unknown as { document: El & { title?: string; body?: El } };
     absolutise(document, pageUrl);
