@@ -15,6 +15,11 @@
 #   CLICKHOUSE_TCP_PORT=19000 REDIS_PORT=16379, KAFKA_HEAP_OPTS="-Xmx512m -Xms256m",
 #   KAFKA_START_TIMEOUT=90 CLICKHOUSE_START_TIMEOUT=30 REDIS_START_TIMEOUT=30,
 #   ENGINES_INSTALL_COMPOSE=1 (install Debian's docker-compose when no compose is available).
+# ClickHouse's read-only "analyst" user (scripts/engines/clickhouse/users.d/analyst.xml, docs/querying-the-store.md),
+#   read when the server starts: CLICKHOUSE_ANALYST_PASSWORD (unset: a random one, kept in
+#   $ENGINES_DIR/clickhouse/analyst.password, mode 0600), CLICKHOUSE_ANALYST_DATABASE=${CLICKHOUSE_DATABASE:-gateway};
+#   set, these replace the file's limits: CLICKHOUSE_ANALYST_MAX_RESULT_ROWS, CLICKHOUSE_ANALYST_MAX_ROWS_TO_READ
+#   (per query), CLICKHOUSE_ANALYST_QUERIES_PER_HOUR, CLICKHOUSE_ANALYST_READ_ROWS_PER_HOUR (quota).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,6 +40,7 @@ KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-90}
 CLICKHOUSE_START_TIMEOUT=${CLICKHOUSE_START_TIMEOUT:-30}
 REDIS_START_TIMEOUT=${REDIS_START_TIMEOUT:-30}
 ENGINES_INSTALL_COMPOSE=${ENGINES_INSTALL_COMPOSE:-1}
+CLICKHOUSE_ANALYST_DATABASE=${CLICKHOUSE_ANALYST_DATABASE:-${CLICKHOUSE_DATABASE:-gateway}}
 
 mkdir -p "$ENGINES_DIR"
 ENGINES_DIR=$(cd "$ENGINES_DIR" && pwd)   # absolute: it is written into configs
@@ -47,6 +53,12 @@ for e in $ENGINES; do
   case $e in kafka|clickhouse|redis) ;; *) echo "engines: unknown engine '$e' in ENGINES" >&2; exit 2 ;; esac
 done
 selected() { [[ " $ENGINES " == *" $1 "* ]]; }
+[[ "$CLICKHOUSE_ANALYST_DATABASE" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] ||
+  { echo "engines: CLICKHOUSE_ANALYST_DATABASE=$CLICKHOUSE_ANALYST_DATABASE is not an identifier" >&2; exit 2; }
+for v in CLICKHOUSE_ANALYST_MAX_RESULT_ROWS CLICKHOUSE_ANALYST_MAX_ROWS_TO_READ CLICKHOUSE_ANALYST_QUERIES_PER_HOUR \
+  CLICKHOUSE_ANALYST_READ_ROWS_PER_HOUR; do
+  [[ "${!v:-0}" =~ ^[0-9]+$ ]] || { echo "engines: $v=${!v} is not a whole number" >&2; exit 2; }
+done
 for v in KAFKA_PORT KAFKA_CONTROLLER_PORT CLICKHOUSE_HTTP_PORT CLICKHOUSE_TCP_PORT REDIS_PORT; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]] || [ "${!v}" -lt 1 ] || [ "${!v}" -gt 65535 ]; then
     echo "engines: $v=${!v} is not a valid port" >&2; exit 2
@@ -314,6 +326,35 @@ ch_close_client_connections() {
     log "clickhouse: could not close $n client connection(s) still open (ss -K); waiting for them"
   fi
 }
+# The analyst's password (printed without a newline): CLICKHOUSE_ANALYST_PASSWORD, else the one kept in
+# $CH_DIR/analyst.password, else a new random one written there (mode 0600) for the analyst to read.
+ch_analyst_password() {
+  local f=$CH_DIR/analyst.password
+  if [ -n "${CLICKHOUSE_ANALYST_PASSWORD:-}" ]; then printf '%s' "$CLICKHOUSE_ANALYST_PASSWORD"; return 0; fi
+  if [ ! -s "$f" ]; then
+    (umask 077 && head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$f.tmp" && mv -f "$f.tmp" "$f")
+    log "clickhouse: analyst password generated in $f" >&2
+  fi
+  tr -d '\n' <"$f"
+}
+# The production definition of the analyst (users.d/analyst.xml) for this server, next to its users.xml: the
+# password's SHA-256 written in (18.16 has no from_env), its database, loopback networks, and the limits set in the
+# environment in place of the file's.
+ch_render_analyst() { # output
+  local out=$1 hash sedargs=() kv
+  hash=$(ch_analyst_password | sha256sum | cut -d' ' -f1)
+  sedargs+=(-e "s|<password_sha256_hex from_env=\"CLICKHOUSE_ANALYST_PASSWORD_SHA256\"/>|<password_sha256_hex>$hash</password_sha256_hex>|"
+    -e "s|<database>gateway</database>|<database>$CLICKHOUSE_ANALYST_DATABASE</database>|"
+    -e 's|<ip>::/0</ip>|<ip>::1</ip><ip>127.0.0.1</ip>|')
+  for kv in "max_result_rows=${CLICKHOUSE_ANALYST_MAX_RESULT_ROWS:-}" "max_rows_to_read=${CLICKHOUSE_ANALYST_MAX_ROWS_TO_READ:-}" \
+    "queries=${CLICKHOUSE_ANALYST_QUERIES_PER_HOUR:-}" "read_rows=${CLICKHOUSE_ANALYST_READ_ROWS_PER_HOUR:-}"; do
+    if [ -n "${kv#*=}" ]; then sedargs+=(-e "s|<${kv%%=*}>[0-9]*</|<${kv%%=*}>${kv#*=}</|"); fi
+  done
+  (umask 077 && sed "${sedargs[@]}" "$TPL_DIR/clickhouse/users.d/analyst.xml" >"$out.tmp")
+  grep -q "<password_sha256_hex>$hash<" "$out.tmp" ||
+    die "clickhouse: no <password_sha256_hex from_env=\"CLICKHOUSE_ANALYST_PASSWORD_SHA256\"/> in users.d/analyst.xml"
+  mv -f "$out.tmp" "$out"
+}
 ch_launch() {
   local cmd
   check_ports_free clickhouse "$CLICKHOUSE_HTTP_PORT" "$CLICKHOUSE_TCP_PORT"
@@ -322,6 +363,8 @@ ch_launch() {
   render "$TPL_DIR/clickhouse/config.xml.template" "$CH_DIR/config.xml" "CH_DIR=$CH_DIR" \
     "CLICKHOUSE_HTTP_PORT=$CLICKHOUSE_HTTP_PORT" "CLICKHOUSE_TCP_PORT=$CLICKHOUSE_TCP_PORT"
   render "$TPL_DIR/clickhouse/users.xml.template" "$CH_DIR/users.xml"
+  mkdir -p "$CH_DIR/users.d"
+  ch_render_analyst "$CH_DIR/users.d/analyst.xml"
   [ -f "$CH_DIR/clickhouse.out" ] && mv -f "$CH_DIR/clickhouse.out" "$CH_DIR/clickhouse.out.1"
   # shellcheck disable=SC2086
   (cd "$CH_DIR" && launch "$CH_DIR/clickhouse.pid" "$CH_DIR/clickhouse.out" $cmd "--config-file=$CH_DIR/config.xml")
@@ -470,11 +513,14 @@ cmd_status() {
     else probe=fail; fi
     [ "$state" = running ] && [ "$probe" != fail ] || rc=1
     printf '%-10s %-8s pid=%-8s port=%-32s probe=%s\n' "$e" "$state" "$pid" "$(engine_ports "$e")" "$probe"
+    if [ "$e" = clickhouse ] && [ -z "${CLICKHOUSE_ANALYST_PASSWORD:-}" ] && [ -s "$CH_DIR/analyst.password" ]; then
+      printf '%-10s analyst password in %s\n' '' "$CH_DIR/analyst.password"
+    fi
   done
   return $rc
 }
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-}" in
   install) lock; cmd_install ;;

@@ -128,7 +128,7 @@ describe.each(cases)('migration 003 on a $name store with data', ({ dialect, ope
           source: 'live',
         },
       ]);
-      expect((await store.migrate()).applied).toEqual(['003_measured_depth_and_peaks.sql']);
+      expect((await store.migrate()).applied[0]).toBe('003_measured_depth_and_peaks.sql'); // then any later ones
       const [q] = await store.query(sql`SELECT * FROM quotes WHERE event_id = ${'old-7'}`);
       const quote = quoteFromRow(q!);
       expect(quote.depth).toBeUndefined();
