@@ -38,13 +38,6 @@ const API_FLOORS = [
   ['paywall'], // the browser paywall: the dashboard's look around the payment gate
 ];
 
-/**
- * Imports that still run up a floor, each with the move that ends it. payment-gate.ts is the HTTP door's Koa
- * payment middleware over the paid-call pipeline's payment step; it (with koa-adapter.ts, and the gate's wiring in
- * payments.ts) moves up beside the HTTP door, router.ts.
- */
-const API_FLOOR_EXCEPTIONS = { 'api/payment/payment-gate.ts': ['paid-call'] };
-
 const FLOORS_TEXT = API_FLOORS.map((floor) => floor.join(', ')).join(' < ');
 
 /** A relative import that climbs `depth` folders and names anything but a further climb or one of `allowed`. */
@@ -82,17 +75,6 @@ function apiFloors() {
             [apiDirection, { regex: importsOfApiBesides(depth, [folder, ...below]), message }],
           ),
         );
-      for (const [file, extra] of Object.entries(API_FLOOR_EXCEPTIONS))
-        if (file.startsWith(`api/${folder}/`))
-          blocks.push(
-            restrictImports(
-              [file],
-              [
-                apiDirection,
-                { regex: importsOfApiBesides(file.split('/').length - 2, [folder, ...below, ...extra]), message },
-              ],
-            ),
-          );
       return blocks;
     }),
   );

@@ -18,6 +18,7 @@ import type { Catalogue } from './sku/sku.js';
 import type { JobSku } from '../jobs/job-sku.js';
 import { paymentInfoOf } from './discovery/context.js';
 import { startPayments, type Payments } from './payment/payments.js';
+import { gateOverCore } from './paid-call/payment-gate.js';
 import type { Readiness } from '../core/readiness.js';
 import type { JobQueue } from '../core/queue/queue.js';
 import type { HealthProbe } from '../core/health.js';
@@ -81,7 +82,8 @@ export async function startApi(
         now: () => Date.now(),
         ...(readiness ? { readiness: routeReadiness(readiness, ctx.health, jobSkuIds) } : {}),
       },
-      gate: payments.gate,
+      // Challenges' `resource.url`: PUBLIC_BASE_URL, or each request's own origin.
+      gate: gateOverCore(payments.core, config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
       paymentCore: payments.core,
       payment: paymentInfoOf({
         ...payments.settlement,

@@ -10,7 +10,7 @@
  *
  * A door that answers a call in one go (MCP's tools/call) calls
  * `runPaidCall` and renders the outcome. A door built of middleware (Koa:
- * api/router.ts and api/payment/payment-gate.ts) calls the same steps one
+ * api/router.ts and api/paid-call/payment-gate.ts) calls the same steps one
  * per middleware, the framework's `next()` being the handler run, so that
  * the payment gate stays one middleware (the browser paywall wraps it).
  *

@@ -2,12 +2,12 @@
  * One call that wires the payment port for the api role: the configured
  * settlement mode (settlement.ts), the replay guard (memory, or Redis when
  * configured), the payment-identifier and sign-in-with-x stores beside it,
- * the server signing key (offers, receipts, signed answers), the Koa gate,
- * and the `settlement` health probe.
+ * the server signing key (offers, receipts, signed answers) and the
+ * `settlement` health probe. The doors stand above it: the HTTP gate
+ * (api/paid-call/payment-gate.ts), MCP and A2A take `payments.core`.
  *
  *   const payments = await startPayments(config, { logger, health });
- *   router.get(path, validate, preflight, payments.gate, handler);   // ctx.state.paidRoute set by validate/preflight
- *   payments.core                                                    // the transport-neutral core, for other doors (MCP)
+ *   const gate = gateOverCore(payments.core, { publicBaseUrl });    // Koa middleware (api/role.ts)
  *   ...on shutdown: await payments.stop();
  */
 import { settlementSafetyProblems, type Config } from '../../core/config.js';
@@ -15,7 +15,6 @@ import type { HealthRegistry } from '../../core/health.js';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
 import { createPaymentCore, type PaymentCore } from './payment-core.js';
-import { gateOverCore, type PaymentGate } from './payment-gate.js';
 import { createReplayGuard, type ReplayGuard } from './replay-guard.js';
 import { announceApiUrl } from '../dev-chain/dev-chain.js';
 import { startSettlement, type PaymentSettlement } from './settlement.js';
@@ -26,8 +25,6 @@ import { paidCallEvidenceFromConfig } from './receipts/paid-call-evidence.js';
 export interface Payments {
   /** The transport-neutral payment core: every door (HTTP gate, MCP) goes through it. */
   core: PaymentCore;
-  /** The HTTP door (Koa middleware) over `core`. */
-  gate: PaymentGate;
   settlement: PaymentSettlement;
   replayGuard: ReplayGuard;
   /** The server listens at `url`: the dev chain's info file tells `npm run pay` where. */
@@ -89,8 +86,6 @@ export async function startPayments(config: Config, options: StartPaymentsOption
     retries,
     access,
   });
-  // Challenges' `resource.url`: PUBLIC_BASE_URL, or each request's own origin.
-  const gate = gateOverCore(core, config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {});
   // A verified payment whose handler failed is not settled: its reservation goes back to the payer.
   const local = settlement.local;
   if (local)
@@ -140,7 +135,7 @@ export async function startPayments(config: Config, options: StartPaymentsOption
   });
 
   // Learn the facilitator's supported kinds now; a failure is retried by the first paid request.
-  gate
+  core
     .ready()
     .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'x402: facilitator not ready at start-up'));
   if (unsafe)
@@ -155,7 +150,6 @@ export async function startPayments(config: Config, options: StartPaymentsOption
 
   return {
     core,
-    gate,
     settlement,
     replayGuard,
     listening: async (url) => {

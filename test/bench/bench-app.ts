@@ -70,7 +70,7 @@ export async function startPaidApi(config: Config, logger: Logger): Promise<Paid
   try {
     const api = proc.roles.find((r) => r.name === 'api') as RunningApi | undefined;
     if (!api) throw new Error(`no api role in ROLE=${config.ROLE}`);
-    await api.payments.gate.ready();
+    await api.payments.core.ready();
     const settlement = api.payments.settlement;
     const local = settlement.local;
     return {

@@ -282,7 +282,7 @@ async function main(): Promise<void> {
   });
   try {
     const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
-    await api.payments.gate.ready();
+    await api.payments.core.ready();
     const url = proc.http.url;
     const payerKey = api.payments.settlement.devChain!.payerKey;
     // Wait for the simulated market to have stored a candle and a dislocation.

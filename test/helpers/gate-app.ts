@@ -9,7 +9,7 @@ import { Router } from '@koa/router';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { requestContext } from '../../api/middleware/request-context.js';
 import { problemErrors } from '../../api/middleware/problem-errors.js';
-import type { PaidRoute, PaymentGate } from '../../api/payment/payment-gate.js';
+import type { PaidRoute, PaymentGate } from '../../api/paid-call/payment-gate.js';
 import type { Logger } from '../../core/logger.js';
 
 export const GATE_APP_PRICE = '15000';

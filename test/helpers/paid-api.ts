@@ -41,7 +41,7 @@ export async function startPaidApi(
   });
   const proc = await startProcess(config, logger, wiring);
   const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
-  await api.payments.gate.ready();
+  await api.payments.core.ready();
   return {
     config,
     proc,

@@ -24,6 +24,7 @@ import { HealthRegistry } from '../../core/health.js';
 import { registry } from '../../core/metrics.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { GATE_APP_PRICE, startGateApp, type GateApp } from '../helpers/gate-app.js';
+import { gateOverCore } from '../../api/paid-call/payment-gate.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
 const logger = testLogger();
@@ -60,8 +61,8 @@ async function startGateway(): Promise<Gateway> {
     }),
     { logger, health },
   );
-  await payments.gate.ready();
-  const app = await startGateApp(payments.gate, logger, 20);
+  await payments.core.ready();
+  const app = await startGateApp(gateOverCore(payments.core), logger, 20);
   const res = await fetch(`${app.url}/api/v1/test/a`);
   return { payments, health, app, required: decodePaymentRequiredHeader(res.headers.get('payment-required')!) };
 }

@@ -21,6 +21,7 @@ import { loadConfig } from '../../core/config.js';
 import { HealthRegistry } from '../../core/health.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { startGateApp, type GateApp, GATE_APP_PRICE } from '../helpers/gate-app.js';
+import { gateOverCore } from '../../api/paid-call/payment-gate.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
 const BLOCK_MS = 1000;
@@ -174,8 +175,8 @@ describe('a paid call on an app started with DEVCHAIN_MINING=interval', () => {
       }),
       { logger, health },
     );
-    await payments.gate.ready();
-    app = await startGateApp(payments.gate, logger);
+    await payments.core.ready();
+    app = await startGateApp(gateOverCore(payments.core), logger);
   });
   afterAll(async () => {
     await app?.http.close();

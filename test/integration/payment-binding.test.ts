@@ -14,6 +14,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startPayments, type Payments } from '../../api/payment/payments.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { startGateApp, type GateApp } from '../helpers/gate-app.js';
+import { gateOverCore } from '../../api/paid-call/payment-gate.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
 const logger = testLogger();
@@ -41,8 +42,8 @@ beforeAll(async () => {
     testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dataDir, PAYMENT_REPLAY_STORE: 'memory' }),
     { logger },
   );
-  await payments.gate.ready();
-  app = await startGateApp(payments.gate, logger);
+  await payments.core.ready();
+  app = await startGateApp(gateOverCore(payments.core), logger);
   payer = privateKeyToAccount(dc().payerKey);
 });
 

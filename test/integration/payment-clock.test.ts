@@ -17,6 +17,7 @@ import { startPayments, type Payments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { GATE_APP_PRICE, startGateApp, type GateApp } from '../helpers/gate-app.js';
+import { gateOverCore } from '../../api/paid-call/payment-gate.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
 const logger = testLogger();
@@ -40,8 +41,8 @@ beforeAll(async () => {
     testConfig({ SETTLEMENT: 'devchain', DATA_DIR: dataDir, PAYMENT_REPLAY_STORE: 'memory' }),
     { logger, health },
   );
-  await payments.gate.ready();
-  app = await startGateApp(payments.gate, logger);
+  await payments.core.ready();
+  app = await startGateApp(gateOverCore(payments.core), logger);
   payer = privateKeyToAccount(dc().payerKey);
   required = decodePaymentRequiredHeader((await fetch(`${app.url}/api/v1/test/a`)).headers.get('payment-required')!);
 });

@@ -17,6 +17,7 @@ import { startPayments, type Payments } from '../../api/payment/payments.js';
 import { HealthRegistry } from '../../core/health.js';
 import { eventually, testConfig, testLogger } from '../helpers/config.js';
 import { GATE_APP_PRICE, startGateApp, type GateApp } from '../helpers/gate-app.js';
+import { gateOverCore } from '../../api/paid-call/payment-gate.js';
 import { signedPayment } from '../helpers/x402-client.js';
 
 const logger = testLogger();
@@ -57,8 +58,8 @@ beforeAll(async () => {
     }),
     { logger, health },
   );
-  await payments.gate.ready();
-  app = await startGateApp(payments.gate, logger, 20);
+  await payments.core.ready();
+  app = await startGateApp(gateOverCore(payments.core), logger, 20);
   payer = privateKeyToAccount(dc().payerKey);
   const res = await fetch(routeA());
   required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);

@@ -26,7 +26,7 @@ import { listen, type HttpServer } from '../../api/http-server.js';
 import { requestContext } from '../../api/middleware/request-context.js';
 import { problemErrors } from '../../api/middleware/problem-errors.js';
 import { AppError } from '../../core/errors.js';
-import { createPaymentGate, type PaidRoute, type PaymentGate } from '../../api/payment/payment-gate.js';
+import { createPaymentGate, type PaidRoute, type PaymentGate } from '../../api/paid-call/payment-gate.js';
 import { MemoryReplayGuard, RedisReplayGuard, type ReplayGuard } from '../../api/payment/replay-guard.js';
 import { guardFacilitator, startSettlement, type PaymentSettlement } from '../../api/payment/settlement.js';
 import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
@@ -714,7 +714,7 @@ describe('startPayments (the api role wiring)', () => {
       { logger, health },
     );
     try {
-      await payments.gate.ready();
+      await payments.core.ready();
       const report = await health.check();
       expect(report.components.settlement).toMatchObject({ status: 'ok', adapter: 'devchain', replay_store: 'memory' });
       expect((await readDevChainInfo(dir)).asset).toBe(payments.settlement.asset);

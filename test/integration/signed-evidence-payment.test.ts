@@ -1,6 +1,6 @@
 /**
  * Signed offers, receipts and answers around a real paid call: the real x402
- * gate (api/payment/payment-gate.ts) over the dev chain (hardhat, test USDC,
+ * gate (api/paid-call/payment-gate.ts) over the dev chain (hardhat, test USDC,
  * in-process facilitator), paid by the real @x402/fetch client. A thin Koa
  * middleware in front of the gate applies the building blocks where the
  * paid-call pipeline will call them (the 402 challenge -> withOffers; the
@@ -39,7 +39,7 @@ import { requestContext } from '../../api/middleware/request-context.js';
 import { encodeChallenge } from '../../api/payment/challenge.js';
 import { readDevChainInfo } from '../../api/dev-chain/dev-chain.js';
 import { base64Json } from '../../api/payment/payload.js';
-import { createPaymentGate, type PaidRoute } from '../../api/payment/payment-gate.js';
+import { createPaymentGate, type PaidRoute } from '../../api/paid-call/payment-gate.js';
 import { PaidCallEvidence } from '../../api/payment/receipts/paid-call-evidence.js';
 import { serverSigningKey } from '../../api/payment/receipts/signing-key.js';
 import { MemoryReplayGuard } from '../../api/payment/replay-guard.js';

@@ -26,7 +26,7 @@ import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { inputJsonSchema } from '../../api/sku/json-schema.js';
 import type { HttpMethod, PricedSku } from '../../api/sku/sku.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
-import { createPaymentGate } from '../../api/payment/payment-gate.js';
+import { createPaymentGate } from '../../api/paid-call/payment-gate.js';
 import { compactExample, describedBriefly, shortenExample } from '../../api/payment/bazaar-declaration.js';
 import { MemoryReplayGuard } from '../../api/payment/replay-guard.js';
 import { paidCallEvidenceFromConfig } from '../../api/payment/receipts/paid-call-evidence.js';

@@ -13,7 +13,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentRequired } from '@x402/core/types';
 import { listen, type HttpServer } from '../../api/http-server.js';
-import { createPaymentGate, readableUsdc, type PaidRoute } from '../../api/payment/payment-gate.js';
+import { createPaymentGate, readableUsdc, type PaidRoute } from '../../api/paid-call/payment-gate.js';
 import { MemoryReplayGuard } from '../../api/payment/replay-guard.js';
 import { compactExample } from '../../api/payment/bazaar-declaration.js';
 

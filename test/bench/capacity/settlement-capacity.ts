@@ -53,7 +53,7 @@ export async function measureSettlement(options: {
   const out: SettleCapacity[] = [];
   try {
     const api = proc.roles.find((r) => r.name === 'api') as RunningApi;
-    await api.payments.gate.ready();
+    await api.payments.core.ready();
     const settlement = api.payments.settlement;
     const chainPids = descendantsMatching(/hardhat/);
     const challenge = await challengeOf(proc.http.url, {

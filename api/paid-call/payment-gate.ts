@@ -34,11 +34,11 @@ import type { Context, Middleware, Next } from 'koa';
 import { withPrivateCacheControl, PAYMENT_REQUIRED_CACHE_CONTROL, type HTTPRequestContext } from '@x402/core/server';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { problem } from '../middleware/problem-errors.js';
-import type { AdmittedCall } from '../paid-call/admission.js';
-import { payForCall, type CallFacts } from '../paid-call/payment-step.js';
-import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from './challenge.js';
+import type { AdmittedCall } from './admission.js';
+import { payForCall, type CallFacts } from './payment-step.js';
+import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from '../payment/challenge.js';
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
-import { base64Json } from './payload.js';
+import { base64Json } from '../payment/payload.js';
 import {
   createPaymentCore,
   type PaidCall,
@@ -46,14 +46,14 @@ import {
   type PaymentCoreOptions,
   type Refusal,
   type VerifiedPayment,
-} from './payment-core.js';
+} from '../payment/payment-core.js';
 
-export type { PaidRoute } from './challenge.js';
+export type { PaidRoute } from '../payment/challenge.js';
 
 /** The sign-in-with-x proof's request header (x402's SIWx HTTP transport). */
 const SIWX_HEADER = 'sign-in-with-x';
-export type { VerifiedPayment } from './payment-core.js';
-export { readableUsdc } from './usdc-amount.js';
+export type { VerifiedPayment } from '../payment/payment-core.js';
+export { readableUsdc } from '../payment/usdc-amount.js';
 
 declare module 'koa' {
   interface DefaultState {
