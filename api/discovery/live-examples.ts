@@ -2,17 +2,22 @@
  * Example requests that work on this install: the discovery documents
  * (discovery, OpenAPI, agents.md, skill.md, llms.txt, the agent card)
  * show each windowed telemetry route with the `date`/`time` of the newest
- * complete 15-minute slice in coverage (the newest one before any is
- * complete) and a pair that has data in it, checked against the route's own
- * pre-flight so "call it with the example" answers 200; before any data, the
- * catalogue's static example (documentation only). The static example bodies
- * stay as they are.
+ * final 15-minute slice in coverage (one whose answers say `complete: true`:
+ * closed by the same rule as the closed-slice cache, api/telemetry/completeness.ts)
+ * and a pair that has data in it, checked against the route's own pre-flight
+ * so "call it with the example" answers 200. Only final slices are offered
+ * while one exists; on an install younger than that (the first
+ * TELEMETRY_CACHE_DATA_MARGIN_MS of data), the newest slice that ended before
+ * the newest data, whose answers say `complete: false` until it is final, so
+ * that the example still answers 200. Before any data, the catalogue's static
+ * example (documentation only). The static example bodies stay as they are.
  *
  * Read from the store at most every `ttlMs` (the documents are cached by
  * clients for 60 s anyway); a failed read keeps the last answer.
  */
 import { pairSpans } from '../../core/store/tables/spread-samples.js';
 import { BASE_SLICE_MS } from '../../core/store/tables/query-helpers.js';
+import { closedRuleOf, closedThrough } from '../telemetry/completeness.js';
 import type { PricedSku, SkuRuntime } from '../sku/sku.js';
 import type { ExampleInputs } from '../payment/bazaar-live-example.js';
 
@@ -29,8 +34,8 @@ export type LiveExampleSource = () => Promise<LiveExamples | undefined>;
 
 const isWindowed = (sku: PricedSku) => 'date' in sku.exampleInput || 'time' in sku.exampleInput;
 
-/** The newest slice of a pair's span that is complete (ends at or before its last sample), else the newest one. */
-export function newestCompleteSlice(earliestMs: number, latestMs: number): number {
+/** The newest slice of a pair's span that ended at or before its last sample, else the newest one. */
+export function newestEndedSlice(earliestMs: number, latestMs: number): number {
   const current = Math.floor(latestMs / BASE_SLICE_MS) * BASE_SLICE_MS;
   const previous = current - BASE_SLICE_MS;
   return previous + BASE_SLICE_MS > earliestMs ? previous : current;
@@ -38,18 +43,28 @@ export function newestCompleteSlice(earliestMs: number, latestMs: number): numbe
 
 const two = (n: number) => String(n).padStart(2, '0');
 
-/** Candidate slices, best first: the newest complete one, the newest (partial) one, then older complete ones. */
-function candidateSlices(earliestMs: number, latestMs: number): number[] {
-  const complete = newestCompleteSlice(earliestMs, latestMs);
+/**
+ * Candidate slices, best first. The final ones (ending at or before
+ * `closedEndMs`, completeness.ts `closedThrough`): the newest and three older
+ * ones inside the span. None yet: the newest ended one, the newest (partial)
+ * one, then older ones.
+ */
+export function candidateSlices(earliestMs: number, latestMs: number, closedEndMs: number): number[] {
+  const newestFinal = Math.floor(closedEndMs / BASE_SLICE_MS) * BASE_SLICE_MS - BASE_SLICE_MS;
+  const inSpan = (t: number) => t + BASE_SLICE_MS > earliestMs && t <= latestMs;
+  const final = [0, 1, 2, 3].map((k) => newestFinal - k * BASE_SLICE_MS).filter(inSpan);
+  if (final.length) return final;
+  const ended = newestEndedSlice(earliestMs, latestMs);
   const newest = Math.floor(latestMs / BASE_SLICE_MS) * BASE_SLICE_MS;
-  const older = [1, 2, 3].map((k) => complete - k * BASE_SLICE_MS).filter((t) => t + BASE_SLICE_MS > earliestMs);
-  return [...new Set([complete, newest, ...older])];
+  const older = [1, 2, 3].map((k) => ended - k * BASE_SLICE_MS).filter((t) => t + BASE_SLICE_MS > earliestMs);
+  return [...new Set([ended, newest, ...older])];
 }
 
 /**
  * An input per telemetry SKU that its own pre-flight accepts now (the check
- * that answers 404 before any payment): the newest complete slice when it
- * does, else the next candidate (a table the route reads may lag the spread
+ * that answers 404 before any payment): the best candidate slice when it
+ * does, else the next one (a final slice the pipeline did not observe, or,
+ * before any slice is final, a table the route reads lagging the spread
  * samples, say latency samples while the raw sink catches up).
  */
 export async function currentExamples(runtime: SkuRuntime): Promise<LiveExamples> {
@@ -61,7 +76,8 @@ export async function currentExamples(runtime: SkuRuntime): Promise<LiveExamples
     .map((s) => s.exampleInput.pair)
     .find((p): p is string => typeof p === 'string' && spans.some((x) => x.pair === p.replace('-', '/')));
   const span = spans.find((x) => x.pair === preferred?.replace('-', '/')) ?? spans[0]!;
-  const slices = candidateSlices(span.earliestMs, span.latestMs);
+  const closedEnd = closedThrough(runtime.now(), span.latestMs, closedRuleOf(runtime.config));
+  const slices = candidateSlices(span.earliestMs, span.latestMs, closedEnd);
   const inputs = new Map<string, Record<string, unknown>>();
   let verified = true;
   for (const sku of catalogue.skus) {

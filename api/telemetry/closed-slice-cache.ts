@@ -15,7 +15,8 @@
  * the input without date and time plus the resolved window, whose hit skips
  * the handler of another spelling of the same window (`time=0915` and
  * `time=0920` name one 15-minute slice). Refusals (404 outside coverage, no
- * data) are never cached: coverage grows.
+ * data) are never cached: coverage grows. Only complete answers are cached:
+ * one whose `complete` is false (completeness.ts) is computed every time.
  *
  * A windowed route with a block filler (its `dayBlock`, declared with the
  * route: every windowed telemetry route) is kept by UTC day instead
@@ -36,6 +37,7 @@ import { LRUCache } from 'lru-cache';
 import client from 'prom-client';
 import { registry } from '../../core/metrics.js';
 import type { PricedSku, SkuCall } from '../sku/sku.js';
+import { saysIncomplete } from './completeness.js';
 import {
   refusalOf,
   SliceBlocks,
@@ -177,7 +179,8 @@ export function withClosedSliceCache(
         return known.answer;
       }
       const answer = await handler(call, prepared);
-      const closed = prepared.toMs + options.closedAfterMs <= now();
+      // An answer that says it is not final (completeness.ts) is never kept, whatever the wall clock says.
+      const closed = prepared.toMs + options.closedAfterMs <= now() && !saysIncomplete(answer);
       if (closed) {
         const entry: Entry = {
           kind: 'answer',

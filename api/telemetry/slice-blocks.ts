@@ -34,6 +34,7 @@ import type { LRUCache } from 'lru-cache';
 import { AppError } from '../../core/errors.js';
 import { JsonText } from '../sku/json-text.js';
 import type { SkuCall } from '../sku/sku.js';
+import { closedThrough, saysIncomplete } from './completeness.js';
 import {
   coverageSpan,
   intersects,
@@ -142,7 +143,7 @@ export class SliceBlocks<I extends WindowParams> {
 
   /** The end of the newest closed slice: ended closedAfterMs ago on the wall clock, and dataMarginMs before the newest stored data. */
   private closedEnd(span: CoverageSpan): number {
-    return Math.min(this.options.now() - this.options.closedAfterMs, span.latestMs - this.options.dataMarginMs);
+    return closedThrough(this.options.now(), span.latestMs, this.options);
   }
 
   private keyOf(blockStart: number, input: I): string {
@@ -213,6 +214,7 @@ export class SliceBlocks<I extends WindowParams> {
     for (const { fromMs } of slices) {
       const outcome = computed.get(fromMs);
       if (!outcome) continue; // a filler that says nothing of a slice leaves it to the ordinary path
+      if ('answer' in outcome && saysIncomplete(outcome.answer)) continue; // only final answers are kept
       const kept = 'answer' in outcome ? { json: JSON.stringify(outcome.answer) } : outcome;
       outcomes.set(fromMs, kept);
       bytes += 64 + ('json' in kept ? kept.json.length : 256);

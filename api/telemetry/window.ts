@@ -11,7 +11,10 @@
  * Coverage is the span of stored spread samples (`earliest_timestamp` ..
  * `latest_timestamp` of /api/v1/crypto/coverage), per pair or overall. A
  * window that does not intersect it answers 404 `outside_coverage` with the
- * text of a zero charge, before any 402 challenge: never charged.
+ * text of a zero charge, before any 402 challenge: never charged. A window
+ * inside it without any observation the route reads (the pipeline was not
+ * running then) answers 404 `no_data_in_window` the same way, on every
+ * windowed route (completeness.ts).
  */
 import { AppError } from '../../core/errors.js';
 import { sql, type Sql } from '../../core/store/sql.js';
@@ -150,8 +153,13 @@ export async function windowWithinCoverage(
   return window;
 }
 
+/** The parameter that named the window (`date`, else `time`), for a refusal's `field`; undefined when neither did. */
+export function windowField(params: WindowParams): 'date' | 'time' | undefined {
+  return params.date !== undefined ? 'date' : params.time !== undefined ? 'time' : undefined;
+}
+
 function outsideCoverage(params: WindowParams, detail: string, extra: Record<string, unknown>): AppError {
-  const field = params.date !== undefined ? 'date' : params.time !== undefined ? 'time' : undefined;
+  const field = windowField(params);
   return new AppError('outside_coverage', detail, 404, {
     ...(field ? { field } : {}),
     charged: ZERO_CHARGE_TEXT,

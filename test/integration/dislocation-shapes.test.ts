@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyQuote, emptyPairState } from '../../aggregate/dislocation-detector.js';
+import { applyQuote, emptyPairState, type SpreadSample } from '../../aggregate/dislocation-detector.js';
 import { dislocationEvent } from '../../aggregate/quote-consumer.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { answerValue } from '../../api/sku/json-text.js';
@@ -27,6 +27,7 @@ import {
   opportunitiesInSlice,
   type DislocationRecord,
 } from '../../core/store/tables/dislocations.js';
+import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
 import { TOPICS } from '../../core/topics.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
 import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
@@ -37,6 +38,9 @@ const START = Date.UTC(2025, 0, 1);
 const END = START + 30 * 60_000;
 const all = loadPairs(config.PAIRS_FILE);
 const pairs = { ...all, pairs: all.pairs.filter((p) => p.pair === 'ETH/USD') };
+
+/** The spread samples of the same evaluations: the route answers only a window the pipeline observed. */
+const samples: SpreadSample[] = [];
 
 /** Every revision the detector makes of the simulated ETH/USD market over half an hour. */
 function detectorRecords(): DislocationRecord[] {
@@ -50,8 +54,11 @@ function detectorRecords(): DislocationRecord[] {
     bookDepth: 5,
   });
   for (const e of simulator.generate(END))
-    if (e.topic === TOPICS.quotes)
-      out.push(...applyQuote(state, e.event as QuoteEvent, { maxQuoteAgeMs: 30_000 }).dislocations);
+    if (e.topic === TOPICS.quotes) {
+      const applied = applyQuote(state, e.event as QuoteEvent, { maxQuoteAgeMs: 30_000 });
+      out.push(...applied.dislocations);
+      samples.push(...applied.samples);
+    }
   return out;
 }
 
@@ -105,6 +112,7 @@ describe.each(adapters)('stored and served on $name', (adapter) => {
     ({ store, close } = await adapter.open());
     await store.migrate();
     await insertDislocations(store, records);
+    await insertSpreadSamples(store, samples);
     const catalogue = buildCatalogue({ config, pairs });
     runtime = { store, config, pairs, catalogue, now: () => Date.now() };
   }, 120_000);

@@ -513,6 +513,10 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       interval: '15m',
       slice_start: iso(T0),
       slice_end: iso(T0 + 15 * MIN),
+      // Closed (the pair's data runs past it by more than an hour); 4 of its 60 fifteen-second steps hold a sample.
+      complete: true,
+      as_of: iso(T0 + 600_000),
+      coverage_pct: 6.67,
       open_raw_spread_bps: 5,
       high_raw_spread_bps: 12,
       low_raw_spread_bps: -4,
@@ -536,6 +540,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
         'interval',
         'slice_start',
         'slice_end',
+        'complete',
+        'as_of',
+        'coverage_pct',
         'open_raw_spread_bps',
         'high_raw_spread_bps',
         'low_raw_spread_bps',
@@ -575,6 +582,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       low_raw_spread_bps: -4,
       max_net_spread_bps: 150,
       dislocation_count: 3,
+      complete: true,
+      as_of: iso(T0 + 15 * MIN + 30_000),
+      coverage_pct: 2.5, // 6 of 240 steps
     });
     expect(hour.avg_net_spread_bps).toBe(dp(mean(h.map((s) => s.net_spread_bps)), 2));
     expect(hour.volume_depth_usd).toBe(dp(mean(h.map((s) => s.liquidity_depth_usd)), 2));
@@ -590,6 +600,10 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       open_raw_spread_bps: 3,
       close_raw_spread_bps: 3,
       dislocation_count: 0,
+      // The newest slice: the data has not moved past it, so it is not final.
+      complete: false,
+      as_of: iso(ETH_LAST),
+      coverage_pct: 1.67,
     });
   });
 
@@ -600,11 +614,26 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       DislocationsOutput,
       'dislocations',
     );
-    expect(keysOf(body)).toEqual(['pair', 'slice_start', 'slice_end', 'count', 'dislocations', 'source'].sort());
+    expect(keysOf(body)).toEqual(
+      [
+        'pair',
+        'slice_start',
+        'slice_end',
+        'complete',
+        'as_of',
+        'coverage_pct',
+        'count',
+        'dislocations',
+        'source',
+      ].sort(),
+    );
     expect(body).toEqual({
       pair: 'ETH/USD',
       slice_start: iso(T0),
       slice_end: iso(T0 + 15 * MIN),
+      complete: true,
+      as_of: iso(T0 + 600_000),
+      coverage_pct: 6.67,
       count: 2,
       dislocations: [
         {
@@ -717,18 +746,17 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     });
     expect(b!.revisions!.map((r) => r.revision)).toEqual([0]);
     expect({ ...a, revisions: undefined }).toEqual({ ...body.dislocations[0], revisions: undefined });
-    // POST alias; an empty slice inside coverage is a valid (paid) empty list.
-    const empty = await paid(
+    // POST alias; a slice inside coverage without any spread sample (the pipeline was not running) is refused
+    // before any challenge, never charged: not an empty list that would read as a quiet market.
+    const empty = await refused(
       '/api/v1/crypto/dislocations',
       post({ pair: 'ETH/USD', date: '2025-03-10', time: '1000' }),
-      DislocationsOutput,
-      'dislocations',
+      404,
     );
     expect(empty).toMatchObject({
-      count: 0,
-      dislocations: [],
+      code: 'no_data_in_window',
+      charged: ZERO,
       slice_start: iso(Date.UTC(2025, 2, 10, 10, 0)),
-      source: SOURCE,
     });
   });
 
@@ -744,6 +772,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       [
         'slice_start',
         'slice_end',
+        'complete',
+        'as_of',
+        'coverage_pct',
         'sample_count',
         'p50_latency_ms',
         'p90_latency_ms',
@@ -760,6 +791,10 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(body).toEqual({
       slice_start: iso(T0),
       slice_end: iso(T0 + 15 * MIN),
+      // The successful samples all fall in the first 15-second step of the slice.
+      complete: true,
+      as_of: iso(T0 + 12_000),
+      coverage_pct: 1.67,
       sample_count: 8,
       p50_latency_ms: rank(all, 0.5),
       p90_latency_ms: rank(all, 0.9),
@@ -785,6 +820,7 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       p90_latency_ms: rank(CEX_RTT, 0.9),
       avg_latency_ms: dp(mean(CEX_RTT), 1),
       fill_rate_pct: 50,
+      as_of: iso(T0 + 5000),
     });
     // The venue in any case.
     const dex = await paid(
@@ -836,7 +872,18 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(body.slice_start).toBe(iso(T0));
     expect(body.pair).toBeNull();
     expect(body.source).toBe(SOURCE);
-    const { slice_start: _s, slice_end: _e, pair: _p, pairs, source: _src, ...total } = body;
+    expect(body).toMatchObject({ complete: true, as_of: iso(T0 + 600_000), coverage_pct: 6.67 });
+    const {
+      slice_start: _s,
+      slice_end: _e,
+      complete: _c,
+      as_of: _a,
+      coverage_pct: _cov,
+      pair: _p,
+      pairs,
+      source: _src,
+      ...total
+    } = body;
     expect(total).toEqual(group);
     expect(pairs).toHaveLength(1);
     expect(pairs[0]!.pair).toBe('ETH/USD');
@@ -1043,6 +1090,15 @@ describe('refused before any challenge, never charged', () => {
     });
     const noLatency = await refused('/api/v1/crypto/execution-latency?date=2025-03-10&time=1000', undefined, 404);
     expect(noLatency).toMatchObject({ code: 'no_data_in_window', charged: ZERO });
+    // Every windowed route: no paid answer of zeros for a slice the pipeline did not observe.
+    for (const path of [
+      '/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=1000',
+      '/api/v1/crypto/shadow-capacity?date=2025-03-10&time=1000',
+      '/api/v1/crypto/shadow-capacity?pair=ETH/USD&date=2025-03-10&time=1000',
+    ]) {
+      const body = await refused(path, undefined, 404);
+      expect(body, path).toMatchObject({ code: 'no_data_in_window', field: 'date', charged: ZERO });
+    }
   });
 
   it('503 for a pair without a fresh book, and for the SKUs not served yet', async () => {

@@ -42,10 +42,19 @@ const pairs = { ...all, pairs: all.pairs.filter((p) => ['ETH/USD', 'AERO/USD'].i
 const catalogue: Catalogue = buildCatalogue({ config, pairs });
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-/** The day under test; coverage starts an hour before it and ends an hour after; nothing between 10:00 and 12:00. */
+/**
+ * The day under test; coverage starts an hour before it and ends two hours after (so that its last slice is final
+ * under the data margin, an hour); nothing between 10:00 and 12:00.
+ */
 const D = Date.UTC(2025, 2, 10);
 const DATE = '2025-03-10';
 const GAP = { fromMs: D + 10 * HOUR, toMs: D + 12 * HOUR };
+/** The cache as the router sets it up: closed by the configured rule, the one that makes an answer `complete`. */
+const CACHE = {
+  maxBytes: 64 << 20,
+  closedAfterMs: config.TELEMETRY_CACHE_CLOSED_AFTER_MS,
+  dataMarginMs: config.TELEMETRY_CACHE_DATA_MARGIN_MS,
+};
 
 interface Adapter {
   name: string;
@@ -131,7 +140,7 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
     await store.migrate();
     const plan = { seed: 7, tickMs: 30_000 };
     await seedMarketHistory(store, pairs, config, { ...plan, startMs: D - HOUR, endMs: GAP.fromMs });
-    await seedMarketHistory(store, pairs, config, { ...plan, seed: 8, startMs: GAP.toMs, endMs: D + DAY + HOUR });
+    await seedMarketHistory(store, pairs, config, { ...plan, seed: 8, startMs: GAP.toMs, endMs: D + DAY + 2 * HOUR });
     const query = store.query.bind(store);
     store.query = ((...args: Parameters<Store['query']>) => {
       queries += 1;
@@ -191,7 +200,7 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
   }, 240_000);
 
   it('through the cache: one fill per day, the same answers, coverage edges on the ordinary path, one fill for concurrent misses', async () => {
-    const options = { maxBytes: 64 << 20, closedAfterMs: 600_000 };
+    const options = CACHE;
     const sku = catalogue.byId('spread-candles')!;
     const cached = withClosedSliceCache(sku, options);
     const through = (raw: Record<string, unknown>) => {
@@ -259,11 +268,11 @@ describe.each(adapters)('closed-slice day blocks on $name', (adapter) => {
 
   it('keeps no slice the pipeline is still writing: its late rows are in the next answer', async () => {
     // The pipeline writes the hour after coverage ended; its last slice is still being written.
-    const start = D + DAY + HOUR;
+    const start = D + DAY + 2 * HOUR;
     await seedMarketHistory(store, pairs, config, { seed: 9, tickMs: 30_000, startMs: start, endMs: start + HOUR });
     await coverageSpan(store, 'ETH/USD', { maxAgeMs: 0 }); // the API has seen the new hour (its span cache is fresh)
     const sku = catalogue.byId('spread-candles')!;
-    const cached = withClosedSliceCache(sku, { maxBytes: 64 << 20, closedAfterMs: 600_000 });
+    const cached = withClosedSliceCache(sku, CACHE);
     const last = start + HOUR - BASE_SLICE_MS;
     const raw = { pair: 'ETH/USD', date: new Date(last).toISOString().slice(0, 10), time: timeOf(last) };
     const through = async () => {

@@ -349,6 +349,36 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
         });
       }
     }
+    // Completeness of the candles and dislocation lists: coverage and as_of per slice, complete per window end.
+    const closedRule = {
+      closed_after_ms: config.TELEMETRY_CACHE_CLOSED_AFTER_MS,
+      data_margin_ms: config.TELEMETRY_CACHE_DATA_MARGIN_MS,
+      now_ms: runtime.now(),
+    };
+    let completeSlices = 0;
+    for (const pair of PAIRS) {
+      const rows = await run('slice-coverage', { pair, from_ms: START, to_ms: END });
+      expect(rows.length).toBe(SLICES.length);
+      for (const r of rows) {
+        const from = num(r.slice_start_ms);
+        const [c] = await run('slice-complete', { pair, to_ms: from + SLICE, ...closedRule });
+        for (const served of [candles.get(`${pair}@${from}`)!, lists.get(`${pair}@${from}`)!]) {
+          expectRounded(served.coverage_pct, num(r.coverage_pct), 2, `${pair} ${from} coverage`);
+          expect(served.as_of).toBe(new Date(num(r.as_of_ms)).toISOString());
+          expect(served.complete).toBe(num(c!.complete) === 1);
+        }
+        if (num(c!.complete) === 1) completeSlices += 1;
+      }
+    }
+    // The last hour of the run is not final yet (the data margin); the rest is.
+    expect(completeSlices).toBeGreaterThan(0);
+    expect(completeSlices).toBeLessThan(PAIRS.length * SLICES.length);
+    const spreadCoverage = new Map(
+      (await run('slice-coverage-all', { from_ms: START, to_ms: END })).map((r) => [num(r.slice_start_ms), r]),
+    );
+    const latencyCoverage = new Map(
+      (await run('latency-coverage', { from_ms: START, to_ms: END })).map((r) => [num(r.slice_start_ms), r]),
+    );
     // Shadow capacity, execution latency and the fill rate of every slice.
     for (const from of SLICES) {
       const served = await shadowCapacityHandler(call({}), win(from));
@@ -372,12 +402,21 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
       ] as const)
         expectRounded(s, v, 2, `shadow ${new Date(from).toISOString()}`);
       expect(served.max_capacity_capped).toBe(num(r!.max_capacity_capped) === 1);
+      const [allComplete] = await run('slice-complete-all', { to_ms: from + SLICE, ...closedRule });
+      const spread = spreadCoverage.get(from)!;
+      expectRounded(served.coverage_pct, num(spread.coverage_pct), 2, 'shadow coverage');
+      expect(served.as_of).toBe(new Date(num(spread.as_of_ms)).toISOString());
+      expect(served.complete).toBe(num(allComplete!.complete) === 1);
       if (available > 0) expectRounded(served.capture_rate_pct!, (captured / available) * 100, 2, 'capture rate');
       else expect(served.capture_rate_pct).toBeNull();
 
       const latency = await executionLatencyHandler(call({}), win(from));
       const [l] = await run('execution-latency', { from_ms: from, to_ms: from + SLICE });
       expect(latency.sample_count).toBe(num(l!.sample_count));
+      const probes = latencyCoverage.get(from)!;
+      expectRounded(latency.coverage_pct, num(probes.coverage_pct), 2, 'latency coverage');
+      expect(latency.as_of).toBe(new Date(num(probes.as_of_ms)).toISOString());
+      expect(latency.complete).toBe(num(allComplete!.complete) === 1);
       for (const [s, v] of [
         [latency.p50_latency_ms, l!.p50],
         [latency.p90_latency_ms, l!.p90],

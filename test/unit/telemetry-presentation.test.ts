@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readableJson } from '../../api/discovery/agents-md.js';
-import { newestCompleteSlice } from '../../api/discovery/live-examples.js';
+import { candidateSlices, newestEndedSlice } from '../../api/discovery/live-examples.js';
 import { booleanFlag, caseInsensitiveEnum } from '../../api/telemetry/params.js';
 import { decimals, orNull, PRECISION, significant } from '../../api/telemetry/precision.js';
 
@@ -79,9 +79,16 @@ describe("the live examples' slice", () => {
   const Q = 900_000;
   const at = (h: number, m: number, s = 0) => Date.UTC(2026, 0, 5, h, m, s);
   it('is the newest 15-minute slice that ended before the newest data, or the newest one before any is complete', () => {
-    expect(newestCompleteSlice(at(9, 0), at(10, 7))).toBe(at(9, 45));
-    expect(newestCompleteSlice(at(9, 0), at(10, 15))).toBe(at(10, 0)); // 10:00-10:15 ended with the newest sample
-    expect(newestCompleteSlice(at(10, 3), at(10, 7))).toBe(at(10, 0)); // nothing complete yet: the newest
-    expect(newestCompleteSlice(at(9, 50), at(10, 7)) + Q).toBeGreaterThan(at(9, 50));
+    expect(newestEndedSlice(at(9, 0), at(10, 7))).toBe(at(9, 45));
+    expect(newestEndedSlice(at(9, 0), at(10, 15))).toBe(at(10, 0)); // 10:00-10:15 ended with the newest sample
+    expect(newestEndedSlice(at(10, 3), at(10, 7))).toBe(at(10, 0)); // nothing complete yet: the newest
+    expect(newestEndedSlice(at(9, 50), at(10, 7)) + Q).toBeGreaterThan(at(9, 50));
+  });
+  it('offers only final slices (ended at or before the closed end) while one exists, newest first', () => {
+    // Data 08:00-10:07, closed through 09:07 (an hour of data margin): 08:45 is the newest final slice.
+    expect(candidateSlices(at(8, 0), at(10, 7), at(9, 7))).toEqual([at(8, 45), at(8, 30), at(8, 15), at(8, 0)]);
+    expect(candidateSlices(at(8, 40), at(10, 7), at(9, 7))).toEqual([at(8, 45), at(8, 30)]);
+    // Nothing final yet (20 minutes of data): the newest ended slice, then the newest (partial) one.
+    expect(candidateSlices(at(9, 47), at(10, 7), at(9, 7))).toEqual([at(9, 45), at(10, 0)]);
   });
 });

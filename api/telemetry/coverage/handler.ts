@@ -17,7 +17,7 @@ import { pairVenues, sourceText } from '../window.js';
 export const TELEMETRY_VERSION = '1.0.0';
 export const TELEMETRY_PREFIX = '/api/v1/crypto/';
 export const PRE_FLIGHT_PROTECTION =
-  'Requests whose date window lies outside the available data (earliest_timestamp .. latest_timestamp), or that fail validation, are refused before any payment is asked for: HTTP 404 (or 400) with charged "0 USDC (pre-flight rejection, no charge)". Only 200 responses are settled.';
+  'Requests whose date window lies outside the available data (earliest_timestamp .. latest_timestamp), or inside it without any data (the pipeline was not running then: `no_data_in_window`), or that fail validation, are refused before any payment is asked for: HTTP 404 (or 400) with charged "0 USDC (pre-flight rejection, no charge)". Only 200 responses are settled. Every windowed answer says how final it is (`complete`, `as_of`, `coverage_pct`).';
 /** Newest sample older than this: status `stale`. */
 const STALE_AFTER_MS = 15 * 60_000;
 

@@ -4,10 +4,14 @@
  * of a pair opened in a 15-minute slice, each at its latest revision with its
  * peaks, and with `revisions=true` every revision of each
  * (core/store/tables/dislocations.ts, dislocation-revisions.ts,
- * docs/metrics.md section 2). Numbers are rounded as precision.ts says. An
- * empty list is a valid answer inside coverage; outside it the pre-flight
- * answers 404 with no charge. Closed slices are computed a day at a time
- * (dislocationsBlock, slice-blocks.ts).
+ * docs/metrics.md section 2). Numbers are rounded as precision.ts says.
+ * The answer carries its completeness over the pair's spread samples
+ * (`complete`, `as_of`, `coverage_pct`: completeness.ts). An empty list is a
+ * valid answer for a slice the pipeline observed (spread samples of the pair,
+ * no dislocation: a quiet market); a slice without any spread sample of the
+ * pair (the pipeline was not running) is refused by the pre-flight like one
+ * outside coverage: 404 `no_data_in_window`, no charge. Closed slices are
+ * computed a day at a time (dislocationsBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
 import { DislocationStatus } from '../../../core/events/market.js';
@@ -24,7 +28,24 @@ import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { booleanFlag } from '../params.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
-import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
+import {
+  blockCompleteness,
+  closedEndNow,
+  COMPLETENESS_FIELDS,
+  observeSlices,
+  spreadObservations,
+  windowCompleteness,
+  type Completeness,
+} from '../completeness.js';
+import {
+  hasRows,
+  noDataInWindow,
+  pairVenues,
+  sourceText,
+  windowField,
+  windowWithinCoverage,
+  type TimeWindow,
+} from '../window.js';
 
 export function dislocationsInput(pairs: PairsCatalogue) {
   return z.strictObject({
@@ -100,6 +121,7 @@ export const DislocationsOutput = z.object({
   pair: z.string(),
   slice_start: IsoTimestamp,
   slice_end: IsoTimestamp,
+  ...COMPLETENESS_FIELDS,
   count: z.number().int().describe('Length of `dislocations`'),
   dislocations: z
     .array(DislocationItem)
@@ -108,8 +130,13 @@ export const DislocationsOutput = z.object({
 });
 export type DislocationsOutput = z.infer<typeof DislocationsOutput>;
 
-export function dislocationsPreflight({ input, runtime }: SkuCall<DislocationsInput>): Promise<TimeWindow> {
-  return windowWithinCoverage(runtime.store, input, { pair: input.pair });
+export async function dislocationsPreflight({ input, runtime }: SkuCall<DislocationsInput>): Promise<TimeWindow> {
+  const window = await windowWithinCoverage(runtime.store, input, { pair: input.pair });
+  const source = spreadObservations(input.pair);
+  if (!(await hasRows(runtime.store, source.table, window, source.where))) {
+    throw noDataInWindow(window, source.what, windowField(input));
+  }
+  return window;
 }
 
 /** How the numbers of an item and of a revision are served (precision.ts); the other fields are exact. */
@@ -137,34 +164,45 @@ export async function dislocationsHandler(
   { input, runtime }: SkuCall<DislocationsInput>,
   window: TimeWindow,
 ): Promise<DislocationsOutput> {
-  const [slice, revisions] = await Promise.all([
+  const [slice, revisions, completeness] = await Promise.all([
     dislocationsInSlice(runtime.store, input.pair, window.fromMs, window.toMs),
     input.revisions ? revisionsInSlice(runtime.store, input.pair, window.fromMs, window.toMs) : undefined,
+    windowCompleteness(runtime, window, spreadObservations(input.pair), input.pair),
   ]);
-  return dislocationsAnswer(slice, revisions, runtime);
+  return dislocationsAnswer(slice, revisions, completeness, runtime);
 }
 
 /**
  * The day-block filler (slice-blocks.ts): the opportunities (and with
  * `revisions=true` their revisions) of the whole range in one query each,
- * split by the slice they opened in. Every slice inside coverage has an
- * answer, an empty list included.
+ * split by the slice they opened in, and the pair's spread samples per
+ * slice (completeness). A slice with samples has an answer, an empty list
+ * included; one without gets the pre-flight's refusal.
  */
 export const dislocationsBlock: SliceBlockFiller<DislocationsInput> = {
   sliceMs: () => BASE_SLICE_MS,
   coveragePair: (input) => input.pair,
   async fill({ input, runtime }, slices) {
-    const [bySlice, revisions] = await Promise.all([
+    const source = spreadObservations(input.pair);
+    const [bySlice, revisions, observed, closedEnd] = await Promise.all([
       dislocationsBySlice(runtime.store, input.pair, slices),
       input.revisions
         ? revisionsInSlice(runtime.store, input.pair, slices[0]!.fromMs, slices[slices.length - 1]!.toMs)
         : undefined,
+      observeSlices(runtime.store, source, slices),
+      closedEndNow(runtime, input.pair),
     ]);
     return new Map(
-      [...bySlice].map(([from, slice]): [number, SliceOutcome] => [
-        from,
-        { answer: dislocationsAnswer(slice, revisions, runtime) },
-      ]),
+      slices.map((s): [number, SliceOutcome] => {
+        const slice = bySlice.get(s.fromMs);
+        const completeness = blockCompleteness(s, observed, closedEnd);
+        return [
+          s.fromMs,
+          slice && completeness
+            ? { answer: dislocationsAnswer(slice, revisions, completeness, runtime) }
+            : { refusal: noDataInWindow(s, source.what, windowField(input)) },
+        ];
+      }),
     );
   },
 };
@@ -172,6 +210,7 @@ export const dislocationsBlock: SliceBlockFiller<DislocationsInput> = {
 function dislocationsAnswer(
   slice: DislocationsSlice,
   revisions: Map<string, RevisionItem[]> | undefined,
+  completeness: Completeness,
   runtime: SkuRuntime,
 ): DislocationsOutput {
   const pools = runtime.pairs.pairs.find((p) => p.pair === slice.pair)?.dex ?? [];
@@ -184,6 +223,7 @@ function dislocationsAnswer(
     pair: slice.pair,
     slice_start: slice.slice_start,
     slice_end: slice.slice_end,
+    ...completeness,
     count: slice.count,
     dislocations: slice.dislocations.map((d) => {
       const item = servedItem(d);

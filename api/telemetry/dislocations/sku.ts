@@ -12,6 +12,7 @@ import {
   dislocationsPreflight,
   dislocationsBlock,
 } from './handler.js';
+import { WINDOWED_ANSWER_TERMS } from '../completeness.js';
 import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function dislocationsSku({ pairs }: TelemetrySkuDeps) {
@@ -31,6 +32,9 @@ export function dislocationsSku({ pairs }: TelemetrySkuDeps) {
       pair: 'ETH/USD',
       slice_start: '2026-03-02T14:00:00.000Z',
       slice_end: '2026-03-02T14:15:00.000Z',
+      complete: true,
+      as_of: '2026-03-02T14:14:59.500Z',
+      coverage_pct: 100,
       count: 1,
       dislocations: [
         {
@@ -61,8 +65,7 @@ export function dislocationsSku({ pairs }: TelemetrySkuDeps) {
       ],
       source: LIVE_SOURCE_EXAMPLE,
     },
-    description:
-      'Arbitrage dislocations (net spread above the threshold after fees, gas and slippage at an executable size) between the centralized exchange and Base DEX pools opened in a 15-minute UTC slice: venues, prices, raw and net spread, estimated profit, measured depth and capacity (with lower-bound markers), peaks, status and duration; `revisions=true` adds every revision. 404 (no charge) outside coverage.',
+    description: `Arbitrage dislocations (net spread above the threshold after fees, gas and slippage at an executable size) between the centralized exchange and Base DEX pools opened in a 15-minute UTC slice: venues, prices, raw and net spread, estimated profit, measured depth and capacity (with lower-bound markers), peaks, status and duration; \`revisions=true\` adds every revision. ${WINDOWED_ANSWER_TERMS}`,
     avgLatencyMs: 45,
     latencyTargetMs: 150,
     available: true,

@@ -3,9 +3,11 @@
  * venues' APIs over a 15-minute slice (successful CEX REST and Base RPC
  * probes, optionally one venue) and the fill rate of the paper executions
  * decided in it (core/store/tables/latency-samples.ts, docs/metrics.md
- * section 4). A window outside coverage, or without any successful sample
- * (of the venue), is refused by the pre-flight (404, no charge). Closed
- * slices are computed a day at a time (executionLatencyBlock, slice-blocks.ts).
+ * section 4), with its completeness over the same samples (`complete`,
+ * `as_of`, `coverage_pct`: completeness.ts). A window outside coverage, or
+ * without any successful sample (of the venue), is refused by the pre-flight
+ * (404, no charge). Closed slices are computed a day at a time
+ * (executionLatencyBlock, slice-blocks.ts).
  *
  * `fill_rate_pct` and the two `venues` means are null when the slice has no
  * paper execution / no sample of that kind: a made-up 0 would read as a
@@ -26,6 +28,15 @@ import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
+import {
+  blockCompleteness,
+  closedEndNow,
+  COMPLETENESS_FIELDS,
+  observeSlices,
+  windowCompleteness,
+  type Completeness,
+  type ObservationSource,
+} from '../completeness.js';
 import { hasRows, noDataInWindow, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
 
 export function executionLatencyInput(config: Pick<Config, 'CEX_EXCHANGE'>) {
@@ -46,6 +57,7 @@ const ms = (what: string) => z.number().describe(`${what}, ms (1 decimal)`);
 export const ExecutionLatencyOutput = z.object({
   slice_start: IsoTimestamp,
   slice_end: IsoTimestamp,
+  ...COMPLETENESS_FIELDS,
   sample_count: z.number().int().describe('Successful round trips in the slice (of the venue when filtered)'),
   p50_latency_ms: ms('Median round trip (nearest rank)'),
   p90_latency_ms: ms('90th percentile (nearest rank)'),
@@ -74,45 +86,57 @@ export async function executionLatencyPreflight({
   runtime,
 }: SkuCall<ExecutionLatencyInput>): Promise<TimeWindow> {
   const window = await windowWithinCoverage(runtime.store, input);
+  if (!(await hasRows(runtime.store, 'latency_samples', window, latencyObservations(input).where)))
+    throw noSamples(window, input);
+  return window;
+}
+
+/** The samples the statistics summarise: the successful ones, of the venue when filtered. */
+function latencyObservations(input: ExecutionLatencyInput): ObservationSource {
   const where =
     input.venue === undefined
       ? sql`ok = 1`
       : input.venue === DEX_VENUE_FILTER
         ? sql`ok = 1 AND venue_kind = 'dex'`
         : sql`ok = 1 AND venue = ${input.venue}`;
-  if (!(await hasRows(runtime.store, 'latency_samples', window, where))) throw noSamples(window, input);
-  return window;
+  return { table: 'latency_samples', where, what: `latency samples${input.venue ? ` of ${input.venue}` : ''}` };
 }
 
 export async function executionLatencyHandler(
   { input, runtime }: SkuCall<ExecutionLatencyInput>,
   window: TimeWindow,
 ): Promise<ExecutionLatencyOutput> {
-  return latencyAnswer(
-    await executionLatency(runtime.store, window.fromMs, window.toMs, input.venue),
-    window,
-    input,
-    runtime,
-  );
+  const [stats, completeness] = await Promise.all([
+    executionLatency(runtime.store, window.fromMs, window.toMs, input.venue),
+    // Closed like every route without a pair: by the span of every pair's spread samples (slice-blocks.ts).
+    windowCompleteness(runtime, window, latencyObservations(input), undefined),
+  ]);
+  return latencyAnswer(stats, completeness, window, input, runtime);
 }
 
 /**
  * The day-block filler (slice-blocks.ts): the statistics of every slice of
- * the range from one grouped query per table; a slice without a successful
- * sample (of the venue) gets the pre-flight's refusal.
+ * the range from one grouped query per table, with the samples' covered
+ * steps per slice; a slice without a successful sample (of the venue) gets
+ * the pre-flight's refusal.
  */
 export const executionLatencyBlock: SliceBlockFiller<ExecutionLatencyInput> = {
   sliceMs: () => BASE_SLICE_MS,
   coveragePair: () => undefined,
   async fill({ input, runtime }, slices) {
-    const stats = await executionLatencyBySlice(runtime.store, slices, input.venue);
+    const [stats, observed, closedEnd] = await Promise.all([
+      executionLatencyBySlice(runtime.store, slices, input.venue),
+      observeSlices(runtime.store, latencyObservations(input), slices),
+      closedEndNow(runtime, undefined),
+    ]);
     return new Map(
       slices.map((s): [number, SliceOutcome] => {
         const slice = stats.get(s.fromMs);
+        const completeness = blockCompleteness(s, observed, closedEnd);
         return [
           s.fromMs,
-          slice && slice.sample_count > 0
-            ? { answer: latencyAnswer(slice, s, input, runtime) }
+          slice && slice.sample_count > 0 && completeness
+            ? { answer: latencyAnswer(slice, completeness, s, input, runtime) }
             : { refusal: noSamples(s, input) },
         ];
       }),
@@ -154,6 +178,7 @@ const measured = (s: ExecutionLatency): s is ExecutionLatency & Record<LatencySt
 
 function latencyAnswer(
   stats: ExecutionLatency,
+  completeness: Completeness,
   window: TimeWindow,
   input: ExecutionLatencyInput,
   runtime: SkuRuntime,
@@ -165,5 +190,9 @@ function latencyAnswer(
       : input.venue === DEX_VENUE_FILTER
         ? ['base_rpc']
         : [input.venue];
-  return servedLatency({ ...stats, source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE) });
+  return servedLatency({
+    ...stats,
+    ...completeness,
+    source: sourceText(venues, stats.source, runtime.config.MARKET_SOURCE),
+  });
 }

@@ -12,6 +12,7 @@ import {
   executionLatencyPreflight,
   executionLatencyBlock,
 } from './handler.js';
+import { WINDOWED_ANSWER_TERMS } from '../completeness.js';
 import { defineTelemetrySku, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function executionLatencySku({ config }: TelemetrySkuDeps) {
@@ -30,6 +31,9 @@ export function executionLatencySku({ config }: TelemetrySkuDeps) {
     example: {
       slice_start: '2026-03-02T14:00:00.000Z',
       slice_end: '2026-03-02T14:15:00.000Z',
+      complete: true,
+      as_of: '2026-03-02T14:14:58.210Z',
+      coverage_pct: 100,
       sample_count: 180,
       p50_latency_ms: 112.4,
       p90_latency_ms: 168.9,
@@ -41,8 +45,7 @@ export function executionLatencySku({ config }: TelemetrySkuDeps) {
       venues: { cex_rest_ms: 121.6, dex_base_ms: 48.3 },
       source: 'coinbase+base_rpc (live)',
     },
-    description:
-      'Round-trip latency of the centralized exchange REST API and Base RPC over a 15-minute UTC slice (p50/p90/p99/min/max/avg, optionally one venue) and the fill rate of the paper executions decided in it. 404 (no charge) outside coverage.',
+    description: `Round-trip latency of the centralized exchange REST API and Base RPC over a 15-minute UTC slice (p50/p90/p99/min/max/avg, optionally one venue) and the fill rate of the paper executions decided in it. ${WINDOWED_ANSWER_TERMS}`,
     avgLatencyMs: 35,
     latencyTargetMs: 120,
     available: true,

@@ -5,6 +5,11 @@
  * the capital each venue needed to take it (overall and per pair; optionally
  * one pair). Field definitions: docs/metrics.md section 6 and the
  * descriptions below (they are published in /openapi.json and /api/v1/discovery).
+ * The answer carries its completeness over the spread samples of the pair
+ * (every pair's without one): `complete`, `as_of`, `coverage_pct`
+ * (completeness.ts). A slice without any such sample (the pipeline was not
+ * running) is refused by the pre-flight: 404 `no_data_in_window`, no charge;
+ * with samples and no opportunity it is a valid answer of zeros (a quiet market).
  * Closed slices are computed a day at a time (shadowCapacityBlock, slice-blocks.ts).
  */
 import { z } from 'zod';
@@ -19,7 +24,24 @@ import { DateParam, IsoTimestamp, SourceField, TimeParam, pairParam } from '../.
 import type { SkuCall, SkuRuntime } from '../../sku/sku.js';
 import { PRECISION as P, servedFields } from '../precision.js';
 import type { SliceBlockFiller, SliceOutcome } from '../slice-blocks.js';
-import { pairVenues, sourceText, windowWithinCoverage, type TimeWindow } from '../window.js';
+import {
+  blockCompleteness,
+  closedEndNow,
+  COMPLETENESS_FIELDS,
+  observeSlices,
+  spreadObservations,
+  windowCompleteness,
+  type Completeness,
+} from '../completeness.js';
+import {
+  hasRows,
+  noDataInWindow,
+  pairVenues,
+  sourceText,
+  windowField,
+  windowWithinCoverage,
+  type TimeWindow,
+} from '../window.js';
 
 export function shadowCapacityInput(pairs: PairsCatalogue) {
   return z.strictObject({
@@ -74,6 +96,7 @@ const groupShape = {
 export const ShadowCapacityOutput = z.object({
   slice_start: IsoTimestamp,
   slice_end: IsoTimestamp,
+  ...COMPLETENESS_FIELDS,
   pair: z.string().nullable().describe('The requested pair, or null for every pair'),
   ...groupShape,
   pairs: z
@@ -83,8 +106,13 @@ export const ShadowCapacityOutput = z.object({
 });
 export type ShadowCapacityOutput = z.infer<typeof ShadowCapacityOutput>;
 
-export function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapacityInput>): Promise<TimeWindow> {
-  return windowWithinCoverage(runtime.store, input, input.pair === undefined ? {} : { pair: input.pair });
+export async function shadowCapacityPreflight({ input, runtime }: SkuCall<ShadowCapacityInput>): Promise<TimeWindow> {
+  const window = await windowWithinCoverage(runtime.store, input, input.pair === undefined ? {} : { pair: input.pair });
+  const source = spreadObservations(input.pair);
+  if (!(await hasRows(runtime.store, source.table, window, source.where))) {
+    throw noDataInWindow(window, source.what, windowField(input));
+  }
+  return window;
 }
 
 /** The answer as served (precision.ts): USD amounts to cents, the capture rate to 2 decimals; counts exact. */
@@ -107,30 +135,46 @@ export async function shadowCapacityHandler(
   { input, runtime }: SkuCall<ShadowCapacityInput>,
   window: TimeWindow,
 ): Promise<ShadowCapacityOutput> {
-  return shadowCapacityAnswer(
-    await shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair),
-    input,
-    runtime,
-  );
+  const [result, completeness] = await Promise.all([
+    shadowCapacity(runtime.store, window.fromMs, window.toMs, input.pair),
+    windowCompleteness(runtime, window, spreadObservations(input.pair), input.pair),
+  ]);
+  return shadowCapacityAnswer(result, completeness, input, runtime);
 }
 
-/** The day-block filler (slice-blocks.ts): the opportunities and executions of the whole range read once, split by slice. */
+/**
+ * The day-block filler (slice-blocks.ts): the opportunities and executions of
+ * the whole range read once, split by slice, and the spread samples per slice
+ * (completeness); a slice without any gets the pre-flight's refusal.
+ */
 export const shadowCapacityBlock: SliceBlockFiller<ShadowCapacityInput> = {
   sliceMs: () => BASE_SLICE_MS,
   coveragePair: (input) => input.pair,
   async fill({ input, runtime }, slices) {
-    const bySlice = await shadowCapacityBySlice(runtime.store, slices, input.pair);
+    const source = spreadObservations(input.pair);
+    const [bySlice, observed, closedEnd] = await Promise.all([
+      shadowCapacityBySlice(runtime.store, slices, input.pair),
+      observeSlices(runtime.store, source, slices),
+      closedEndNow(runtime, input.pair),
+    ]);
     return new Map(
-      [...bySlice].map(([from, result]): [number, SliceOutcome] => [
-        from,
-        { answer: shadowCapacityAnswer(result, input, runtime) },
-      ]),
+      slices.map((s): [number, SliceOutcome] => {
+        const result = bySlice.get(s.fromMs);
+        const completeness = blockCompleteness(s, observed, closedEnd);
+        return [
+          s.fromMs,
+          result && completeness
+            ? { answer: shadowCapacityAnswer(result, completeness, input, runtime) }
+            : { refusal: noDataInWindow(s, source.what, windowField(input)) },
+        ];
+      }),
     );
   },
 };
 
 function shadowCapacityAnswer(
   result: ShadowCapacity,
+  completeness: Completeness,
   input: ShadowCapacityInput,
   runtime: SkuRuntime,
 ): ShadowCapacityOutput {
@@ -140,6 +184,7 @@ function shadowCapacityAnswer(
   );
   return servedCapacity({
     ...result,
+    ...completeness,
     source: sourceText(
       venues.length ? venues : [runtime.config.CEX_EXCHANGE],
       result.source,

@@ -12,6 +12,7 @@ import {
   shadowCapacityPreflight,
   shadowCapacityBlock,
 } from './handler.js';
+import { WINDOWED_ANSWER_TERMS } from '../completeness.js';
 import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 /** One capacity group of the example (overall and per pair). */
@@ -47,13 +48,15 @@ export function shadowCapacitySku({ pairs }: TelemetrySkuDeps) {
     example: {
       slice_start: '2026-03-02T14:00:00.000Z',
       slice_end: '2026-03-02T14:15:00.000Z',
+      complete: true,
+      as_of: '2026-03-02T14:14:59.500Z',
+      coverage_pct: 100,
       pair: 'ETH/USD',
       ...capacityGroup,
       pairs: [{ pair: 'ETH/USD', ...capacityGroup }],
       source: LIVE_SOURCE_EXAMPLE,
     },
-    description:
-      'Uncaptured arbitrage volume capacity of a 15-minute UTC slice: volume available at a net profit, captured by paper executions, left uncaptured, estimated uncaptured profit, time-weighted capacity, and the capital each venue needed (USD vs base inventory), overall and per pair. 404 (no charge) outside coverage.',
+    description: `Uncaptured arbitrage volume capacity of a 15-minute UTC slice: volume available at a net profit, captured by paper executions, left uncaptured, estimated uncaptured profit, time-weighted capacity, and the capital each venue needed (USD vs base inventory), overall and per pair. ${WINDOWED_ANSWER_TERMS}`,
     avgLatencyMs: 35,
     latencyTargetMs: 120,
     available: true,

@@ -12,6 +12,7 @@ import {
   spreadCandlesPreflight,
   spreadCandlesBlock,
 } from './handler.js';
+import { WINDOWED_ANSWER_TERMS } from '../completeness.js';
 import { defineTelemetrySku, LIVE_SOURCE_EXAMPLE, type TelemetrySkuDeps } from '../telemetry-sku.js';
 
 export function spreadCandlesSku({ pairs }: TelemetrySkuDeps) {
@@ -32,6 +33,9 @@ export function spreadCandlesSku({ pairs }: TelemetrySkuDeps) {
       interval: '15m',
       slice_start: '2026-03-02T14:00:00.000Z',
       slice_end: '2026-03-02T14:15:00.000Z',
+      complete: true,
+      as_of: '2026-03-02T14:14:59.500Z',
+      coverage_pct: 100,
       open_raw_spread_bps: 4.21,
       high_raw_spread_bps: 11.87,
       low_raw_spread_bps: -3.05,
@@ -43,8 +47,7 @@ export function spreadCandlesSku({ pairs }: TelemetrySkuDeps) {
       dislocation_count: 3,
       source: LIVE_SOURCE_EXAMPLE,
     },
-    description:
-      'OHLC candle of the raw CEX/DEX top-of-book spread of a pair over a 15-minute UTC slice (or a 1h/4h/1d bucket), with mean and max net spread after fees, gas and slippage, mean measured two-venue depth (with a lower-bound marker) and the number of dislocations opened. 404 (no charge) outside coverage.',
+    description: `OHLC candle of the raw CEX/DEX top-of-book spread of a pair over a 15-minute UTC slice (or a 1h/4h/1d bucket), with mean and max net spread after fees, gas and slippage, mean measured two-venue depth (with a lower-bound marker) and the number of dislocations opened. ${WINDOWED_ANSWER_TERMS}`,
     avgLatencyMs: 40,
     latencyTargetMs: 150,
     available: true,
