@@ -218,6 +218,10 @@ export const configSpec = {
     z.coerce.number().default(0),
     'A dislocation opens while its best net spread (after fees, gas and slippage, at a ladder size) is above this (bps); raw-only crossings stay spread samples.',
   ],
+  SIM_SEED: [
+    z.coerce.number().int().min(0).max(0xffffffff).optional(),
+    'Simulated market only: seed of the market (0 to 2^32-1). Unset: a random seed per start, logged; the market at a time is a function of the seed and that time, so a fixed seed replays the same market for any window.',
+  ],
   SIM_BACKFILL_MINUTES: [
     z.coerce.number().int().min(0).max(1440).default(0),
     'Simulated market only: start this many minutes in the past and publish that history at once (demos and tests on an empty store; a restart would publish another history over the same minutes).',

@@ -4,6 +4,7 @@
  * viem; when they are unreachable, health says so and nothing crashes.
  * `MARKET_SOURCE=simulated`: the seeded market simulator, labelled as such.
  */
+import { randomInt } from 'node:crypto';
 import type { RoleContext, RunningRole } from '../core/role.js';
 import { need } from '../core/role.js';
 import { TOPICS } from '../core/topics.js';
@@ -11,8 +12,6 @@ import { errorMessage } from '../core/errors.js';
 import { loadPairs } from '../core/markets/pairs.js';
 import { HeartbeatPublisher } from './heartbeat-publisher.js';
 
-/** Seed of the simulated market run by `npm start` (fixed: the same demo for everyone). */
-const DEMO_SEED = 402;
 /** How often the simulated feed publishes the ticks due (its events keep their 500 ms tick). */
 const SIM_PUBLISH_EVERY_MS = 2000;
 
@@ -36,12 +35,15 @@ export async function startIngest(ctx: RoleContext): Promise<RunningRole> {
   // Each source's modules load only when it is used (ccxt and viem take seconds to import).
   if (config.MARKET_SOURCE === 'simulated') {
     const { SimulatedFeed } = await import('./simulator/simulated-feed.js');
+    // A seed per start unless SIM_SEED fixes one: two deployments do not sell the same market.
+    const seed = config.SIM_SEED ?? randomInt(0, 0xffffffff);
+    ctx.logger.info({ seed, fixed: config.SIM_SEED !== undefined }, 'simulated market seed (SIM_SEED)');
     const feed = new SimulatedFeed({
       bus,
       catalogue,
       cexVenue: config.CEX_EXCHANGE,
       ladderUsd: config.DEX_LADDER_USD,
-      seed: DEMO_SEED,
+      seed,
       tickMs: 500,
       // Four ticks per publish: the same events, a quarter of the store statements (docs/scaling.md, "Idle cost").
       publishEveryMs: SIM_PUBLISH_EVERY_MS,

@@ -1,160 +1,251 @@
 /**
- * The simulated market's state and its dynamics (no events, no ids): CEX mid
- * prices as a jump-diffusion with a common volatility factor and correlated
- * moves, Base pools that follow them through arbitrageurs and get knocked
- * away by heavy-tailed shocks, the gas price, and venue outages. Parameters:
- * calibration.ts and reference-prices.ts.
+ * The simulated market's state at any time, as a pure function of (seed, grid,
+ * time) (random.ts, time-keyed.ts): no state carried from tick to tick, so
+ * a simulator started at any time sees the same market.
  *
- * Per CEX tick of dt seconds, for pair i (market factor loading beta_i):
- *   sigma_i(t) = vol_i x exp(V(t) + U_i(t))       V, U_i: mean-reverting log-vol factors
- *   r_i = sigma_i sqrt(dt/yr) (beta_i Z_m + sqrt(1 - beta_i^2) Z_i) - sigma_i^2 dt/yr / 2
- *         + beta_i J_m + J_i                       J: compound Poisson, double-exponential sizes
- *   cex_mid_i *= exp(r_i)
- * Per block: each pool is arbitraged back inside its no-arbitrage band when
- * the gap pays (unless a shock paused it), retail flow moves it a little, and
- * shocks (rate ~ exp(V)) knock it away by a Pareto-sized gap; its liquidity
- * drifts and thins with volatility.
+ *  - CEX mids: price-paths.ts (heavy tails, long-memory volatility, intraday
+ *    seasonality, stress correlation, hourly anchors); cbETH is ETH x its
+ *    exchange rate x (1 + a premium), cbBTC's CEX leg is BTC;
+ *  - a Base pool at block b, in logs: an exponentially weighted average of the
+ *    CEX mid over the last blocks (the lag of arbitrage), plus retail noise
+ *    inside the no-arbitrage band, plus the shocks still alive at b (each a
+ *    Pareto-sized gap lasting a Pareto number of blocks), plus cbBTC's basis;
+ *  - the pool's liquidity, the gas price (log-OU with spikes) and venue
+ *    outages (Poisson, lognormal durations).
+ * Parameters: calibration.ts and reference-prices.ts.
  */
 import { CALIBRATION as C } from './calibration.js';
-import { ouStep, type SeededRandom } from './random.js';
-import type { SimPairProfile } from './reference-prices.js';
+import { PricePaths } from './price-paths.js';
+import { SeededRandom, streamKey } from './random.js';
+import { assetOf, type SimAsset, type SimPairProfile } from './reference-prices.js';
+import { GridOu, PoissonMarks, type Mark } from './time-keyed.js';
 
-const YEAR_S = 365 * 24 * 3600;
-const DAY_S = 86_400;
+const YEAR_MS = 365 * 24 * 3_600_000;
+const DAY_MS = 86_400_000;
+/** Reference date of a staked token's exchange rate (`staked.ratio` then). */
+const STAKED_RATE_DATE_MS = Date.UTC(2025, 0, 1);
+const MARKS_BUCKET_MS = 60_000;
 
-export interface PairModel {
+export interface PairSpec {
   pair: string;
   profile: SimPairProfile;
   dexVenue: string;
   /** Pool fee in bps. */
   feeBps: number;
-  cexMid: number;
-  /** Idiosyncratic log-volatility factor. */
-  logIdioVol: number;
-  poolPrice: number;
-  /** Arbitrage of this pool resumes at this time (ms): a shock paused it. */
-  arbPausedUntil: number;
-  /** Log of the pool's liquidity relative to its profile's depth. */
-  logLiquidity: number;
 }
+
+export interface PairModel extends PairSpec {
+  asset: SimAsset;
+  /** Stream keys of this pair's draws. */
+  keys: { book: number; block: number };
+  /** Staked premium (cbETH) or wrapped basis (cbBTC), log. */
+  premium: GridOu | undefined;
+  basis: GridOu | undefined;
+  bandNoise: GridOu;
+  liquidity: GridOu;
+  spreadLiquidity: GridOu;
+  shocks: PoissonMarks;
+  /** Shocks alive at block `at` (a cache of shockGap's scan, extended block by block). */
+  alive: { at: number; shocks: { until: number; gap: number }[] };
+}
+
+/** A normal quantile's stand-in from two uniforms (Box-Muller). */
+const normalOf = (u1: number, u2: number) =>
+  Math.sqrt(-2 * Math.log(Math.max(u1, 1e-300))) * Math.cos(2 * Math.PI * u2);
 
 export class MarketModel {
   readonly pairs: PairModel[];
-  /** Common log-volatility factor. */
-  logMarketVol = 0;
-  private logGas = 0;
-  private gasSpike = 1;
-  /** Outages: until when (ms) the CEX, and the Base RPC, are unreachable. */
-  cexDownUntil = 0;
-  rpcDownUntil = 0;
+  readonly paths: PricePaths;
+  private readonly lagWeights: number[];
+  private readonly gas: GridOu;
+  private readonly gasSpikes: PoissonMarks;
+  private readonly cexOutages: PoissonMarks;
+  private readonly rpcOutages: PoissonMarks;
 
   constructor(
-    private readonly rng: SeededRandom,
-    pairs: Omit<PairModel, 'cexMid' | 'logIdioVol' | 'poolPrice' | 'arbPausedUntil' | 'logLiquidity'>[],
-    private readonly cexFeeBps: number,
+    private readonly seed: number,
+    readonly tickMs: number,
+    readonly blockMs: number,
+    pairs: PairSpec[],
   ) {
-    this.pairs = pairs.map((p) => ({
-      ...p,
-      cexMid: p.profile.price,
-      logIdioVol: 0,
-      poolPrice: p.profile.price,
-      arbPausedUntil: 0,
-      logLiquidity: 0,
-    }));
-  }
-
-  /** Volatility multiplier of a pair now (1 in a calm market). */
-  volMultiplier(p: PairModel): number {
-    return Math.exp(this.logMarketVol + p.logIdioVol);
-  }
-
-  /** USD on the virtual USD side of a pool now. */
-  poolReserveUsd(p: PairModel): number {
-    return p.profile.poolDepthUsd * Math.exp(p.logLiquidity + C.dex.liquidity.volElasticity * this.logMarketVol);
-  }
-
-  /** Base gas price now, gwei. */
-  gasGwei(): number {
-    return Math.max(C.gas.floorGwei, C.gas.typicalGwei * Math.exp(this.logGas) * this.gasSpike);
-  }
-
-  cexDown(nowMs: number): boolean {
-    return nowMs < this.cexDownUntil;
-  }
-
-  rpcDown(nowMs: number): boolean {
-    return nowMs < this.rpcDownUntil;
-  }
-
-  /** Advances the CEX prices, the volatility factors and the outage clocks by one tick of dtS seconds ending at nowMs. */
-  advanceCex(dtS: number, nowMs: number): void {
-    const r = this.rng;
-    this.logMarketVol = ouStep(this.logMarketVol, dtS, C.volFactor.halfLifeS, C.volFactor.stationarySd, r.normal());
-    const zMarket = r.normal();
-    let marketJump = 0;
-    if (r.occurs(C.jumps.marketPerDay / DAY_S, dtS)) {
-      marketJump = this.jumpSize(1);
-      this.logMarketVol += C.volFactor.afterJump;
-    }
-    const dtYears = dtS / YEAR_S;
-    for (const p of this.pairs) {
-      p.logIdioVol = ouStep(p.logIdioVol, dtS, C.idioVol.halfLifeS, C.idioVol.stationarySd, r.normal());
-      const sigma = p.profile.vol * this.volMultiplier(p);
-      const beta = p.profile.beta;
-      const z = beta * zMarket + Math.sqrt(1 - beta * beta) * r.normal();
-      let logReturn = sigma * Math.sqrt(dtYears) * z - 0.5 * sigma * sigma * dtYears;
-      const scale = p.profile.vol / 0.6;
-      logReturn += (beta * marketJump * scale) / 1e4;
-      if (r.occurs(C.jumps.pairPerDay / DAY_S, dtS)) logReturn += this.jumpSize(scale) / 1e4;
-      p.cexMid *= Math.exp(logReturn);
-    }
-    if (r.occurs(C.outages.perDay / DAY_S, dtS))
-      this.cexDownUntil = Math.max(this.cexDownUntil, nowMs + this.outageMs());
-    if (r.occurs(C.outages.perDay / DAY_S, dtS))
-      this.rpcDownUntil = Math.max(this.rpcDownUntil, nowMs + this.outageMs());
-  }
-
-  /** One Base block of blockS seconds at nowMs: gas, then per pool arbitrage, retail flow and shocks. */
-  advanceBlock(blockS: number, nowMs: number): void {
-    const r = this.rng;
-    this.logGas = ouStep(this.logGas, blockS, C.gas.halfLifeS, C.gas.logSd, r.normal());
-    this.gasSpike = 1 + (this.gasSpike - 1) * Math.exp((-Math.LN2 * blockS) / C.gas.spikeHalfLifeS);
-    if (r.occurs(C.gas.spikesPerDay / DAY_S, blockS))
-      this.gasSpike = Math.max(this.gasSpike, r.between(C.gas.spikeMin, C.gas.spikeMax));
+    this.paths = new PricePaths(seed, tickMs);
     const d = C.dex;
-    for (const p of this.pairs) {
-      p.logLiquidity = ouStep(p.logLiquidity, blockS, d.liquidity.halfLifeS, d.liquidity.stationarySd, r.normal());
-      const band = p.feeBps + this.cexFeeBps;
-      const gapBps = Math.log(p.cexMid / p.poolPrice) * 1e4;
-      const threshold = band + d.arbitrageThresholdBps * r.uniform();
-      const acts = r.uniform() < d.arbitrageShare;
-      if (nowMs >= p.arbPausedUntil && acts && Math.abs(gapBps) > threshold) {
-        // Traded back to just inside the band: what is left cannot pay for both fees.
-        const residual = Math.sign(gapBps) * band * r.between(0.5, 1);
-        p.poolPrice = p.cexMid * Math.exp(-residual / 1e4);
-      }
-      const perBlockVol = p.profile.vol * this.volMultiplier(p) * Math.sqrt(blockS / YEAR_S);
-      p.poolPrice *= Math.exp(d.retailShare * perBlockVol * r.normal());
-      if (r.occurs((d.shocksPerHour / 3600) * Math.exp(this.logMarketVol), blockS)) {
-        const size = Math.min(d.shockMaxBps, r.pareto(d.shockMinBps, d.shockTailIndex));
-        p.poolPrice *= Math.exp(((r.uniform() < 0.5 ? -1 : 1) * size) / 1e4);
-        p.arbPausedUntil = nowMs + Math.min(d.pauseMaxS, r.lognormal(d.pauseMedianS, d.pauseLogSd)) * 1000;
+    const raw = Array.from({ length: d.lagBlocks }, (_, j) => Math.pow(d.lagDecay, j));
+    const total = raw.reduce((a, b) => a + b, 0);
+    this.lagWeights = raw.map((x) => x / total);
+    this.pairs = pairs.map((p) => {
+      const asset = assetOf(p.pair, p.profile);
+      const blockS = blockMs / 1000;
+      return {
+        ...p,
+        asset,
+        keys: { book: streamKey(`book:${p.pair}`), block: streamKey(`block:${p.pair}`) },
+        premium: p.profile.staked
+          ? new GridOu(seed, `premium:${p.pair}`, {
+              halfLifeS: C.staked.premiumHalfLifeS,
+              stationarySd: C.staked.premiumSdBps / 1e4,
+            })
+          : undefined,
+        basis: p.profile.wrapped
+          ? new GridOu(seed, `basis:${p.pair}`, {
+              halfLifeS: C.wrapped.basisHalfLifeS,
+              stationarySd: C.wrapped.basisSdBps / 1e4,
+            })
+          : undefined,
+        bandNoise: new GridOu(seed, `band:${p.pair}:${blockMs}`, {
+          halfLifeS: d.bandNoiseHalfLifeBlocks * blockS,
+          stationarySd: (d.bandNoiseShare * p.feeBps) / 1e4,
+          perHalfLife: d.bandNoiseHalfLifeBlocks,
+        }),
+        liquidity: new GridOu(seed, `liquidity:${p.pair}`, d.liquidity),
+        spreadLiquidity: new GridOu(seed, `spread:${p.pair}`, C.book.spreadLiquidity),
+        shocks: new PoissonMarks(
+          seed,
+          `shocks:${p.pair}:${blockMs}`,
+          blockMs,
+          (t) => (d.shocksPerHour / 3_600_000) * shockScale(p.profile) * Math.exp(this.paths.marketLogVol(t) / 2),
+          3,
+        ),
+        alive: { at: Number.NaN, shocks: [] },
+      };
+    });
+    this.gas = new GridOu(seed, 'gas', { halfLifeS: C.gas.halfLifeS, stationarySd: C.gas.logSd });
+    this.gasSpikes = new PoissonMarks(seed, 'gas-spikes', MARKS_BUCKET_MS, () => C.gas.spikesPerDay / DAY_MS, 1);
+    const outageRate = () => C.outages.perDay / DAY_MS;
+    this.cexOutages = new PoissonMarks(seed, 'outages:cex', MARKS_BUCKET_MS, outageRate, 2);
+    this.rpcOutages = new PoissonMarks(seed, 'outages:rpc', MARKS_BUCKET_MS, outageRate, 2);
+  }
+
+  /** CEX log mid of the pair at absolute tick n. */
+  cexLogMid(p: PairModel, n: number): number {
+    let x = this.paths.logMid(p.asset, n);
+    if (p.profile.staked) {
+      const t = n * this.tickMs;
+      x += Math.log(p.profile.staked.ratio) + (C.staked.yieldPerYear * (t - STAKED_RATE_DATE_MS)) / YEAR_MS;
+      x += p.premium!.at(t);
+    }
+    return x;
+  }
+
+  cexMid(p: PairModel, n: number): number {
+    return Math.exp(this.cexLogMid(p, n));
+  }
+
+  /** Volatility multiplier of the pair at tick n (1 in a calm market). */
+  volMultiplier(p: PairModel, n: number): number {
+    return this.paths.volMultiplier(p.asset, n);
+  }
+
+  /** The pool's reference (what arbitrage pulls it to) at block b: the CEX mid then, with cbBTC's basis. */
+  private poolReference(p: PairModel, b: number): number {
+    const t = b * this.blockMs;
+    const n = Math.floor(t / this.tickMs);
+    return this.cexLogMid(p, n) + (p.basis ? p.basis.at(t) : 0);
+  }
+
+  /** The shock that starts at block s, if any: its log gap and the first block it no longer applies to. */
+  private shockAt(p: PairModel, s: number): { until: number; gap: number } | null {
+    const d = C.dex;
+    const m = p.shocks.inBucket(s);
+    if (!m) return null;
+    const scale = shockScale(p.profile);
+    const maxBps = d.shockMaxBps * Math.min(1, scale * scale);
+    const size = Math.min(maxBps, d.shockMinBps / Math.pow(Math.max(m.u[1]!, 1e-300), 1 / d.shockTailIndex));
+    const blocks = Math.min(
+      d.durationMaxBlocks,
+      d.durationMinBlocks / Math.pow(Math.max(m.u[2]!, 1e-300), 1 / d.durationTailIndex),
+    );
+    const duration = Math.max(1, Math.floor(blocks * Math.min(1, d.quickCloseBps / size)));
+    return { until: s + duration, gap: ((m.u[0]! < 0.5 ? -1 : 1) * size) / 1e4 };
+  }
+
+  /** Gap (log) of the shocks alive at block b: those started within the longest duration and not over. */
+  shockGap(p: PairModel, b: number): number {
+    const alive = p.alive;
+    if (alive.at === b - 1) {
+      alive.shocks = alive.shocks.filter((s) => s.until > b);
+      const fresh = this.shockAt(p, b);
+      if (fresh) alive.shocks.push(fresh);
+    } else if (alive.at !== b) {
+      alive.shocks = [];
+      for (let s = b - C.dex.durationMaxBlocks + 1; s <= b; s++) {
+        const shock = this.shockAt(p, s);
+        if (shock && shock.until > b) alive.shocks.push(shock);
       }
     }
+    alive.at = b;
+    let gap = 0;
+    for (const s of alive.shocks) gap += s.gap;
+    return gap;
   }
 
-  /** Quoter-style gas estimate of one swap, units. */
-  swapGasUnits(): number {
-    return Math.round(this.rng.between(C.gas.swapGasMin, C.gas.swapGasMax));
+  /** Pool mid (fee excluded) at absolute block b. */
+  poolPrice(p: PairModel, b: number): number {
+    let x = 0;
+    for (let j = 0; j < this.lagWeights.length; j++) x += this.lagWeights[j]! * this.poolReference(p, b - j);
+    return Math.exp(x + p.bandNoise.at(b * this.blockMs) + this.shockGap(p, b));
   }
 
-  /** A jump in bps: double-exponential, downward with probability downShare, mean size scaled. */
-  private jumpSize(scale: number): number {
-    const sign = this.rng.uniform() < C.jumps.downShare ? -1 : 1;
-    return sign * this.rng.exponential(C.jumps.meanSizeBps * scale);
+  /** USD on the virtual USD side of the pool at tMs. */
+  poolReserveUsd(p: PairModel, tMs: number): number {
+    return (
+      p.profile.poolDepthUsd *
+      Math.exp(p.liquidity.at(tMs) + C.dex.liquidity.volElasticity * this.paths.marketLogVol(tMs))
+    );
   }
 
-  private outageMs(): number {
-    return Math.min(C.outages.maxS, this.rng.lognormal(C.outages.medianS, C.outages.logSd)) * 1000;
+  /** Liquidity state of the pair's CEX book (log), scaling its spread. */
+  spreadState(p: PairModel, tMs: number): number {
+    return p.spreadLiquidity.at(tMs);
   }
+
+  /** Base gas price at tMs, gwei. */
+  gasGwei(tMs: number): number {
+    const g = C.gas;
+    let spike = 1;
+    for (const s of this.gasSpikes.between(tMs - 10 * g.spikeHalfLifeS * 1000, tMs + 1)) {
+      const size = g.spikeMin + (g.spikeMax - g.spikeMin) * s.u[0]!;
+      spike = Math.max(spike, 1 + (size - 1) * Math.pow(0.5, (tMs - s.atMs) / (g.spikeHalfLifeS * 1000)));
+    }
+    return Math.max(g.floorGwei, g.typicalGwei * Math.exp(this.gas.at(tMs)) * spike);
+  }
+
+  cexDown(tMs: number): boolean {
+    return down(this.cexOutages, tMs);
+  }
+
+  rpcDown(tMs: number): boolean {
+    return down(this.rpcOutages, tMs);
+  }
+
+  /** Draws of the pair at CEX tick n (its book, its feed delay). */
+  bookRandom(p: PairModel, n: number): SeededRandom {
+    return new SeededRandom(this.seed, p.keys.book, n);
+  }
+
+  /** Draws of the pair at block b (swap gas, feed delay). */
+  blockRandom(p: PairModel, b: number): SeededRandom {
+    return new SeededRandom(this.seed, p.keys.block, b);
+  }
+
+  /** Draws of anything else keyed by a name and an index (latency probes). */
+  keyedRandom(name: string, index: number): SeededRandom {
+    return new SeededRandom(this.seed, streamKey(name), index);
+  }
+}
+
+/** Shock rate of a pool relative to a 10 M USD one: thin pools are knocked away more often. */
+function shockScale(profile: SimPairProfile): number {
+  const [lo, hi] = C.dex.shockDepthScale;
+  return Math.min(hi, Math.max(lo, Math.sqrt(C.dex.shockDepthRefUsd / profile.poolDepthUsd)));
+}
+
+function outageMs(m: Mark): number {
+  const o = C.outages;
+  return Math.min(o.maxS, o.medianS * Math.exp(o.logSd * normalOf(m.u[0]!, m.u[1]!))) * 1000;
+}
+
+function down(outages: PoissonMarks, tMs: number): boolean {
+  for (const m of outages.between(tMs - C.outages.maxS * 1000, tMs + 1)) if (tMs < m.atMs + outageMs(m)) return true;
+  return false;
 }

@@ -8,13 +8,16 @@
  * BookEvents and LatencyEvents (jittered round trips with outliers, failed
  * probes during outages). Every event is `source: 'simulated'`.
  *
- * Reproducible: the same seed, start time and options give the same events
- * with the same ids. Ids name the run (seed, start time and a digest of the
- * options) and the tick or block, so a restarted simulator (another start
- * time) or a replica never reuses an id for another event.
+ * Reproducible and time-keyed: ticks, blocks and probes sit on absolute
+ * grids (multiples of their period since Unix time 0) and every draw is keyed
+ * by (seed, grid index) (random.ts), so the market at time t depends only on
+ * the seed, the grid options and t: a simulator started later, or a backfill
+ * of any window, shows the same market in that window. Ids name the run
+ * (seed, start time and a digest of the options) and the tick or block, so a
+ * restarted simulator (another start time) or a replica never reuses an id
+ * for another event; `sequence` counts the run's ticks and blocks.
  *
- * Written by hand because this is the product's own market model; the
- * randomness comes from pure-rand (random.ts).
+ * Written by hand because this is the product's own market model.
  */
 import { createHash } from 'node:crypto';
 import type { BookEvent, LatencyEvent, QuoteEvent } from '../../core/events/market.js';
@@ -23,7 +26,7 @@ import { TOPICS } from '../../core/topics.js';
 import { ladder as bookLadder, measuredBookDepth } from '../cex/book-math.js';
 import { CALIBRATION as C } from './calibration.js';
 import { MarketModel, type PairModel } from './market-model.js';
-import { SeededRandom } from './random.js';
+import type { SeededRandom } from './random.js';
 import { FALLBACK_PROFILE, SIM_PROFILES } from './reference-prices.js';
 import { poolDepth, poolLadder, simulatedBook, type SimBook, type SimPool } from './venue-models.js';
 
@@ -32,7 +35,9 @@ export const SIM_DEFAULT_IMPACT_BPS = 100;
 export const SIM_DEFAULT_DEX_DEPTH_MAX_USD = 50_000_000;
 
 export interface SimulatorOptions {
+  /** Seed of the market (SIM_SEED): an unsigned 32-bit integer. */
   seed: number;
+  /** Start of the run: the first tick is the first multiple of cexTickMs at or after it. */
   startMs: number;
   cexVenue: string;
   ladderUsd: number[];
@@ -59,7 +64,6 @@ export type SimEvent =
 const ETH_FALLBACK_USD = 3000;
 
 export class MarketSimulator {
-  private readonly rng: SeededRandom;
   private readonly model: MarketModel;
   private readonly cexTickMs: number;
   private readonly blockMs: number;
@@ -70,18 +74,17 @@ export class MarketSimulator {
   private readonly dexDepthMaxUsd: number;
   /** Names this run in every event id: seed, start time, options. */
   readonly runId: string;
-  private now: number;
+  /** Absolute tick index of the next step (its time: n x cexTickMs). */
+  private n: number;
+  /** Ticks and blocks of this run so far (event ids and sequences). */
   private tick = 0;
   private block = 0;
-  private nextBlockAt: number;
-  private nextProbeAt: number;
   private readonly ethPair: PairModel | undefined;
 
   constructor(
     private readonly catalogue: PairsCatalogue,
     private readonly options: SimulatorOptions,
   ) {
-    this.rng = new SeededRandom(options.seed);
     this.cexTickMs = options.cexTickMs ?? 500;
     this.blockMs = options.blockMs ?? 2000;
     this.bookDepth = options.bookDepth ?? 50;
@@ -89,11 +92,11 @@ export class MarketSimulator {
     this.probeMs = options.probeMs ?? 10_000;
     this.impactBps = options.impactBps ?? SIM_DEFAULT_IMPACT_BPS;
     this.dexDepthMaxUsd = options.dexDepthMaxUsd ?? SIM_DEFAULT_DEX_DEPTH_MAX_USD;
-    this.now = options.startMs;
-    this.nextBlockAt = options.startMs;
-    this.nextProbeAt = options.startMs;
+    this.n = Math.ceil(options.startMs / this.cexTickMs);
     this.model = new MarketModel(
-      this.rng,
+      options.seed,
+      this.cexTickMs,
+      this.blockMs,
       catalogue.pairs.map((p) => {
         const pool = p.dex[0]!;
         return {
@@ -103,7 +106,6 @@ export class MarketSimulator {
           feeBps: pool.fee_tier / 100,
         };
       }),
-      catalogue.cex_taker_fee_bps,
     );
     this.ethPair = this.model.pairs.find((p) => p.pair === 'ETH/USD');
     const optionsDigest = createHash('sha256')
@@ -126,36 +128,57 @@ export class MarketSimulator {
 
   /** Simulated clock (ms) of the next event batch. */
   get clock(): number {
-    return this.now;
+    return this.n * this.cexTickMs;
   }
 
   /** Advances one CEX tick and returns the events of that tick, in time order. */
   step(): SimEvent[] {
     const events: SimEvent[] = [];
     const m = this.model;
-    m.advanceCex(this.cexTickMs / 1000, this.now);
-    const cexUp = !m.cexDown(this.now);
+    const now = this.clock;
+    const cexUp = !m.cexDown(now);
     if (cexUp) {
       for (const p of m.pairs) {
-        const book = simulatedBook(this.rng, p.cexMid, p.profile, m.volMultiplier(p), this.bookDepth);
-        events.push({ topic: TOPICS.quotes, key: p.pair, event: this.cexQuote(p, book) });
-        if (this.tick % this.bookEveryTicks === 0)
-          events.push({ topic: TOPICS.books, key: p.pair, event: this.cexBook(p, book) });
+        const rng = m.bookRandom(p, this.n);
+        const book = simulatedBook(
+          rng,
+          m.cexMid(p, this.n),
+          p.profile,
+          m.volMultiplier(p, this.n),
+          m.spreadState(p, now),
+          this.bookDepth,
+        );
+        const ingestMs = now + ingestDelay(rng, C.latency.cexIngestMedianMs);
+        events.push({ topic: TOPICS.quotes, key: p.pair, event: this.cexQuote(p, book, now, ingestMs) });
+        if (this.n % this.bookEveryTicks === 0)
+          events.push({ topic: TOPICS.books, key: p.pair, event: this.cexBook(p, book, now, ingestMs) });
       }
     }
-    if (this.now >= this.nextBlockAt) {
+    // A block (a probe) is observed at the first tick at or after its time: the tick whose period
+    // (now - tick, now] holds one (the latest, when ticks are longer); no state, so any start agrees.
+    const b = Math.floor(now / this.blockMs);
+    if (b > Math.floor((now - this.cexTickMs) / this.blockMs)) {
       this.block += 1;
-      m.advanceBlock(this.blockMs / 1000, this.now);
-      const rpcUp = !m.rpcDown(this.now);
-      if (rpcUp) for (const p of m.pairs) events.push({ topic: TOPICS.quotes, key: p.pair, event: this.dexQuote(p) });
+      const rpcUp = !m.rpcDown(now);
+      if (rpcUp)
+        for (const p of m.pairs) events.push({ topic: TOPICS.quotes, key: p.pair, event: this.dexQuote(p, b, now) });
       events.push({
         topic: TOPICS.latency,
         key: 'base_rpc',
-        event: this.latency('base_rpc', 'dex', 'dex_rpc', 'eth_gasPrice', C.latency.rpc, rpcUp, `block:${this.block}`),
+        event: this.latency(
+          'base_rpc',
+          'dex',
+          'dex_rpc',
+          'eth_gasPrice',
+          C.latency.rpc,
+          rpcUp,
+          `block:${this.block}`,
+          b,
+        ),
       });
-      this.nextBlockAt += this.blockMs;
     }
-    if (this.now >= this.nextProbeAt) {
+    const probe = Math.floor(now / this.probeMs);
+    if (probe > Math.floor((now - this.cexTickMs) / this.probeMs)) {
       const v = this.options.cexVenue;
       events.push({
         topic: TOPICS.latency,
@@ -168,29 +191,25 @@ export class MarketSimulator {
           C.latency.cex,
           cexUp,
           `tick:${this.tick}`,
+          probe,
         ),
       });
-      this.nextProbeAt += this.probeMs;
     }
     this.tick += 1;
-    this.now += this.cexTickMs;
+    this.n += 1;
     return events;
   }
 
   /** Every event from the current clock up to (not including) `untilMs`. */
   *generate(untilMs: number): Generator<SimEvent> {
-    while (this.now < untilMs) yield* this.step();
+    while (this.clock < untilMs) yield* this.step();
   }
 
   private id(...parts: (string | number)[]): string {
     return `sim:${this.runId}:${parts.join(':')}`;
   }
 
-  private ingestDelay(medianMs: number): number {
-    return Math.max(1, Math.round(this.rng.lognormal(medianMs, 0.6)));
-  }
-
-  private cexQuote(p: PairModel, book: SimBook): QuoteEvent {
+  private cexQuote(p: PairModel, book: SimBook, now: number, ingestMs: number): QuoteEvent {
     const [bestBid, bestAsk] = [book.bids[0]!, book.asks[0]!];
     const depth = measuredBookDepth(book, this.impactBps);
     return {
@@ -198,8 +217,8 @@ export class MarketSimulator {
       pair: p.pair,
       venue: this.options.cexVenue,
       venue_kind: 'cex',
-      event_time_ms: this.now,
-      ingest_time_ms: this.now + this.ingestDelay(C.latency.cexIngestMedianMs),
+      event_time_ms: now,
+      ingest_time_ms: ingestMs,
       source: 'simulated',
       bid: bestBid[0],
       ask: bestAsk[0],
@@ -215,13 +234,13 @@ export class MarketSimulator {
     };
   }
 
-  private cexBook(p: PairModel, book: SimBook): BookEvent {
+  private cexBook(p: PairModel, book: SimBook, now: number, ingestMs: number): BookEvent {
     return {
       event_id: this.id(this.options.cexVenue, 'book', p.pair, this.tick),
       pair: p.pair,
       venue: this.options.cexVenue,
-      event_time_ms: this.now,
-      ingest_time_ms: this.now + this.ingestDelay(C.latency.cexIngestMedianMs),
+      event_time_ms: now,
+      ingest_time_ms: ingestMs,
       source: 'simulated',
       bids: book.bids,
       asks: book.asks,
@@ -229,18 +248,22 @@ export class MarketSimulator {
     };
   }
 
-  private dexQuote(p: PairModel): QuoteEvent {
-    const pool: SimPool = { price: p.poolPrice, reserveUsd: this.model.poolReserveUsd(p), feeBps: p.feeBps };
+  /** The pool of `p` at absolute block b, observed at `now`. */
+  private dexQuote(p: PairModel, b: number, now: number): QuoteEvent {
+    const m = this.model;
+    const rng = m.blockRandom(p, b);
+    const pool: SimPool = { price: m.poolPrice(p, b), reserveUsd: m.poolReserveUsd(p, now), feeBps: p.feeBps };
     const ladder = poolLadder(pool, this.options.ladderUsd);
-    const gasGwei = this.model.gasGwei();
-    const ethUsd = this.ethPair?.poolPrice ?? ETH_FALLBACK_USD;
+    const gasGwei = m.gasGwei(now);
+    const ethUsd = this.ethPair ? m.poolPrice(this.ethPair, b) : ETH_FALLBACK_USD;
+    const swapGas = Math.round(rng.between(C.gas.swapGasMin, C.gas.swapGasMax));
     return {
       event_id: this.id(p.dexVenue, p.pair, 'block', this.block),
       pair: p.pair,
       venue: p.dexVenue,
       venue_kind: 'dex',
-      event_time_ms: this.now,
-      ingest_time_ms: this.now + this.ingestDelay(C.latency.dexIngestMedianMs),
+      event_time_ms: now,
+      ingest_time_ms: now + ingestDelay(rng, C.latency.dexIngestMedianMs),
       source: 'simulated',
       bid: ladder[0]!.sell_price!,
       ask: ladder[0]!.buy_price!,
@@ -249,7 +272,7 @@ export class MarketSimulator {
       ladder,
       fee_bps: p.feeBps,
       fee_included: true,
-      gas_usd: this.model.swapGasUnits() * gasGwei * 1e-9 * ethUsd,
+      gas_usd: swapGas * gasGwei * 1e-9 * ethUsd,
       gas_price_gwei: gasGwei,
       sequence: this.block,
       depth: poolDepth(pool, this.impactBps, this.dexDepthMaxUsd),
@@ -265,10 +288,13 @@ export class MarketSimulator {
     model: { medianMs: number; logSd: number },
     up: boolean,
     at: string,
+    /** Absolute index of the probe on its grid (its draws). */
+    index: number,
   ): LatencyEvent {
     const L = C.latency;
-    let rtt = this.rng.lognormal(model.medianMs, model.logSd);
-    if (this.rng.uniform() < L.outlierShare) rtt *= Math.min(L.outlierMax, this.rng.pareto(2, L.outlierTailIndex));
+    const rng = this.model.keyedRandom(`latency:${venue}`, index);
+    let rtt = rng.lognormal(model.medianMs, model.logSd);
+    if (rng.uniform() < L.outlierShare) rtt *= Math.min(L.outlierMax, rng.pareto(2, L.outlierTailIndex));
     if (!up) rtt = L.timeoutMs;
     return {
       event_id: this.id('latency', venue, at),
@@ -278,9 +304,14 @@ export class MarketSimulator {
       endpoint,
       rtt_ms: Math.round(rtt * 10) / 10,
       ok: up,
-      event_time_ms: this.now,
-      ingest_time_ms: this.now + Math.round(rtt),
+      event_time_ms: this.clock,
+      ingest_time_ms: this.clock + Math.round(rtt),
       source: 'simulated',
     };
   }
+}
+
+/** Event time to ingest time: the feed's own delivery delay, lognormal (sd 0.6 in logs), at least 1 ms. */
+function ingestDelay(rng: SeededRandom, medianMs: number): number {
+  return Math.max(1, Math.round(rng.lognormal(medianMs, 0.6)));
 }

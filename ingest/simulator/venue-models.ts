@@ -8,7 +8,7 @@
 import type { LadderStep, QuoteDepth } from '../../core/events/market.js';
 import { CALIBRATION as C } from './calibration.js';
 import type { SeededRandom } from './random.js';
-import type { SimPairProfile } from './reference-prices.js';
+import { tickOf, type SimPairProfile } from './reference-prices.js';
 
 export interface SimBook {
   bids: [number, number][];
@@ -16,29 +16,47 @@ export interface SimBook {
 }
 
 /**
- * A book around `mid`: half-spread and level spacing scale with vol^0.8,
- * level sizes (USD, growing 10 % a level away from the touch) with vol^-0.8 and a
- * lognormal draw per level and side.
+ * A book around `mid` on the pair's tick grid. The touch spread, in whole
+ * ticks (at least one), is the calm spread x vol^spreadElasticity x
+ * exp(liquidity state) x a per-tick lognormal draw: majors sit at one tick
+ * and widen in stress; the spread follows volatility without being a
+ * deterministic power of it. Deeper levels are spaced by the calm spread (at
+ * least 1 bp) x vol^levelElasticity; level sizes (USD, growing 10 % a level
+ * away from the touch) scale with vol^-0.8 and a lognormal draw per level and side.
  */
 export function simulatedBook(
   rng: SeededRandom,
   mid: number,
   profile: SimPairProfile,
   volMultiplier: number,
+  liquidityState: number,
   depth: number,
 ): SimBook {
-  const widen = Math.pow(volMultiplier, C.book.spreadElasticity);
-  const thin = Math.pow(volMultiplier, C.book.depthElasticity);
-  const half = (profile.cexSpreadBps * widen * rng.lognormal(1, 0.2)) / 2 / 1e4;
-  const step = (Math.max(profile.cexSpreadBps, 1) * widen) / 1e4;
+  const b = C.book;
+  const tick = tickOf(profile);
+  const spreadBps =
+    profile.cexSpreadBps *
+    Math.pow(volMultiplier, b.spreadElasticity) *
+    Math.exp(liquidityState) *
+    rng.lognormal(1, b.spreadTickSd);
+  // Prices count whole ticks; a tick is a power of ten, so ticks / (1 / tick) is the correctly rounded price.
+  const perUnit = Math.round(1 / tick);
+  const ticks = Math.max(1, Math.round((mid * spreadBps) / 1e4 / tick));
+  const bestBid = Math.round((mid - (ticks * tick) / 2) / tick);
+  const bestAsk = bestBid + ticks;
+  const stepTicks = Math.max(
+    1,
+    Math.round((mid * Math.max(profile.cexSpreadBps, 1) * Math.pow(volMultiplier, b.levelElasticity)) / 1e4 / tick),
+  );
+  const thin = Math.pow(volMultiplier, b.depthElasticity);
   const bids: [number, number][] = [];
   const asks: [number, number][] = [];
   for (let i = 0; i < depth; i++) {
     const usd = profile.bookLevelUsd * thin * (1 + 0.1 * i);
-    const bid = mid * (1 - half - step * i);
-    const ask = mid * (1 + half + step * i);
-    bids.push([bid, (usd * rng.lognormal(1, C.book.levelSizeSd)) / bid]);
-    asks.push([ask, (usd * rng.lognormal(1, C.book.levelSizeSd)) / ask]);
+    const bid = (bestBid - stepTicks * i) / perUnit;
+    const ask = (bestAsk + stepTicks * i) / perUnit;
+    bids.push([bid, (usd * rng.lognormal(1, b.levelSizeSd)) / bid]);
+    asks.push([ask, (usd * rng.lognormal(1, b.levelSizeSd)) / ask]);
   }
   return { bids, asks };
 }

@@ -107,8 +107,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
-// v2: the simulator with a pulse and the detector of issue 13 (measured depth, dislocations that pay): a v1 seed is not reused.
-const SEED_VERSION = 'api-bench-v2';
+// v3: the time-keyed simulator of issue 27 (seeded per start, heavy tails): an older seed is not reused.
+const SEED_VERSION = 'api-bench-v3';
 const HISTORICAL_SEED = 42;
 const TARGET_RATIO = 0.25;
 

@@ -9,6 +9,8 @@ import { createLogger } from '../../core/logger.js';
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // A fixed simulated market in tests (a start draws a random seed otherwise).
+    SIM_SEED: '402',
     ...process.env,
     NODE_ENV: 'test',
     ...overrides,

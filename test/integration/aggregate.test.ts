@@ -480,7 +480,8 @@ describe.each(backends)('aggregation: $name', (backend) => {
     expect(stats.min_latency_ms).toBe(Math.min(...rtts));
     expect(stats.max_latency_ms).toBe(Math.max(...rtts));
     expect(stats.avg_latency_ms).toBeCloseTo(rtts.reduce((a, b) => a + b, 0) / rtts.length, 9);
-    const cex = latency.filter((l) => l.kind === 'cex_rest').map((l) => l.rtt_ms);
+    // Successful probes only, as the statistics (a failed probe is a timeout, not a round trip).
+    const cex = latency.filter((l) => l.kind === 'cex_rest' && l.ok).map((l) => l.rtt_ms);
     expect(stats.venues.cex_rest_ms).toBeCloseTo(cex.reduce((a, b) => a + b, 0) / cex.length, 9);
     expect((await executionLatency(store, START, WINDOW_END, 'coinbase')).sample_count).toBe(cex.length);
 
