@@ -8,7 +8,7 @@
  *                     validation -> 400 `invalid_parameter` | `missing_parameter` | `unknown_parameter`, `field`
  *                     pre-flight -> 404 `outside_coverage` / `no_data_in_window`, 503 `book_unavailable` (+ zero `charged`)
  *                     then ctx.state.paidRoute (paid routes only)
- *   x402 gate         payment/payment-gate.ts: 402 challenge, verify; settles only a 200 (5xx never settles)
+ *   x402 gate         paid-call/payment-gate.ts: 402 challenge, verify; settles only a 200 (5xx never settles)
  *   handler           -> 200 JSON; in non-production the body is checked against the output schema (mismatch logged loudly)
  *
  * Pre-flight and handler of a windowed SKU are wrapped by the closed-slice
@@ -43,7 +43,7 @@ declare module 'koa' {
 
 export interface SkuRoutesOptions {
   runtime: Omit<SkuRuntime, 'log'>;
-  /** The x402 gate (api/payment/payment-gate.ts); free routes pass through it. */
+  /** The x402 gate (api/paid-call/payment-gate.ts); free routes pass through it. */
   gate: Middleware;
   /** Check every 200 body against the SKU's output schema and log mismatches (default: NODE_ENV !== production). */
   checkResponses?: boolean;
