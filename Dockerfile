@@ -31,6 +31,8 @@ COPY --from=check /app/ingest ./ingest
 COPY --from=check /app/aggregate ./aggregate
 COPY --from=check /app/jobs ./jobs
 COPY --from=check /app/sql ./sql
+# The metric definitions the landing page links to (api/dashboard/mount.ts).
+COPY --from=check /app/docs/metrics.md ./docs/metrics.md
 RUN mkdir -p /app/data && chown -R node:node /app/data
 USER node
 EXPOSE 4020

@@ -15,7 +15,8 @@ import { mountSkuRoutes } from './router.js';
 import { mountDiscovery } from './discovery/mount.js';
 import { mountDashboard } from './dashboard/mount.js';
 import { inlineStyleHashes } from './dashboard/assets.js';
-import { withBrowserPaywall } from './paywall/browser-paywall.js';
+import { browserFormPages, withBrowserPaywall } from './paywall/browser-paywall.js';
+import { PAYWALL_STYLE_HASH } from './paywall/paywall-style.js';
 import { mountMcp } from './mcp/mount.js';
 import { MCP_PATH } from './discovery/mcp-tools.js';
 import { mountA2a } from './a2a/mount.js';
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.silent = true; // errors are logged by problemErrors with the request id
   const router = new Router();
+  let formPages: Middleware | undefined;
   mountHealth(router, {
     health: deps.health,
     role: 'api',
@@ -71,10 +73,14 @@ export function createApp(deps: AppDeps): Koa {
     // One source of this install's example requests: the discovery documents and the challenges' Bazaar listings.
     const examples = liveExampleSource({ ...runtime, log: deps.logger });
     paymentCore?.useExampleInputs(exampleInputsOf(examples));
-    mountSkuRoutes(router, {
-      runtime,
-      gate: withBrowserPaywall(gate, { catalogue: runtime.catalogue, payment, mcpPath: MCP_PATH }),
-    });
+    const paywall = {
+      catalogue: runtime.catalogue,
+      payment,
+      mcpPath: MCP_PATH,
+      ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    };
+    mountSkuRoutes(router, { runtime, gate: withBrowserPaywall(gate, paywall) });
+    formPages = browserFormPages(paywall);
     mountDiscovery(router, {
       catalogue: runtime.catalogue,
       payment,
@@ -103,10 +109,12 @@ export function createApp(deps: AppDeps): Koa {
     });
   }
   app.use(requestContext(deps.logger));
-  app.use(securityHeaders({ styleHashes: inlineStyleHashes() }));
+  app.use(securityHeaders({ styleHashes: [...inlineStyleHashes(), PAYWALL_STYLE_HASH] }));
   // Outside problemErrors, so large error bodies are compressed too; signed paid answers never are (compression.ts).
   app.use(compression());
   app.use(problemErrors());
+  // Before the router: a browser's GET of a paid POST route's path is the paywall's form page; nothing else is touched.
+  if (formPages) app.use(formPages);
   app.use(router.routes());
   // Not thrown: a method the route does not answer (TRACE, DELETE, ...) gets 405 and `Allow` (problemErrors renders it).
   app.use(router.allowedMethods());

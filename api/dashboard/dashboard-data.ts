@@ -1,156 +1,167 @@
 /**
- * What the public dashboard shows, read from the store and made coarser and
- * later than the paid routes so it does not give the paid product away:
+ * What the public dashboard shows: a preview that does not replace the paid
+ * routes. Every number here is a statistic no paid route sells, at a coarser
+ * resolution, or later than the paid routes serve it (docs/routes.md, "The free
+ * tier"; test/integration/dashboard-free-tier.test.ts compares it with the
+ * paid handlers' answers on the same store):
  *
- *   - every series ends DASHBOARD_DELAY_SECONDS before now and starts
- *     DASHBOARD_WINDOW_HOURS earlier (the paid routes answer any slice, to the
- *     newest sample, and any past day);
- *   - spread candles: the raw spread's 15-minute OHLC rounded to 0.1 bp, of whole
- *     slices only when delayed, nothing else (the paid candle adds net spread, depth and the dislocation count);
- *   - the dislocation tape: the newest 25 openings with direction (CEX->DEX or
- *     DEX->CEX), net spread to 0.1 bp, profit to the dollar, depth to $1,000;
- *     no venues, prices, ids or durations (the paid route has them all);
- *   - venue latency: p50/p90/p99 of each venue kind per 15 minutes, whole ms;
- *   - shadow capacity: volume tradable at a net profit per 15 minutes to $100
- *     (the paid route adds capture, uncaptured profit and capital per venue).
+ *   - spread: the hourly MEDIAN raw spread of one pair, to 0.5 bp (the paid
+ *     candles sell open/high/low/close of the raw spread and the mean/max net
+ *     spread, never a median); the current hour is included, marked `open`;
+ *   - tape: the newest 10 dislocations of the pair opened at least an hour ago
+ *     (FREE_TAPE_DELAY_MS, or DASHBOARD_DELAY_SECONDS if longer), each with its
+ *     minute, direction and net spread BAND only (NET_SPREAD_BANDS: no number; the
+ *     paid route sells venues, prices, net spread to 0.01 bp, profit, depth,
+ *     capacity, duration);
+ *   - latency: one median round trip per venue kind per CLOSED hour with samples
+ *     in more than one 15-minute slice, whole ms (the paid route sells
+ *     p50/p90/p99/min/max/avg per 15-minute slice).
  *
- * Formulas are the paid routes' (docs/metrics.md); only resolution and reach differ.
+ * Shadow capacity is not previewed (it is the paid shadow-capacity route).
+ * Everything ends DASHBOARD_DELAY_SECONDS before now and starts
+ * DASHBOARD_WINDOW_HOURS earlier (hour-aligned). `data_to` is the newest
+ * sample's event time in that window, not the clock.
  */
 import type { Store } from '../../core/store/store.js';
-import { BASE_SLICE_MS } from '../../core/store/tables/query-helpers.js';
-import { spreadCandles } from '../../core/store/tables/spread-samples.js';
+import { final, sql } from '../../core/store/sql.js';
+import { BASE_SLICE_MS, intDiv, num, timeRange } from '../../core/store/tables/query-helpers.js';
 import { isDexVenue, opportunitiesInSlice } from '../../core/store/tables/dislocations.js';
-import { latencySamplesInRange, type LatencyKind } from '../../core/store/tables/latency-samples.js';
+import { exactQuantile, type LatencyKind } from '../../core/store/tables/latency-samples.js';
+
+export const HOUR_MS = 3_600_000;
+/** The tape is at least this late: the paid dislocations route sells the fresh ones. */
+export const FREE_TAPE_DELAY_MS = HOUR_MS;
+export const FREE_TAPE_LENGTH = 10;
+/** Resolution of the free spread median, bp. */
+export const FREE_SPREAD_STEP_BPS = 0.5;
 
 export interface DashboardWindow {
   fromMs: number;
   toMs: number;
 }
 
-export interface CandlePoint {
-  /** Slice start, UNIX seconds (what the chart library takes). */
+export interface SpreadPoint {
+  /** Hour start, UNIX seconds (what the chart library takes). */
   time: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
+  median_raw_spread_bps: number;
+  /** The hour had not ended at the window's end: the value can still move. */
+  open: boolean;
 }
 
 export interface TapeItem {
+  /** Opening time, to the minute. */
   time: string;
   pair: string;
   direction: 'CEX->DEX' | 'DEX->CEX' | 'CEX->CEX' | 'DEX->DEX';
-  net_spread_bps: number;
-  est_profit_usd: number;
-  liquidity_depth_usd: number;
-  status: string;
+  /** Net spread at opening, as a band (NET_SPREAD_BANDS), not a number. */
+  net_spread_band_bps: NetSpreadBand;
+}
+
+/** The tape's net spread bands, bp: lower bound inclusive, upper exclusive. */
+export const NET_SPREAD_BANDS = ['<0', '0-5', '5-10', '10-25', '>=25'] as const;
+export type NetSpreadBand = (typeof NET_SPREAD_BANDS)[number];
+
+export function netSpreadBand(bps: number): NetSpreadBand {
+  if (bps < 0) return '<0';
+  if (bps < 5) return '0-5';
+  if (bps < 10) return '5-10';
+  if (bps < 25) return '10-25';
+  return '>=25';
 }
 
 export interface LatencyPoint {
+  /** Hour start, UNIX seconds. */
   time: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  samples: number;
-}
-
-export interface CapacityPoint {
-  time: number;
-  available_volume_usd: number;
-  opportunities: number;
+  median_ms: number;
 }
 
 export interface MarketView {
-  window: { from: string; to: string; delay_seconds: number };
-  candles: { pair: string; points: CandlePoint[] };
-  tape: TapeItem[];
-  latency: Record<'cex_rest' | 'dex_rpc', LatencyPoint[]>;
-  capacity: CapacityPoint[];
+  window: {
+    from: string;
+    to: string;
+    delay_seconds: number;
+    /** Event time of the newest spread sample of the pair in the window; null before the first. */
+    data_to: string | null;
+  };
+  spread: {
+    pair: string;
+    resolution: '1h';
+    points: SpreadPoint[];
+    /** When the open hour closes and is shown final (its end plus the delay). */
+    next_close_at: string;
+  };
+  tape: { pair: string; delay_seconds: number; items: TapeItem[] };
+  latency: { resolution: '1h'; cex_rest: LatencyPoint[]; dex_rpc: LatencyPoint[] };
 }
 
-const TAPE_LENGTH = 25;
-const round = (v: number, step: number) => Math.round(v / step) * step;
-const tenth = (v: number) => Math.round(v * 10) / 10;
+const step = (v: number, size: number) => Math.round(v / size) * size;
 const seconds = (ms: number) => Math.floor(ms / 1000);
+const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The window the dashboard may show at `nowMs`. */
+/** The window the dashboard may show at `nowMs`: hour-aligned start, `delaySeconds` before now at the end. */
 export function dashboardWindow(nowMs: number, delaySeconds: number, windowHours: number): DashboardWindow {
   const toMs = nowMs - delaySeconds * 1000;
-  return { fromMs: Math.floor((toMs - windowHours * 3_600_000) / BASE_SLICE_MS) * BASE_SLICE_MS, toMs };
+  return { fromMs: Math.floor((toMs - windowHours * HOUR_MS) / HOUR_MS) * HOUR_MS, toMs };
 }
 
-/**
- * The raw spread's 15-minute OHLC of one pair, rounded to 0.1 bp. With a delay, only the slices that
- * ended by the window's end (a slice is read whole); without one, the current slice so far too.
- */
-export async function candlePoints(
+/** Hourly median raw spread of one pair (0.5 bp) and the newest sample's event time, one grouped query. */
+export async function spreadMedians(
   store: Store,
   pair: string,
   w: DashboardWindow,
-  delaySeconds: number,
-): Promise<CandlePoint[]> {
-  const toMs = delaySeconds > 0 ? Math.floor(w.toMs / BASE_SLICE_MS) * BASE_SLICE_MS : w.toMs;
-  if (toMs <= w.fromMs) return [];
-  const candles = await spreadCandles(store, pair, w.fromMs, toMs, '15m');
-  return candles.map((c) => ({
-    time: seconds(Date.parse(c.slice_start)),
-    open: tenth(c.open_raw_spread_bps),
-    high: tenth(c.high_raw_spread_bps),
-    low: tenth(c.low_raw_spread_bps),
-    close: tenth(c.close_raw_spread_bps),
-  }));
+): Promise<{ points: SpreadPoint[]; newestMs: number | null }> {
+  if (w.toMs <= w.fromMs) return { points: [], newestMs: null };
+  const rows = await store.query(sql`
+    SELECT ${intDiv(sql`ts_ms`, HOUR_MS)} AS h, ${exactQuantile(0.5, sql`raw_spread_bps`)} AS q_median,
+      max(ts_ms) AS q_newest
+    FROM spread_samples ${final}
+    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, w.fromMs, w.toMs)}
+    GROUP BY h
+    ORDER BY h`);
+  const points = rows.map((r) => {
+    const start = num(r.h) * HOUR_MS;
+    return {
+      time: seconds(start),
+      // + 0 turns a -0 into 0.
+      median_raw_spread_bps: step(num(r.q_median), FREE_SPREAD_STEP_BPS) + 0,
+      open: start + HOUR_MS > w.toMs,
+    };
+  });
+  const newest = rows.length ? Math.max(...rows.map((r) => num(r.q_newest))) : null;
+  return { points, newestMs: newest };
 }
 
-/** The tape (newest openings first) and the capacity per 15 minutes, from one read of the window's opportunities. */
-export async function tapeAndCapacity(
-  store: Store,
-  w: DashboardWindow,
-): Promise<{ tape: TapeItem[]; capacity: CapacityPoint[] }> {
-  const opportunities = (await opportunitiesInSlice(store, w.fromMs, w.toMs)).filter((o) => o.opened_at_ms < w.toMs);
-  const tape = opportunities
-    .slice(-TAPE_LENGTH)
-    .reverse()
-    .map((o): TapeItem => ({
-      time: new Date(Math.floor(o.opened_at_ms / 1000) * 1000).toISOString(),
+/** The pair's newest dislocations opened before `toMs` (itself at least FREE_TAPE_DELAY_MS late): minute, direction, band. */
+export async function tapeItems(store: Store, pair: string, fromMs: number, toMs: number): Promise<TapeItem[]> {
+  if (toMs <= fromMs) return [];
+  const opportunities = (await opportunitiesInSlice(store, fromMs, toMs, pair)).filter((o) => o.opened_at_ms < toMs);
+  return opportunities
+    .sort((a, b) => b.opened_at_ms - a.opened_at_ms)
+    .slice(0, FREE_TAPE_LENGTH)
+    .map((o) => ({
+      time: iso(Math.floor(o.opened_at_ms / 60_000) * 60_000),
       pair: o.pair,
       direction: `${isDexVenue(o.buy_venue) ? 'DEX' : 'CEX'}->${isDexVenue(o.sell_venue) ? 'DEX' : 'CEX'}`,
-      net_spread_bps: tenth(o.net_spread_bps),
-      est_profit_usd: Math.round(o.est_profit_usd),
-      liquidity_depth_usd: round(o.liquidity_depth_usd, 1000),
-      status: o.status,
+      net_spread_band_bps: netSpreadBand(o.net_spread_bps),
     }));
-  const buckets = new Map<number, CapacityPoint>();
-  for (const o of opportunities) {
-    const start = Math.floor(o.opened_at_ms / BASE_SLICE_MS) * BASE_SLICE_MS;
-    let b = buckets.get(start);
-    if (!b) buckets.set(start, (b = { time: seconds(start), available_volume_usd: 0, opportunities: 0 }));
-    b.available_volume_usd += o.peak_capacity_usd;
-    b.opportunities += 1;
-  }
-  const capacity = [...buckets.values()]
-    .sort((a, b) => a.time - b.time)
-    .map((b) => ({ ...b, available_volume_usd: round(b.available_volume_usd, 100) }));
-  return { tape, capacity };
 }
 
-/** p50/p90/p99 (nearest rank, as execution-latency) of one venue kind per 15 minutes, whole ms. */
-export async function latencyPoints(store: Store, kind: LatencyKind, w: DashboardWindow): Promise<LatencyPoint[]> {
-  const samples = await latencySamplesInRange(store, kind, w.fromMs, w.toMs - 1);
-  const buckets = new Map<number, number[]>();
-  for (const s of samples) {
-    const start = Math.floor(s.ts_ms / BASE_SLICE_MS) * BASE_SLICE_MS;
-    let list = buckets.get(start);
-    if (!list) buckets.set(start, (list = []));
-    list.push(s.rtt_ms);
-  }
-  return [...buckets.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([start, values]) => {
-      values.sort((a, b) => a - b);
-      const rank = (q: number) =>
-        Math.round(values[Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))]!);
-      return { time: seconds(start), p50_ms: rank(0.5), p90_ms: rank(0.9), p99_ms: rank(0.99), samples: values.length };
-    });
+/** Median round trip (nearest rank, as the paid route) of one venue kind per closed hour of the window, whole ms. */
+export async function latencyMedians(store: Store, kind: LatencyKind, w: DashboardWindow): Promise<LatencyPoint[]> {
+  const closedTo = Math.floor(w.toMs / HOUR_MS) * HOUR_MS;
+  if (closedTo <= w.fromMs) return [];
+  const rows = await store.query(sql`
+    SELECT ${intDiv(sql`ts_ms`, HOUR_MS)} AS h, ${exactQuantile(0.5, sql`rtt_ms`)} AS q_median,
+      min(ts_ms) AS q_first, max(ts_ms) AS q_last
+    FROM latency_samples ${final}
+    WHERE kind = ${kind} AND ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, w.fromMs, closedTo)}
+    GROUP BY h
+    ORDER BY h`);
+  // An hour whose samples all fall in one 15-minute slice would show that slice's median, which the paid route sells.
+  const slice = (ms: unknown) => Math.floor(num(ms) / BASE_SLICE_MS);
+  return rows
+    .filter((r) => slice(r.q_first) !== slice(r.q_last))
+    .map((r) => ({ time: seconds(num(r.h) * HOUR_MS), median_ms: Math.round(num(r.q_median)) }));
 }
 
 /** Everything the market panels show for one pair. */
@@ -160,17 +171,29 @@ export async function marketView(
   w: DashboardWindow,
   delaySeconds: number,
 ): Promise<MarketView> {
-  const [points, { tape, capacity }, cex, dex] = await Promise.all([
-    candlePoints(store, pair, w, delaySeconds),
-    tapeAndCapacity(store, w),
-    latencyPoints(store, 'cex_rest', w),
-    latencyPoints(store, 'dex_rpc', w),
+  const tapeDelayMs = Math.max(FREE_TAPE_DELAY_MS, delaySeconds * 1000);
+  const tapeTo = w.toMs + delaySeconds * 1000 - tapeDelayMs;
+  const [spread, tape, cex, dex] = await Promise.all([
+    spreadMedians(store, pair, w),
+    tapeItems(store, pair, w.fromMs, tapeTo),
+    latencyMedians(store, 'cex_rest', w),
+    latencyMedians(store, 'dex_rpc', w),
   ]);
+  const openHourEnd = Math.floor(w.toMs / HOUR_MS) * HOUR_MS + HOUR_MS;
   return {
-    window: { from: new Date(w.fromMs).toISOString(), to: new Date(w.toMs).toISOString(), delay_seconds: delaySeconds },
-    candles: { pair, points },
-    tape,
-    latency: { cex_rest: cex, dex_rpc: dex },
-    capacity,
+    window: {
+      from: iso(w.fromMs),
+      to: iso(w.toMs),
+      delay_seconds: delaySeconds,
+      data_to: spread.newestMs === null ? null : iso(spread.newestMs),
+    },
+    spread: {
+      pair,
+      resolution: '1h',
+      points: spread.points,
+      next_close_at: iso(openHourEnd + delaySeconds * 1000),
+    },
+    tape: { pair, delay_seconds: Math.round(tapeDelayMs / 1000), items: tape },
+    latency: { resolution: '1h', cex_rest: cex, dex_rpc: dex },
   };
 }

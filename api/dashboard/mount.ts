@@ -3,9 +3,12 @@
  *
  *   GET /                          the landing page (landing-page.ts)
  *   GET /dashboard/assets/:name    its script, stylesheet and chart library (assets.ts; cached by hash)
- *   GET /dashboard/api/overview    pipeline health (component -> status), the pairs, the window
+ *   GET /dashboard/api/overview    pipeline health (component -> status), the pairs, the window, and the
+ *                                  track record (paid calls, distinct payers, settled USDC since start)
  *   GET /dashboard/api/market?pair=ETH-USD
- *                                  candles, tape, latency and capacity for the charts (dashboard-data.ts)
+ *                                  the free preview of one pair: hourly median spread, the tape an hour
+ *                                  late, hourly median latency (dashboard-data.ts; docs/routes.md)
+ *   GET /dashboard/docs/metrics.md the metric definitions the charts link to (docs/metrics.md, plain text)
  *
  * The data endpoints are rate limited per client address (koa-ratelimit,
  * DASHBOARD_RATE_LIMIT_PER_MINUTE; 429 `rate_limited` with Retry-After) and
@@ -18,6 +21,9 @@
  * data polls and the assets are logged at debug (request-context.ts), so the
  * access log at info is the paid calls and everything else.
  */
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
 import type { Router } from '@koa/router';
 import conditional from 'koa-conditional-get';
@@ -31,12 +37,14 @@ import { AppError } from '../../core/errors.js';
 import { problem } from '../middleware/problem-errors.js';
 import type { Catalogue } from '../sku/sku.js';
 import type { PaymentInfo } from '../discovery/context.js';
+import { settlementTotals } from '../payment/payment-metrics.js';
 import { serveAsset, ASSET_PREFIX } from './assets.js';
 import { dashboardWindow, marketView, type MarketView } from './dashboard-data.js';
-import { landingPage } from './landing-page.js';
+import { landingPage, METRICS_DOC } from './landing-page.js';
 import { SnapshotCache } from './snapshot-cache.js';
 
 export const DASHBOARD_API = '/dashboard/api';
+const METRICS_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'metrics.md');
 
 export interface DashboardOptions {
   store: Store;
@@ -66,6 +74,30 @@ export interface Overview {
   window_hours: number;
   delay_seconds: number;
   refresh_seconds: number;
+  /** This process's own figures since it started (api/payment/payment-metrics.ts): a restart resets them. */
+  track_record: {
+    since: string;
+    scope: string;
+    paid_calls: number;
+    distinct_payers: number;
+    distinct_payers_at_least: boolean;
+    settled_usdc: number;
+  };
+}
+
+const startedAt = new Date().toISOString();
+
+async function trackRecord(): Promise<Overview['track_record']> {
+  const totals = await settlementTotals();
+  return {
+    since: startedAt,
+    scope: 'this instance, since it started',
+    paid_calls: totals.paidCalls,
+    distinct_payers: totals.distinctPayers,
+    distinct_payers_at_least: totals.distinctPayersCapped,
+    // Atomic USDC (6 decimals) to USDC, to the cent.
+    settled_usdc: Math.round(totals.settledAtomic / 10_000) / 100,
+  };
 }
 
 export function mountDashboard(router: Router, options: DashboardOptions): void {
@@ -103,6 +135,17 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
 
   router.get(`${ASSET_PREFIX}/:name`, quiet, revalidated, async (ctx, next) => {
     if (!(await serveAsset(ctx, ctx.params.name ?? ''))) return next();
+  });
+
+  let metricsDoc: Promise<string> | undefined;
+  router.get(METRICS_DOC, quiet, revalidated, hashed, async (ctx) => {
+    metricsDoc ??= readFile(METRICS_FILE, 'utf8');
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = await metricsDoc.catch((err: unknown) => {
+      metricsDoc = undefined;
+      throw err;
+    });
   });
 
   const countRequests = ratelimit({
@@ -153,6 +196,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): void 
           window_hours: config.DASHBOARD_WINDOW_HOURS,
           delay_seconds: config.DASHBOARD_DELAY_SECONDS,
           refresh_seconds: config.DASHBOARD_REFRESH_SECONDS,
+          track_record: await trackRecord(),
         };
       }),
     );

@@ -47,3 +47,43 @@ export const paymentMetrics = {
     registers: [registry],
   }),
 };
+
+/** Distinct payers are kept as addresses up to this many; past it the count reads "at least" (bounded memory). */
+export const TRACKED_PAYERS_MAX = 100_000;
+const payers = new Set<string>();
+const settledAtomic = new client.Counter({
+  name: 'x402_settled_atomic_total',
+  help: 'Value of the settled payments since start, atomic units of the asset',
+  registers: [registry],
+});
+const distinctPayers = new client.Gauge({
+  name: 'x402_distinct_payers',
+  help: `Distinct payer addresses with a settled payment since start (counted up to ${TRACKED_PAYERS_MAX})`,
+  registers: [registry],
+});
+
+/** One settled payment (settle.ts): its outcome, value and payer (the landing page's track record reads these). */
+export function recordSettlement(payer: string | undefined, amountAtomic: string): void {
+  paymentMetrics.outcomes.inc({ outcome: 'settled' });
+  settledAtomic.inc(Number(amountAtomic) || 0);
+  if (payer && payers.size < TRACKED_PAYERS_MAX) {
+    payers.add(payer.toLowerCase());
+    distinctPayers.set(payers.size);
+  }
+}
+
+/** The track record of this process since its start, from its own metrics. */
+export async function settlementTotals(): Promise<{
+  paidCalls: number;
+  settledAtomic: number;
+  distinctPayers: number;
+  distinctPayersCapped: boolean;
+}> {
+  const outcomes = await paymentMetrics.outcomes.get();
+  return {
+    paidCalls: outcomes.values.find((v) => v.labels.outcome === 'settled')?.value ?? 0,
+    settledAtomic: (await settledAtomic.get()).values[0]?.value ?? 0,
+    distinctPayers: payers.size,
+    distinctPayersCapped: payers.size >= TRACKED_PAYERS_MAX,
+  };
+}

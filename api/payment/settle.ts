@@ -13,7 +13,7 @@ import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../core/errors.js';
-import { paymentMetrics } from './payment-metrics.js';
+import { paymentMetrics, recordSettlement } from './payment-metrics.js';
 import type { Refusal } from './refusal.js';
 import { FacilitatorUnavailableError } from './settlement.js';
 
@@ -144,7 +144,7 @@ export async function settleVerified(input: SettleInput): Promise<SettleOutcome>
     };
   }
   paymentMetrics.settleSeconds.observe({ outcome: 'settled' }, settleSeconds);
-  paymentMetrics.outcomes.inc({ outcome: 'settled' });
+  recordSettlement(settled.payer, input.requirements.amount);
   input.recorder.settled();
   const summary: SettledSummary = {
     payer: settled.payer,

@@ -93,7 +93,7 @@ export interface ExecutionLatency {
 }
 
 /** Nearest-rank quantile (ClickHouse quantileExact: the element at index floor(level * n) of the sorted values). */
-function exactQuantile(level: number, column: Sql): Sql {
+export function exactQuantile(level: number, column: Sql): Sql {
   return dialect({
     clickhouse: sql`quantileExact(${level})(${column})`,
     duckdb: sql`list_sort(list(${column}))[CAST(floor(${level} * count(*)) AS BIGINT) + 1]`,
