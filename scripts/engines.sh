@@ -246,6 +246,8 @@ cmd_install() {
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || pkgs+=(fonts-dejavu-core)
   # The dashboard and paywall tests drive Debian's Chromium through playwright-core (no browser download).
   [ -x /usr/bin/chromium ] || pkgs+=(chromium)
+  # The Python-client tests build venvs (test/helpers/python-venv.ts); Debian's python3 has no ensurepip without it.
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || pkgs+=(python3-venv)
   if [ ${#pkgs[@]} -gt 0 ]; then apt_install "${pkgs[@]}"; fi
   if selected clickhouse; then ch_server_cmd >/dev/null || die "clickhouse: no server binary after install"; fi
   if selected kafka; then ensure_kafka_libs; fi

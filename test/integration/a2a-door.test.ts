@@ -10,11 +10,11 @@
  * door shares (rejections, replay, failures) are in doors.test.ts.
  *
  * Python: `A2A_PYTHON` (an interpreter with a2a-sdk 0.3 and x402[evm]), else a
- * venv in test/output/a2a-venv, made here with python3 and pip when absent;
- * the Python case is skipped, saying so, when neither works.
+ * venv in test/output/a2a-venv, built here from PyPI when absent
+ * (test/helpers/python-venv.ts); without either the Python case is skipped,
+ * saying why, or fails when `CI` is set.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,31 +25,16 @@ import type { RunningProcess } from '../../roles/process.js';
 import { SpreadCandlesOutput } from '../../api/telemetry/spread-candles/handler.js';
 import { startPaidApi } from '../helpers/paid-api.js';
 import { eventually, testLogger } from '../helpers/config.js';
+import { pythonForTests } from '../helpers/python-venv.js';
 
-const VENV = join(process.cwd(), 'test/output/a2a-venv');
-const PACKAGES = ['a2a-sdk==0.3.26', 'x402[evm]==2.25.0'];
 const CLIENT = join(process.cwd(), 'test/helpers/a2a-python-client.py');
 
-/** An interpreter that imports the A2A client and the x402 SDK, installing them into the venv when needed. */
-function findPython(): { python: string } | { why: string } {
-  const imports = (python: string) =>
-    spawnSync(python, ['-c', 'import a2a.client, x402.mechanisms.evm.exact, eth_account'], { encoding: 'utf8' })
-      .status === 0;
-  if (process.env.A2A_PYTHON)
-    return imports(process.env.A2A_PYTHON)
-      ? { python: process.env.A2A_PYTHON }
-      : { why: `A2A_PYTHON=${process.env.A2A_PYTHON} cannot import a2a.client and x402` };
-  const venvPython = join(VENV, 'bin/python');
-  if (existsSync(venvPython) && imports(venvPython)) return { python: venvPython };
-  const make = spawnSync('python3', ['-m', 'venv', VENV], { encoding: 'utf8', timeout: 120_000 });
-  if (make.status !== 0) return { why: `python3 -m venv failed: ${make.error?.message ?? make.stderr.trim()}` };
-  const pip = spawnSync(venvPython, ['-m', 'pip', 'install', '-q', ...PACKAGES], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
-  if (pip.status !== 0) return { why: `pip install ${PACKAGES.join(' ')} failed: ${pip.stderr.trim().slice(-300)}` };
-  return imports(venvPython) ? { python: venvPython } : { why: 'the venv cannot import a2a.client and x402' };
-}
+const interpreter = await pythonForTests('a2a-door', {
+  name: 'a2a',
+  packages: ['a2a-sdk==0.3.26', 'x402[evm]==2.25.0'],
+  imports: ['a2a.client', 'x402.mechanisms.evm.exact', 'eth_account'],
+  override: 'A2A_PYTHON',
+});
 
 /** The client script, fed `input` on stdin; resolves once it exits (or is killed past two minutes). */
 function runPython(python: string, input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -64,9 +49,6 @@ function runPython(python: string, input: string): Promise<{ status: number | nu
     child.stdin.end(input);
   });
 }
-
-const python = findPython();
-if ('why' in python) console.warn(`a2a-door: the Python client case is skipped: ${python.why}`);
 
 const logger = testLogger();
 let dataDir: string;
@@ -201,7 +183,7 @@ describe('the A2A door: what is not a call is a JSON-RPC error with a stable cod
   });
 });
 
-describe.skipIf('why' in python)('the official A2A client (a2a-sdk, Python) paying a skill with x402', () => {
+describe.skipIf(interpreter.skip)('the official A2A client (a2a-sdk, Python) paying a skill with x402', () => {
   it('is challenged, pays with an EIP-3009 authorization, gets the answer and the receipt; balances reconcile', async () => {
     const chain = api.payments.settlement;
     const devChain = chain.devChain!;
@@ -216,7 +198,7 @@ describe.skipIf('why' in python)('the official A2A client (a2a-sdk, Python) payi
       asset: chain.asset,
     };
     // Asynchronous: the gateway answering the client runs in this process.
-    const run = await runPython((python as { python: string }).python, JSON.stringify(job));
+    const run = await runPython(interpreter.python(), JSON.stringify(job));
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
     const report = JSON.parse(run.stdout) as {
       card: { url: string; preferred_transport: string };

@@ -7,11 +7,13 @@
  * sign-in-with-x (its TypeScript sibling is used for that:
  * siwx-repeat-access.test.ts).
  *
- * Python: `X402_PYTHON` (an interpreter with `pip install "x402[extensions]"`), else `python3`; skipped, saying
- * so, when neither imports `x402.extensions.payment_identifier`.
+ * Python: `X402_PYTHON` (an interpreter with `pip install "x402[extensions]"`), else a venv in
+ * test/output/x402-extensions-venv with the x402 version the A2A test pins (a2a-door.test.ts), built here from
+ * PyPI when absent (test/helpers/python-venv.ts); without either the tests are skipped, saying why, or fail
+ * when `CI` is set.
  */
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRequired } from '@x402/core/types';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { IdempotentRetries } from '../../api/payment/idempotency/idempotent-retries.js';
@@ -22,9 +24,15 @@ import {
 } from '../../api/payment/idempotency/payment-identifier.js';
 import { queryInput } from '../../api/payment/idempotency/request-fingerprint.js';
 import { readPaymentHeader } from '../../api/payment/payload.js';
+import { pythonForTests } from '../helpers/python-venv.js';
 import { signedPayment, TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
-const PYTHON = process.env.X402_PYTHON ?? 'python3';
+const interpreter = await pythonForTests('payment-identifier-python', {
+  name: 'x402-extensions',
+  packages: ['x402[extensions]==2.25.0'],
+  imports: ['x402.extensions.payment_identifier'],
+  override: 'X402_PYTHON',
+});
 
 const SCRIPT = `
 import json, sys
@@ -46,30 +54,27 @@ print(json.dumps({
 `;
 
 function python(input: string): { ok: true; out: string } | { ok: false; why: string } {
-  const run = spawnSync(PYTHON, ['-c', SCRIPT], { input, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(interpreter.python(), ['-c', SCRIPT], { input, encoding: 'utf8', timeout: 60_000 });
   if (run.error) return { ok: false, why: run.error.message };
   if (run.status !== 0) return { ok: false, why: run.stderr.trim().split('\n').slice(-1)[0] ?? `exit ${run.status}` };
   return { ok: true, out: run.stdout };
 }
 
-const probe = spawnSync(PYTHON, ['-c', 'import x402.extensions.payment_identifier'], { encoding: 'utf8' });
-const available = !probe.error && probe.status === 0;
-if (!available)
-  console.warn(
-    `payment-identifier-python: skipped, ${PYTHON} cannot import x402.extensions.payment_identifier (pip install "x402[extensions]" and set X402_PYTHON)`,
-  );
-
-describe.skipIf(!available)("payment-identifier with Coinbase's Python x402 SDK", () => {
+describe.skipIf(interpreter.skip)("payment-identifier with Coinbase's Python x402 SDK", () => {
   const declared = paymentIdentifierDeclaration();
-  const run = python(JSON.stringify(declared));
-  const result = run.ok
-    ? (JSON.parse(run.out) as {
+  let run: ReturnType<typeof python>;
+  let result:
+    | {
         python_declaration: Record<string, unknown>;
         server_valid: boolean;
         echo_valid: boolean;
         extensions: Record<string, { info: { id: string } }>;
-      })
-    : undefined;
+      }
+    | undefined;
+  beforeAll(() => {
+    run = python(JSON.stringify(declared));
+    result = run.ok ? (JSON.parse(run.out) as typeof result) : undefined;
+  });
 
   it('agrees on the declaration, and validates ours and its own echo', () => {
     expect(run.ok ? 'ran' : run.why).toBe('ran');
