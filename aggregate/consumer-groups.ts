@@ -15,9 +15,14 @@ export interface ConsumerGroupSpec {
   groupId: string;
   topics: readonly string[];
   description: string;
-  /** `config`: the detector's definition (DISLOCATION_MIN_NET_BPS); defaults when absent. */
-  start(bus: Bus, store: Store, logger: Logger, config?: Pick<Config, 'DISLOCATION_MIN_NET_BPS'>): Promise<Consumer>;
+  /** `config`: the detector's definition (DISLOCATION_MIN_*); absent: no minimum life or profit (tests). */
+  start(bus: Bus, store: Store, logger: Logger, config?: DetectorConfig): Promise<Consumer>;
 }
+
+type DetectorConfig = Pick<
+  Config,
+  'DISLOCATION_MIN_NET_BPS' | 'DISLOCATION_MIN_LIFE_MS' | 'DISLOCATION_MIN_PROFIT_USD'
+>;
 
 export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
   {
@@ -37,7 +42,16 @@ export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
     topics: [TOPICS.quotes],
     description: 'quotes -> quotes table + detector -> spread samples, dislocations (+ md.dislocations.v1)',
     start: (bus, store, logger, config) =>
-      startQuoteConsumer(bus, store, { logger, ...(config ? { minNetBps: config.DISLOCATION_MIN_NET_BPS } : {}) }),
+      startQuoteConsumer(bus, store, {
+        logger,
+        ...(config
+          ? {
+              minNetBps: config.DISLOCATION_MIN_NET_BPS,
+              minLifeMs: config.DISLOCATION_MIN_LIFE_MS,
+              minProfitUsd: config.DISLOCATION_MIN_PROFIT_USD,
+            }
+          : {}),
+      }),
   },
 ];
 

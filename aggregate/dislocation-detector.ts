@@ -18,23 +18,34 @@
  *       size is fillable on both venues and the best net spread over them
  *       (after fees, gas and slippage) is above `minNetBps` (default 0: an
  *       arbitrage that pays at an executable size, as Hummingbot's amm_arb and
- *       Brontes' CEX-DEX inspector count them):
- *         actionable, none open     -> OPPORTUNITY, revision 0, opened_at = t,
- *           opportunity_id = hash(pair, buy venue, sell venue, event_id of the
- *           quote that opened it);
+ *       Brontes' CEX-DEX inspector count them) and its profit at the most
+ *       profitable ladder size is at least `minProfitUsd` (worth more than
+ *       the call that reports it):
+ *         actionable, none open     -> a *candidate* since t (kept in the
+ *           state, nothing emitted) until it has stayed actionable for
+ *           `minLifeMs` of event time (a one-tick blip is noise, not an
+ *           opportunity); then OPPORTUNITY, revision 0 at that evaluation
+ *           (updated_at = t), opened_at = the candidate's first actionable
+ *           instant, opportunity_id = hash(pair, buy venue, sell venue,
+ *           event_id of the quote that made it actionable first). A candidate
+ *           that stops being actionable (or whose legs go stale) is dropped
+ *           without a trace: it stays spread samples. minLifeMs 0 opens at once;
  *         actionable, open          -> new revision when the numbers moved
  *           materially since the last revision (REVISION_RULE), or changed
  *           at all and the last revision is REVISION_RULE.maxQuietMs old;
  *         not actionable, open      -> CLOSED at t, duration = t - opened_at;
  *           the closing revision keeps the last revision's numbers (what the
  *           opportunity offered, not the spread that closed it);
- *       a raw crossing that does not pay (raw_top > 0, net <= minNetBps) is
- *       no opportunity: it stays a spread sample;
+ *       a raw crossing that does not pay (raw_top > 0, net <= minNetBps) or
+ *       pays less than minProfitUsd is no opportunity: it stays a spread
+ *       sample, and an open opportunity whose profit falls below minProfitUsd
+ *       closes (so an open item always offers at least that much);
  *     - one spread sample (the direction with the larger raw_top) feeds the
  *       15-minute candles.
  * Every revision carries the opportunity's peaks so far (raw and net spread,
  * profit and the ladder size it was made at, capacity): maxima over its
- * revisions.
+ * revisions (from revision 0: a candidate's evaluations are not revisions;
+ * capacity_usd_ms likewise integrates from revision 0).
  * Everything depends on event times and ids only, never on the wall clock,
  * so the same quotes in the same order give the same output, byte for byte.
  */
@@ -56,11 +67,35 @@ export const DEFAULT_MAX_QUOTE_AGE_MS = 30_000;
 /** Default of `minNetBps` (DISLOCATION_MIN_NET_BPS): an opportunity must pay something after every cost. */
 export const DEFAULT_MIN_NET_BPS = 0;
 
+/** DISLOCATION_MIN_LIFE_MS's default: one Base block (2 s), so an opportunity outlives at least a block. */
+export const DEFAULT_MIN_LIFE_MS = 2000;
+
+/** DISLOCATION_MIN_PROFIT_USD's default: above the 0.075 USDC the dislocations call costs (gateway spec). */
+export const DEFAULT_MIN_PROFIT_USD = 0.1;
+
 export interface DetectorOptions {
   /** Two quotes further apart than this are not compared; open opportunities between them expire. */
   maxQuoteAgeMs: number;
   /** A direction opens (stays open) while its best net spread over the ladder is above this, bps. Default 0. */
   minNetBps?: number;
+  /**
+   * A direction is served as an opportunity once it has been actionable this long (event time, ms).
+   * Absent: 0 (opens at the first actionable instant); deployments pass DISLOCATION_MIN_LIFE_MS.
+   */
+  minLifeMs?: number;
+  /**
+   * A direction is actionable only while its est_profit_usd (at its most profitable ladder size) is at least
+   * this (USD). Absent: 0 (no minimum); deployments pass DISLOCATION_MIN_PROFIT_USD.
+   */
+  minProfitUsd?: number;
+}
+
+/** A direction actionable since `opened_at_ms` that has not lived `minLifeMs` yet (nothing emitted for it). */
+export interface CandidateOpportunity {
+  opened_at_ms: number;
+  /** Event id of the quote that made it actionable first (the opportunity_id's seed). */
+  opened_by: string;
+  source: Source;
 }
 
 export interface OpenOpportunity {
@@ -102,6 +137,8 @@ export interface PairState {
   quotes: Record<string, QuoteEvent>;
   /** Key `<buy venue>><sell venue>`. */
   open: Record<string, OpenOpportunity>;
+  /** Candidates by the same key (absent in states saved before minLifeMs, and while none was ever kept). */
+  candidates?: Record<string, CandidateOpportunity>;
 }
 
 export interface DetectorOutput {
@@ -182,6 +219,8 @@ const openKey = (buy: string, sell: string) => `${buy}>${sell}`;
 export function applyQuote(state: PairState, quote: QuoteEvent, options: DetectorOptions): DetectorOutput {
   const out: DetectorOutput = { applied: false, dislocations: [], samples: [] };
   const minNet = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
+  const minLife = options.minLifeMs ?? 0;
+  const minProfit = options.minProfitUsd ?? 0;
   if (quote.pair !== state.pair)
     throw new Error(`detector: quote for ${quote.pair} applied to the state of ${state.pair}`);
   if (!newer(quote, state.quotes[quote.venue])) return out;
@@ -198,6 +237,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
     if (newerQuote.event_time_ms - older.event_time_ms > options.maxQuoteAgeMs) {
       const at = older.event_time_ms + options.maxQuoteAgeMs;
       for (const key of [openKey(quote.venue, other.venue), openKey(other.venue, quote.venue)]) {
+        if (state.candidates) delete state.candidates[key];
         const o = state.open[key];
         if (!o) continue;
         out.dislocations.push(close(state, key, o, 'EXPIRED', Math.max(at, o.updated_at_ms), quote.event_id));
@@ -206,7 +246,8 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
     }
     const t = newerQuote.event_time_ms;
     const directions = [evaluateDirection(quote, other), evaluateDirection(other, quote)];
-    const actionable = (e: DirectionEvaluation) => e.steps.length > 0 && e.net_spread_bps > minNet;
+    const actionable = (e: DirectionEvaluation) =>
+      e.steps.length > 0 && e.net_spread_bps > minNet && e.est_profit_usd >= minProfit;
     // Closes before opens: when the spread flips, the topic shows the old opportunity ending first.
     for (const e of [...directions].sort((a, b) => Number(actionable(a)) - Number(actionable(b)))) {
       const key = openKey(e.buy_venue, e.sell_venue);
@@ -214,15 +255,26 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
       if (actionable(e)) {
         const numbers = numbersOf(e);
         if (!o) {
-          const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, quote.event_id);
+          let candidate: CandidateOpportunity = {
+            opened_at_ms: t,
+            opened_by: quote.event_id,
+            source: sourceOf(quote, other),
+          };
+          if (minLife > 0) {
+            const candidates = (state.candidates ??= {});
+            candidate = candidates[key] ??= candidate;
+            if (t - candidate.opened_at_ms < minLife) continue;
+            delete candidates[key];
+          }
+          const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, candidate.opened_by);
           const opened: OpenOpportunity = {
             opportunity_id: id,
             numeric_id: numericId(id),
             buy_venue: e.buy_venue,
             sell_venue: e.sell_venue,
             revision: 0,
-            opened_at_ms: t,
-            opened_by: quote.event_id,
+            opened_at_ms: candidate.opened_at_ms,
+            opened_by: candidate.opened_by,
             updated_at_ms: t,
             numbers,
             peak_capacity_usd: numbers.capacity_usd,
@@ -232,7 +284,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
             peak_net_bps: numbers.net_spread_bps,
             peak_raw_bps: numbers.raw_spread_bps,
             capacity_usd_ms: 0,
-            source: sourceOf(quote, other),
+            source: candidate.source,
           };
           state.open[key] = opened;
           out.dislocations.push(record(state.pair, opened, 'OPPORTUNITY', t, quote.event_id));
@@ -246,6 +298,8 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
         }
       } else if (o) {
         out.dislocations.push(close(state, key, o, 'CLOSED', t, quote.event_id));
+      } else if (state.candidates) {
+        delete state.candidates[key];
       }
     }
     const best = directions[1]!.raw_spread_bps > directions[0]!.raw_spread_bps ? directions[1]! : directions[0]!;

@@ -39,6 +39,7 @@ import {
   DEFAULT_MAX_QUOTE_AGE_MS,
   DEFAULT_MIN_NET_BPS,
   emptyPairState,
+  type DetectorOptions,
   type DislocationRecord,
   type PairState,
 } from './dislocation-detector.js';
@@ -69,6 +70,10 @@ export interface QuoteConsumerOptions {
   maxQuoteAgeMs?: number;
   /** DISLOCATION_MIN_NET_BPS: a direction opens while its best net spread is above this. */
   minNetBps?: number;
+  /** DISLOCATION_MIN_LIFE_MS: how long a direction is actionable before it opens (absent: 0, at once). */
+  minLifeMs?: number;
+  /** DISLOCATION_MIN_PROFIT_USD: the least est_profit_usd of an actionable direction (absent: 0). */
+  minProfitUsd?: number;
   /** Publish DislocationEvents to md.dislocations.v1 (default true). */
   publish?: boolean;
   fromBeginning?: boolean;
@@ -92,8 +97,7 @@ export interface BatchResult {
 /** The consumer's batch logic, usable without a bus (tests, tooling). */
 export class QuoteProcessor {
   readonly scope: string;
-  private readonly maxQuoteAgeMs: number;
-  private readonly minNetBps: number;
+  private readonly detector: DetectorOptions;
   private readonly states = new Map<string, PairState>();
   /** `<topic>/<partition>` -> offset the next batch must start at for the cache to be valid. */
   private readonly expected = new Map<string, bigint>();
@@ -106,8 +110,12 @@ export class QuoteProcessor {
     private readonly options: QuoteConsumerOptions = {},
   ) {
     this.scope = options.groupId ?? QUOTES_GROUP;
-    this.maxQuoteAgeMs = options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS;
-    this.minNetBps = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
+    this.detector = {
+      maxQuoteAgeMs: options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS,
+      minNetBps: options.minNetBps ?? DEFAULT_MIN_NET_BPS,
+      minLifeMs: options.minLifeMs ?? 0,
+      minProfitUsd: options.minProfitUsd ?? 0,
+    };
   }
 
   async handleBatch(messages: BusMessage[], ctx: BatchContext): Promise<BatchResult> {
@@ -138,7 +146,7 @@ export class QuoteProcessor {
       this.store.beginInsert('spread_samples'),
     ]);
     const apply = (state: PairState, q: QuoteEvent) => {
-      const out = applyQuote(state, q, { maxQuoteAgeMs: this.maxQuoteAgeMs, minNetBps: this.minNetBps });
+      const out = applyQuote(state, q, this.detector);
       if (!out.applied) return;
       result.applied += 1;
       dirty.add(q.pair);

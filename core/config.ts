@@ -218,6 +218,14 @@ export const configSpec = {
     z.coerce.number().default(0),
     'A dislocation opens while its best net spread (after fees, gas and slippage, at a ladder size) is above this (bps); raw-only crossings stay spread samples.',
   ],
+  DISLOCATION_MIN_LIFE_MS: [
+    z.coerce.number().int().min(0).max(600_000).default(2000),
+    "A direction is served as a dislocation only once it has stayed actionable this long (event time, ms; default one Base block); its `opened_at` stays the first actionable instant, and shorter blips stay spread samples. 0: at once. Part of the detector's definition: a changed value is replayed into fresh tables.",
+  ],
+  DISLOCATION_MIN_PROFIT_USD: [
+    z.coerce.number().min(0).max(1_000_000).default(0.1),
+    "A direction is actionable only while its estimated profit at its most profitable ladder size is at least this (USD; default above the 0.075 USDC price of the dislocations call); an open dislocation whose profit falls below it closes. 0: no minimum. Part of the detector's definition.",
+  ],
   SIM_SEED: [
     z.coerce.number().int().min(0).max(0xffffffff).optional(),
     'Simulated market only: seed of the market (0 to 2^32-1). Unset: a random seed per start, logged; the market at a time is a function of the seed and that time, so a fixed seed replays the same market for any window.',

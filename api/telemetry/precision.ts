@@ -5,7 +5,7 @@
  *
  * | kind | rounding | fields |
  * |---|---|---|
- * | spread, bps | 2 decimals | candle OHLC, dislocation spreads and peaks |
+ * | spread, bps | 2 decimals | candle OHLC, dislocation spreads and peaks (nonzero: see below) |
  * | fine bps | 4 decimals | impact-simulation spread_bps, slippage_bps (books tighter than 0.1 bp) |
  * | USD amount | cents | profits, depths, capacities, volumes, capital |
  * | price, USD per base unit | 6 significant digits, never coarser than a cent | buy/sell prices, mid, bid/ask, fill price |
@@ -13,7 +13,11 @@
  * | probability, ratio | 4 decimals | fill_ratio, fill probabilities |
  * | percent | 2 decimals | fill_rate_pct, capture_rate_pct |
  * | milliseconds (latency) | 1 decimal | latency statistics |
- * Counts, ids, durations in whole ms and timestamps are exact.
+ * Counts, ids, durations in whole ms and timestamps are exact. A dislocation's
+ * spreads and profits (and their peaks) never read 0 unless they are 0: a
+ * nonzero value the rounding would serve as 0 keeps 2 significant digits
+ * instead (`nonzero`), so an open opportunity is never shown at
+ * `net_spread_bps: 0` or `est_profit_usd: 0`.
  */
 import type { z } from 'zod';
 
@@ -31,6 +35,20 @@ export function significant(value: number, digits: number): number {
   return Number(value.toPrecision(digits));
 }
 
+type Rounding = (v: number) => number;
+
+/**
+ * `round`, except that a nonzero value it would serve as 0 keeps 2
+ * significant digits (0.0012 bps stays 0.0012): still within half a unit of
+ * `round` of the stored value, and never a 0 for something that is not.
+ */
+export const nonzero =
+  (round: Rounding): Rounding =>
+  (v) => {
+    const r = round(v);
+    return r === 0 && v !== 0 && Number.isFinite(v) ? significant(v, 2) : r;
+  };
+
 export const PRECISION = {
   bps: (v: number) => decimals(v, 2),
   fineBps: (v: number) => decimals(v, 4),
@@ -41,6 +59,10 @@ export const PRECISION = {
   probability: (v: number) => decimals(v, 4),
   pct: (v: number) => decimals(v, 2),
   ms: (v: number) => decimals(v, 1),
+  /** `bps`, never 0 for a nonzero value (dislocation spreads). */
+  bpsNonzero: nonzero((v) => decimals(v, 2)),
+  /** `usd`, never 0 for a nonzero value (dislocation profits). */
+  usdNonzero: nonzero((v) => decimals(v, 2)),
 } as const;
 
 /** A nullable number through one of the roundings. */
@@ -49,7 +71,6 @@ export const orNull =
   (v: number | null): number | null =>
     v === null ? null : round(v);
 
-type Rounding = (v: number) => number;
 type Serve = (value: unknown) => unknown;
 
 /**

@@ -266,6 +266,7 @@ async function main(): Promise<void> {
     // Dislocations that pay after costs come minutes apart in the simulator: open items from -20 bps net so the
     // tape has rows within the warm-up (the dashboard draws whatever the detector opened), as the browser e2e test does.
     DISLOCATION_MIN_NET_BPS: '-20',
+    DISLOCATION_MIN_PROFIT_USD: '0', // -20 bps nets pay nothing: no minimum profit either
   });
   const { startProcess } = await import('../../roles/process.js');
   const proc = await startProcess(

@@ -46,6 +46,7 @@ beforeAll(async () => {
     DASHBOARD_REFRESH_SECONDS: '2',
     DASHBOARD_RATE_LIMIT_PER_MINUTE: '100000',
     DISLOCATION_MIN_NET_BPS: '-20',
+    DISLOCATION_MIN_PROFIT_USD: '0', // -20 bps nets pay nothing: no minimum profit either
   });
   await waitHealthy(app, START_MS);
   // The simulated market has stored candles and opened a dislocation. Items that pay after costs come at the

@@ -91,7 +91,13 @@ async function load(store: Store): Promise<number> {
       timestamp: e.event.event_time_ms,
     }));
   const quotes = asMessages(events.filter((e) => e.topic === TOPICS.quotes));
-  const processor = new QuoteProcessor(store, undefined, { groupId: uniqueName('props'), logger });
+  // The deployed detector: minimum life and profit from the configuration's defaults.
+  const processor = new QuoteProcessor(store, undefined, {
+    groupId: uniqueName('props'),
+    logger,
+    minLifeMs: config.DISLOCATION_MIN_LIFE_MS,
+    minProfitUsd: config.DISLOCATION_MIN_PROFIT_USD,
+  });
   for (let i = 0; i < quotes.length; i += 20_000) await processor.handleBatch(quotes.slice(i, i + 20_000), ctx);
   const rawEvents = events.filter((e) => e.topic !== TOPICS.quotes);
   for (let i = 0; i < rawEvents.length; i += 20_000)
@@ -195,8 +201,13 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
     for (const list of lists.values()) {
       for (const d of list.dislocations) {
         items += 1;
-        // Served to 2 decimals: a peak of a few thousandths of a bp reads 0.00; the stored value is checked below.
-        expect(d.peak_net_spread_bps, d.id.toString()).toBeGreaterThanOrEqual(0);
+        // Served rounded, but never as 0: every revision pays at least the minimum profit.
+        expect(d.net_spread_bps, d.id.toString()).toBeGreaterThan(0);
+        expect(d.est_profit_usd, d.id.toString()).toBeGreaterThanOrEqual(config.DISLOCATION_MIN_PROFIT_USD);
+        expect(d.peak_net_spread_bps, d.id.toString()).toBeGreaterThan(0);
+        for (const r of d.revisions!) expect([r.net_spread_bps > 0, r.est_profit_usd > 0]).toEqual([true, true]);
+        // Served only once it has lived the minimum life, from its first actionable instant.
+        expect(d.duration_ms).toBeGreaterThanOrEqual(config.DISLOCATION_MIN_LIFE_MS);
         expect(d.peak_raw_spread_bps).toBeGreaterThanOrEqual(d.raw_spread_bps);
         expect(d.peak_net_spread_bps).toBeGreaterThanOrEqual(d.net_spread_bps);
         expect(d.peak_profit_usd).toBeGreaterThanOrEqual(d.est_profit_usd);
@@ -207,9 +218,10 @@ describe.each(backends)('telemetry properties over $name', (backend) => {
       }
     }
     expect(items).toBeGreaterThan(100);
-    // Stored, unrounded: every revision pays after fees, gas and slippage at a ladder size, so every peak does.
+    // Stored, unrounded: every revision pays the minimum profit after fees, gas and slippage at a ladder size, so
+    // every peak does; revision 0 comes after the minimum life.
     const [bad] = await store.query(
-      sql`SELECT count(*) AS n FROM dislocations WHERE net_spread_bps <= 0 OR est_profit_usd <= 0 OR capacity_usd <= 0 OR peak_net_bps <= 0`,
+      sql`SELECT count(*) AS n FROM dislocations WHERE net_spread_bps <= 0 OR est_profit_usd < ${config.DISLOCATION_MIN_PROFIT_USD} OR capacity_usd <= 0 OR peak_net_bps <= 0 OR (revision = 0 AND duration_ms < ${config.DISLOCATION_MIN_LIFE_MS})`,
     );
     expect(num(bad!.n)).toBe(0);
     // Raw crossings that do not pay stay samples: many more samples cross than open.

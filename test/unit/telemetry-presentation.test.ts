@@ -29,6 +29,21 @@ describe('served precision', () => {
     expect(decimals(Number.NaN, 2)).toBeNaN();
     expect(significant(0, 6)).toBe(0);
   });
+
+  it('never serves a nonzero dislocation spread or profit as 0', () => {
+    expect(PRECISION.bpsNonzero(0.0012345)).toBe(0.0012); // 2 decimals would say 0
+    expect(PRECISION.bpsNonzero(0.004)).toBe(0.004);
+    expect(PRECISION.bpsNonzero(-0.0031)).toBe(-0.0031);
+    expect(PRECISION.bpsNonzero(0.005)).toBe(0.01); // rounds to a nonzero: as bps
+    expect(PRECISION.bpsNonzero(12.345)).toBe(12.35);
+    expect(PRECISION.bpsNonzero(0)).toBe(0);
+    expect(PRECISION.usdNonzero(0.0049)).toBe(0.0049);
+    expect(PRECISION.usdNonzero(0.1)).toBe(0.1);
+    expect(PRECISION.usdNonzero(24.465034965)).toBe(24.47);
+    // Within half a unit of the 2-decimal rounding of the stored value (what the doc's SQL reproductions check).
+    for (const v of [1e-9, 0.00499, 0.0031, 3e-7])
+      expect(Math.abs(PRECISION.bpsNonzero(v) - v)).toBeLessThanOrEqual(0.005);
+  });
 });
 
 describe('telemetry parameters', () => {

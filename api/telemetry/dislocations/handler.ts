@@ -143,15 +143,16 @@ export async function dislocationsPreflight({ input, runtime }: SkuCall<Dislocat
 const ROUNDINGS = {
   buy_price: P.price,
   sell_price: P.price,
-  raw_spread_bps: P.bps,
-  net_spread_bps: P.bps,
-  est_profit_usd: P.usd,
+  // An open opportunity pays (DISLOCATION_MIN_PROFIT_USD): its spreads and profit never read 0.
+  raw_spread_bps: P.bpsNonzero,
+  net_spread_bps: P.bpsNonzero,
+  est_profit_usd: P.usdNonzero,
   profit_size_usd: P.usd,
   capacity_usd: P.usd,
   liquidity_depth_usd: P.usd,
-  peak_raw_spread_bps: P.bps,
-  peak_net_spread_bps: P.bps,
-  peak_profit_usd: P.usd,
+  peak_raw_spread_bps: P.bpsNonzero,
+  peak_net_spread_bps: P.bpsNonzero,
+  peak_profit_usd: P.usdNonzero,
   peak_size_usd: P.usd,
   peak_capacity_usd: P.usd,
 } as const;
