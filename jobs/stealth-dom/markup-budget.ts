@@ -7,13 +7,13 @@
  * Readability removes first anyway. So before the extraction they are taken out (JSON-LD scripts excepted:
  * Readability reads metadata from them) (one pass of htmlparser2's
  * tokenizer, linear, as jobs/html-depth-cap.ts does), and what remains is cut at MAX_EXTRACTED_MARKUP characters,
- * at a tag's start so no tag is split. 400,000 characters of markup hold far more than 10,000 characters of
+ * at a tag's start so no tag is split. 150,000 characters of markup hold far more than 10,000 characters of
  * text: the median article page of the extraction corpora is 40 KB with its scripts.
  */
 import { Tokenizer } from 'htmlparser2';
 
 /** Characters of markup (scripts, styles and comments out) the extraction reads at most. */
-export const MAX_EXTRACTED_MARKUP = 400_000;
+export const MAX_EXTRACTED_MARKUP = 150_000;
 
 /** Elements whose content the tokenizer reads as raw text, dropped with it. */
 const DROPPED = new Set(['script', 'style']);
