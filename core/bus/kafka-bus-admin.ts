@@ -71,6 +71,28 @@ export class KafkaBusAdmin {
     });
   }
 
+  /**
+   * A read-only admin query, retried while the broker answers "not yet" (NOT_YET: a leader or coordinator that is
+   * moving or not elected) for up to READ_RETRY_MS: right after a topic is created or a leader moves, kafkajs'
+   * cached metadata can still name the old leader ("This server is not the leader for that topic-partition"); each
+   * retry refreshes the topic's metadata first (the topic exists: an unknown topic is not retried, so the refresh
+   * cannot auto-create one). Past the budget, or on any other error, it fails as kafkaCall does.
+   */
+  private async read<T>(what: string, topic: string, query: () => Promise<T>): Promise<T> {
+    const until = Date.now() + READ_RETRY_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await query();
+      } catch (err) {
+        if (!NOT_YET.has((err as { type?: string }).type ?? '') || Date.now() + wait > until) {
+          throw wrapKafkaError(what, err);
+        }
+      }
+      await new Promise((r) => setTimeout(r, wait));
+      await this.admin.fetchTopicMetadata({ topics: [topic] }).catch(() => undefined);
+    }
+  }
+
   /** Rewinds `groupId` on `topic`; the group must have no member running anywhere. */
   async resetOffsets(groupId: string, topic: string, from: ReplayFrom): Promise<void> {
     const partitions = await kafkaCall(`resetOffsets ${groupId}/${topic}`, async () => {
@@ -121,7 +143,9 @@ export class KafkaBusAdmin {
   }
 
   async committedOffsets(groupId: string, topic: string): Promise<PartitionOffsets> {
-    const result = await kafkaCall('committedOffsets', () => this.admin.fetchOffsets({ groupId, topics: [topic] }));
+    const result = await this.read('committedOffsets', topic, () =>
+      this.admin.fetchOffsets({ groupId, topics: [topic] }),
+    );
     const out: PartitionOffsets = {};
     for (const t of result) {
       if (t.topic !== topic) continue;
@@ -131,7 +155,7 @@ export class KafkaBusAdmin {
   }
 
   async endOffsets(topic: string): Promise<PartitionOffsets> {
-    const bounds = await kafkaCall('endOffsets', () => this.admin.fetchTopicOffsets(topic));
+    const bounds = await this.read('endOffsets', topic, () => this.admin.fetchTopicOffsets(topic));
     const out: PartitionOffsets = {};
     for (const b of bounds) out[b.partition] = b.high;
     return out;
@@ -195,5 +219,16 @@ export class KafkaBusAdmin {
     return this.admin.disconnect();
   }
 }
+
+/** How long a read-only admin query is retried while a leader or coordinator is not yet in place. */
+const READ_RETRY_MS = 10_000;
+/** kafkajs error types that mean "not yet": the partition's leader or the group's coordinator is moving. */
+const NOT_YET = new Set([
+  'NOT_LEADER_FOR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+  'COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+]);
 
 const clamp = (n: bigint, lo: bigint, hi: bigint) => (n < lo ? lo : n > hi ? hi : n);
