@@ -56,3 +56,22 @@ export function dexQuote(over: Partial<QuoteEvent> = {}): QuoteEvent {
     ...over,
   };
 }
+
+/** A CEX quote at T + dt whose bid/ask (and ladder) are shifted by `shift` USD (0: sells 10 USD above the DEX). */
+export function cexAt(dt: number, shift = 0, id = `cex-${dt}`): QuoteEvent {
+  const base = cexQuote();
+  return cexQuote({
+    event_id: id,
+    event_time_ms: T + dt,
+    bid: base.bid + shift,
+    ask: base.ask + shift,
+    ladder: base.ladder.map((s) => ({
+      size_usd: s.size_usd,
+      buy_price: s.buy_price! + shift,
+      sell_price: s.sell_price! + shift,
+    })),
+  });
+}
+
+/** The DEX quote at T + dt. */
+export const dexAt = (dt: number, id = `dex-${dt}`): QuoteEvent => dexQuote({ event_id: id, event_time_ms: T + dt });

@@ -23,7 +23,7 @@ import { createDuckDbStore } from '../../core/store/duckdb-store.js';
 import type { Store } from '../../core/store/store.js';
 import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
 import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
-import { insertDislocations, type DislocationRecord } from '../../core/store/tables/dislocations.js';
+import { insertDislocations } from '../../core/store/tables/dislocations.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { problemErrors } from '../../api/middleware/problem-errors.js';
@@ -32,6 +32,7 @@ import { mountDashboard } from '../../api/dashboard/mount.js';
 import { recordSettlement, settlementTotals } from '../../api/payment/payment-metrics.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
+import { openDislocation } from '../helpers/dislocation-record.js';
 
 const logger = testLogger();
 const SLICE = 900_000;
@@ -62,44 +63,7 @@ function sample(i: number, tsMs: number, raw: number): SpreadSample {
   };
 }
 
-function dislocation(id: string, openedMs: number, net: number): DislocationRecord {
-  return {
-    event_id: `${id}:0`,
-    opportunity_id: id,
-    revision: 0,
-    pair: 'ETH/USD',
-    buy_venue: 'uniswap_v3_base',
-    sell_venue: 'coinbase',
-    buy_price: 2000.12,
-    sell_price: 2003.45,
-    raw_spread_bps: net + 9,
-    net_spread_bps: net,
-    est_profit_usd: 12.64,
-    capacity_usd: 25_000,
-    liquidity_depth_usd: 123_456,
-    liquidity_depth_capped: false,
-    status: 'OPPORTUNITY',
-    opened_at_ms: openedMs,
-    updated_at_ms: openedMs + 1000,
-    duration_ms: 1000,
-    source: 'simulated',
-    numeric_id: 42,
-    trigger_event_id: `t-${id}`,
-    net_size_usd: 25_000,
-    profit_size_usd: 25_000,
-    fees_bps: 5,
-    gas_usd: 0.02,
-    peak_capacity_usd: 25_049,
-    peak_profit_usd: 13,
-    capacity_capped: false,
-    peak_raw_spread_bps: net + 9,
-    peak_net_spread_bps: net,
-    peak_size_usd: 25_000,
-    peak_capacity_capped: false,
-    capacity_usd_ms: 25_000_000,
-    closed_at_ms: null,
-  };
-}
+const dislocation = (id: string, openedMs: number, net: number) => openDislocation(id, openedMs, net);
 
 async function serve(limit: number): Promise<HttpServer> {
   const pairs = loadPairs();

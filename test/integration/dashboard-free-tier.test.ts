@@ -28,13 +28,11 @@ import { Router } from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { HealthRegistry } from '../../core/health.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { insertSpreadSamples, type SpreadSample } from '../../core/store/tables/spread-samples.js';
 import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
-import { insertDislocations, type DislocationRecord } from '../../core/store/tables/dislocations.js';
+import { insertDislocations } from '../../core/store/tables/dislocations.js';
 import { buildCatalogue } from '../../api/catalogue/catalogue.js';
 import { listen, type HttpServer } from '../../api/http-server.js';
 import { problemErrors } from '../../api/middleware/problem-errors.js';
@@ -44,8 +42,10 @@ import type { SkuRuntime } from '../../api/sku/sku.js';
 import { spreadCandlesHandler } from '../../api/telemetry/spread-candles/handler.js';
 import { executionLatencyHandler } from '../../api/telemetry/execution-latency/handler.js';
 import { dislocationsHandler } from '../../api/telemetry/dislocations/handler.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testConfig, testLogger } from '../helpers/config.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { openDislocation } from '../helpers/dislocation-record.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 
 const logger = testLogger();
@@ -99,25 +99,8 @@ const backends: { name: string; open(): Promise<{ store: Store; cleanup(): Promi
   {
     name: 'ClickHouse',
     async open() {
-      const database = uniqueName('dashboard_free');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger,
-      });
-      return {
-        store,
-        cleanup: async () => {
-          try {
-            await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-          } finally {
-            await store.close();
-          }
-        },
-      };
+      const { store, close } = await openClickHouseTestStore(config, 'dashboard_free', logger);
+      return { store, cleanup: close };
     },
   },
 ];
@@ -152,44 +135,7 @@ function spreadSamples(): SpreadSample[] {
   return out;
 }
 
-function dislocation(id: string, openedMs: number, net: number): DislocationRecord {
-  return {
-    event_id: `${id}:0`,
-    opportunity_id: id,
-    revision: 0,
-    pair: PAIR,
-    buy_venue: 'uniswap_v3_base',
-    sell_venue: 'coinbase',
-    buy_price: 2000.12,
-    sell_price: 2003.45,
-    raw_spread_bps: net + 9,
-    net_spread_bps: net,
-    est_profit_usd: 12.64,
-    capacity_usd: 25_000,
-    liquidity_depth_usd: 123_456,
-    liquidity_depth_capped: false,
-    status: 'OPPORTUNITY',
-    opened_at_ms: openedMs,
-    updated_at_ms: openedMs + 1000,
-    duration_ms: 1000,
-    source: 'simulated',
-    numeric_id: 42,
-    trigger_event_id: `t-${id}`,
-    net_size_usd: 25_000,
-    profit_size_usd: 25_000,
-    fees_bps: 5,
-    gas_usd: 0.02,
-    peak_capacity_usd: 25_049,
-    peak_profit_usd: 13,
-    capacity_capped: false,
-    peak_raw_spread_bps: net + 9,
-    peak_net_spread_bps: net,
-    peak_size_usd: 25_000,
-    peak_capacity_capped: false,
-    capacity_usd_ms: 25_000_000,
-    closed_at_ms: null,
-  };
-}
+const dislocation = (id: string, openedMs: number, net: number) => openDislocation(id, openedMs, net, PAIR);
 
 /** The data, the dashboard over HTTP and the paid handlers' runtime on one store. */
 async function serve(store: Store): Promise<{ http: HttpServer; runtime: SkuRuntime }> {

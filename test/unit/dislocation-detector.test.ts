@@ -17,28 +17,10 @@ import {
 import type { QuoteEvent } from '../../core/events/market.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
-import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
+import { T, dexQuote, cexAt, dexAt } from '../helpers/market-fixtures.js';
 
 const OPTS = { maxQuoteAgeMs: 30_000 };
 const PAIR = 'ETH/USD';
-
-/** A CEX quote at T + dt whose bid/ask (and ladder) are shifted by `shift` USD. */
-function cexAt(dt: number, shift = 0, id = `cex-${dt}`): QuoteEvent {
-  const base = cexQuote();
-  return cexQuote({
-    event_id: id,
-    event_time_ms: T + dt,
-    bid: base.bid + shift,
-    ask: base.ask + shift,
-    ladder: base.ladder.map((s) => ({
-      size_usd: s.size_usd,
-      buy_price: s.buy_price! + shift,
-      sell_price: s.sell_price! + shift,
-    })),
-  });
-}
-
-const dexAt = (dt: number, id = `dex-${dt}`) => dexQuote({ event_id: id, event_time_ms: T + dt });
 
 function run(state: PairState, quotes: QuoteEvent[]): DetectorOutput[] {
   return quotes.map((q) => applyQuote(state, q, OPTS));

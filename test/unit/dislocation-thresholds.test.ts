@@ -22,7 +22,7 @@ import { evaluateDirection } from '../../aggregate/spread-math.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { MarketSimulator } from '../../ingest/simulator/market-simulator.js';
-import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
+import { T, cexAt, dexAt } from '../helpers/market-fixtures.js';
 
 const PAIR = 'ETH/USD';
 const DEX = 'uniswap_v3_base';
@@ -32,24 +32,6 @@ const THRESHOLDS: DetectorOptions = {
   minLifeMs: DEFAULT_MIN_LIFE_MS,
   minProfitUsd: DEFAULT_MIN_PROFIT_USD,
 };
-
-/** A CEX quote at T + dt whose bid/ask (and ladder) are shifted by `shift` USD (0: sells 10 USD above the DEX). */
-function cexAt(dt: number, shift = 0, id = `cex-${dt}`): QuoteEvent {
-  const base = cexQuote();
-  return cexQuote({
-    event_id: id,
-    event_time_ms: T + dt,
-    bid: base.bid + shift,
-    ask: base.ask + shift,
-    ladder: base.ladder.map((s) => ({
-      size_usd: s.size_usd,
-      buy_price: s.buy_price! + shift,
-      sell_price: s.sell_price! + shift,
-    })),
-  });
-}
-
-const dexAt = (dt: number, id = `dex-${dt}`) => dexQuote({ event_id: id, event_time_ms: T + dt });
 
 function run(state: PairState, quotes: QuoteEvent[], options: DetectorOptions = THRESHOLDS): DetectorOutput[] {
   return quotes.map((q) => applyQuote(state, q, options));
