@@ -115,6 +115,7 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules/',
+      'dist/',
       '.engines/',
       'data/',
       'coverage/',

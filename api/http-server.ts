@@ -43,7 +43,13 @@ export async function listen(
     url: `http://${host}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A connection busy when the drain begins (a long answer, a stream) turns idle when its response ends, and
+        // Node then keeps it open for keepAliveTimeout: idle connections are closed as they appear, until none is left.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

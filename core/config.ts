@@ -33,19 +33,23 @@ const url = (protocols: string[]) =>
     { message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}` },
   );
 
-const hostPortList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  .pipe(
-    z
-      .array(z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'each broker must be host:port'))
-      .min(1, 'at least one broker'),
-  );
+/** The one parser of comma-separated lists: items trimmed, empty items dropped, then checked by `items`. */
+const commaList = <T extends z.ZodType<unknown, string[]>>(items: T) =>
+  z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(items);
+
+const hostPortList = commaList(
+  z
+    .array(z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'each broker must be host:port'))
+    .min(1, 'at least one broker'),
+);
 
 /** name -> [schema with default, description]. Keep descriptions one line. */
 export const configSpec = {
@@ -100,6 +104,14 @@ export const configSpec = {
   KAFKA_BROKERS: [hostPortList.default(['127.0.0.1:19092']), 'Comma-separated Kafka bootstrap brokers (host:port).'],
   KAFKA_CLIENT_ID: [z.string().min(1).default('x402-gateway'), 'Kafka client id.'],
   BUS_PARTITIONS: [positiveInt.default(3), 'Partitions per topic created by the app (both adapters).'],
+  KAFKA_REPLICATION_FACTOR: [
+    z.coerce.number().int().min(1).max(32).default(1),
+    'Copies of each partition of the topics (and dead-letter topics) the app creates, at most the broker count; 3 on the replicated topology (docs/replicated-topology.md). Above 1 the producer is also idempotent (a send retried while a leader moves is not written twice). A topic that already exists keeps its own.',
+  ],
+  KAFKA_MIN_INSYNC_REPLICAS: [
+    z.coerce.number().int().min(1).max(32).default(1),
+    '`min.insync.replicas` of the topics the app creates: a publish (acks=all) is acknowledged once this many replicas have it, and refused while fewer are in sync. At most KAFKA_REPLICATION_FACTOR; 2 of 3 on the replicated topology (one broker may be down).',
+  ],
   BUS_BATCH_SIZE: [
     positiveInt.default(60000),
     'Most messages handed to a batch handler at once (one store insert per table per batch: larger inserts, fewer ClickHouse merges). Keep it above what one Kafka fetch brings (KAFKA_FETCH_MAX_BYTES_PER_PARTITION / message size; ~46k quotes) so a fetch is one batch.',
@@ -157,6 +169,14 @@ export const configSpec = {
   ],
   CLICKHOUSE_USER: [z.string().default('default'), 'ClickHouse user.'],
   CLICKHOUSE_PASSWORD: [z.string().default(''), 'ClickHouse password (secret: from the environment only).'],
+  STORE_BATCH_MAX_WAIT_MS: [
+    z.coerce.number().int().min(0).max(60000).default(5000),
+    "STORE=clickhouse: longest the aggregate holds a table's rows for others before inserting them (core/store/table-batcher.ts; the batch is committed only after that insert, its DislocationEvents published after it); 0 inserts every batch at once. Fewer, larger inserts: ClickHouse writes and merges fewer parts (docs/scaling.md: 5 s keeps merges under 20x the rows inserted at the idle feed, 1 s does not).",
+  ],
+  STORE_BATCH_MAX_ROWS: [
+    positiveInt.default(10000),
+    'Pending rows of one table that the aggregate inserts at once, without waiting STORE_BATCH_MAX_WAIT_MS (a batch this large under load is never held).',
+  ],
 
   QUEUE: [
     z.enum(['inprocess', 'bullmq']).default('inprocess'),
@@ -213,6 +233,30 @@ export const configSpec = {
   DEX_DEPTH_MAX_USD: [
     z.coerce.number().positive().default(50_000_000),
     'Hard maximum of the DEX depth search (USD): a depth that reaches it is reported as capped (at least this much), never silently.',
+  ],
+  IMPACT_FILL_WINDOW_MS: [
+    z.coerce.number().int().min(60_000).max(86_400_000).default(3_600_000),
+    'impact-simulation depth-survival fill model: the stored book history it is calibrated on (ms before now, per venue and pair).',
+  ],
+  IMPACT_FILL_MAX_SNAPSHOTS: [
+    z.coerce.number().int().min(10).max(100_000).default(7_200),
+    'impact-simulation depth-survival fill model: most book snapshots read per venue and pair per calibration (the newest of the window).',
+  ],
+  IMPACT_FILL_MIN_SAMPLES: [
+    z.coerce.number().int().min(1).max(100_000).default(100),
+    'impact-simulation: fewer snapshot pairs than this in the window and the adverse-sweep model answers instead of depth survival (`fill_model`).',
+  ],
+  IMPACT_FILL_REFRESH_MS: [
+    z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+    'impact-simulation depth-survival fill model: longest a calibration (book history of a venue and pair) is shared between requests before it is read again.',
+  ],
+  DEX_MAX_QUOTE_AGE_MS: [
+    z.coerce.number().int().min(500).max(600_000).default(4000),
+    "Fresh legs only: a DEX (Base pool) quote older than this at an evaluation's event time is not compared (ms; default two Base blocks); the skipped evaluations are counted (`stale_legs`) and open dislocations on it expire. Part of the detector's definition.",
+  ],
+  CEX_MAX_QUOTE_AGE_MS: [
+    z.coerce.number().int().min(500).max(600_000).default(5000),
+    "Fresh legs only: a CEX quote older than this at an evaluation's event time is not compared (ms; default ten 500 ms book ticks, two and a half REST polls while the websocket is down); the skipped evaluations are counted (`stale_legs`). Part of the detector's definition.",
   ],
   DISLOCATION_MIN_NET_BPS: [
     z.coerce.number().default(0),
@@ -399,17 +443,40 @@ export const configSpec = {
     positiveInt.default(3600000),
     'How far the newest stored data must also be past a telemetry window before its answer is cached: while the pipeline catches up (a backfill at start-up, a backlog replayed after an outage) its consumers write their tables at different paces, and a window near the data edge may still be missing rows of one of them.',
   ],
+  STREAM_MAX_CONCURRENT: [
+    z.coerce.number().int().min(1).max(10000).default(200),
+    'Paid event streams (`/api/v1/crypto/stream`) open at once in this process; one more is refused before any challenge: 503 `stream_capacity_full`, never charged.',
+  ],
+  STREAM_POLL_MS: [
+    z.coerce.number().int().min(50).max(60000).default(1000),
+    'How often an event stream reads the store for events after its cursor.',
+  ],
+  STREAM_MAX_EVENTS_PER_POLL: [
+    z.coerce.number().int().min(1).max(5000).default(500),
+    'Most events an event stream reads and sends per poll (a backlog is sent over several polls).',
+  ],
+  STREAM_HEARTBEAT_MS: [
+    z.coerce.number().int().min(1000).max(120000).default(15000),
+    'Keep-alive comment (`: keep-alive`) an event stream sends after this long without an event.',
+  ],
+  STREAM_SETTLE_MS: [
+    z.coerce.number().int().min(0).max(600000).default(5000),
+    'How long after its event time an event is sent: rows reach the store a little after their event time (pipeline and write batching), and a stream read by event time sends each one once, in order, only when nothing earlier can still arrive. Also how long a stream stays open past its paid period (the last events).',
+  ],
+  STREAM_MINUTE_MS: [
+    z.coerce.number().int().min(1000).max(60000).default(60000),
+    'Length of one paid stream `minute`, ms: 60000 in service; tests shorten it to see a period end.',
+  ],
+  STREAM_MAX_BACKFILL_MS: [
+    z.coerce.number().int().min(0).max(86400000).default(3600000),
+    'How far back a new paid stream may start when it sends `Last-Event-ID` (continuing an earlier stream after a gap); older cursors are refused (400 `invalid_parameter`).',
+  ],
+  STREAM_TOKEN_SECRET: [
+    z.string().min(32).optional(),
+    'Key of the HMAC that signs stream resume tokens (secret: from the environment only; at least 32 characters). Unset: a random key per process, so a token resumes only on the process that issued it.',
+  ],
   SKUS_DISABLED: [
-    z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(z.string().regex(/^[a-z0-9-]+$/, 'route ids such as summarize')))
-      .default([]),
+    commaList(z.array(z.string().regex(/^[a-z0-9-]+$/, 'route ids such as summarize'))).default([]),
     'Comma-separated route ids taken out of service (e.g. while an upstream is down): 503 `sku_unavailable` before any challenge, discovery marks them unavailable.',
   ],
   PRICE_OVERRIDES: [
@@ -483,27 +550,18 @@ export const configSpec = {
     'User-Agent of outbound fetches when the request gives none.',
   ],
   FETCH_DNS_SERVERS: [
-    z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .pipe(
-        z
-          .array(
-            z
-              .string()
-              .regex(
-                /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]+)$/,
-                'each server is an IP, IP:port or [IPv6]:port',
-              ),
-          )
-          .min(1),
-      )
-      .optional(),
+    commaList(
+      z
+        .array(
+          z
+            .string()
+            .regex(
+              /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]+)$/,
+              'each server is an IP, IP:port or [IPv6]:port',
+            ),
+        )
+        .min(1),
+    ).optional(),
     'DNS servers (comma-separated IP[:port]) the fetcher queries instead of the system resolver.',
   ],
   OCR_WORKERS: [
@@ -688,6 +746,14 @@ function crossFieldProblems(out: Record<string, unknown>, env: Record<string, st
       if (out[name] === undefined && !(env[name] ?? '')) problems.push(`${name}="": required when SETTLEMENT=${mode}`);
     }
   };
+  if (
+    typeof out.KAFKA_MIN_INSYNC_REPLICAS === 'number' &&
+    typeof out.KAFKA_REPLICATION_FACTOR === 'number' &&
+    out.KAFKA_MIN_INSYNC_REPLICAS > out.KAFKA_REPLICATION_FACTOR
+  )
+    problems.push(
+      `KAFKA_MIN_INSYNC_REPLICAS=${out.KAFKA_MIN_INSYNC_REPLICAS}: at most KAFKA_REPLICATION_FACTOR (${out.KAFKA_REPLICATION_FACTOR}); no publish could be acknowledged`,
+    );
   requireFor('remote', ['FACILITATOR_URL', 'PAYMENT_PAY_TO']);
   requireFor('self', ['PAYMENT_SETTLER_KEY', 'PAYMENT_RPC_URL', 'PAYMENT_PAY_TO']);
   if (

@@ -26,6 +26,8 @@ export async function createBus(config: Config, logger: Logger): Promise<Bus> {
       ...common,
       brokers: config.KAFKA_BROKERS,
       clientId: config.KAFKA_CLIENT_ID,
+      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+      minInsyncReplicas: config.KAFKA_MIN_INSYNC_REPLICAS,
       connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,

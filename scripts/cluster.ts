@@ -4,6 +4,7 @@
  * (/health, /metrics; the api also serves the API), data folder and log.
  *
  *   npm run cluster -- up [--api N] [--aggregate N] [--worker N]
+ *     (api replicas share api-1's dev chain and settler key: sharedDevChain below)
  *   npm run cluster -- status
  *   npm run cluster -- down
  *
@@ -21,6 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { readDevChainInfo } from '../api/dev-chain/dev-chain.js';
 import {
   errorLines,
   health,
@@ -77,6 +79,39 @@ function table(processes: ClusterProcess[], extra: (p: ClusterProcess) => string
   }
 }
 
+/**
+ * The settler-key rule (docs/payment.md): every api replica settles with one key, its transactions ordered by the
+ * nonce lease in Redis. In the dev mode (SETTLEMENT unset or `devchain`) api-1 runs the dev chain, and the other
+ * replicas join it as `self` settlers of that chain with its token, pay-to and settler key (api-1's
+ * `devchain.json`), so every replica challenges for the same asset and pay-to. api-1 restarted starts a new chain:
+ * restart the other api replicas with it (`down`, then `up`).
+ */
+async function sharedDevChain(processes: ClusterProcess[], env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  if ((env.SETTLEMENT ?? 'devchain') !== 'devchain') return {};
+  const first = processes.find((p) => p.name === 'api-1');
+  if (!first) return {};
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      const info = await readDevChainInfo(first.dataDir);
+      if (info.api_url && running(first))
+        return {
+          SETTLEMENT: 'self',
+          PAYMENT_NETWORK: info.network,
+          PAYMENT_RPC_URL: info.rpc_url,
+          PAYMENT_ASSET: info.asset,
+          PAYMENT_PAY_TO: info.pay_to,
+          PAYMENT_SETTLER_KEY: info.settler_key,
+        };
+    } catch {
+      // not written yet
+    }
+    if (!running(first)) fail(`api-1 exited before its dev chain was up:\n${tail(first.log)}`, 1);
+    if (Date.now() - t0 > START_TIMEOUT_MS) fail(`api-1's dev chain was not up within ${START_TIMEOUT_MS} ms`, 1);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 async function up(replicas: Record<ClusterRole, number>, basePort: number): Promise<void> {
   let processes = readState(DIR);
   const wanted = plan({ dir: DIR, basePort, replicas });
@@ -110,7 +145,8 @@ async function up(replicas: Record<ClusterRole, number>, basePort: number): Prom
                 p.name === 'aggregate-1' ? (process.env.AGGREGATE_PAPER_EXECUTOR ?? 'true') : 'false',
             }
           : {};
-      processes[i] = start(p, ROOT, { ...env, ...paper });
+      const chain = p.role === 'api' && p.name !== 'api-1' ? await sharedDevChain(processes, env) : {};
+      processes[i] = start(p, ROOT, { ...env, ...paper, ...chain });
       starting.push(p.name);
     }
   }

@@ -15,6 +15,9 @@
 #   CLICKHOUSE_TCP_PORT=19000 REDIS_PORT=16379, KAFKA_HEAP_OPTS="-Xmx512m -Xms256m",
 #   KAFKA_START_TIMEOUT=90 CLICKHOUSE_START_TIMEOUT=30 REDIS_START_TIMEOUT=30,
 #   ENGINES_INSTALL_COMPOSE=1 (install Debian's docker-compose when no compose is available).
+# ENGINES_TOPOLOGY=single (default: the above) or replicated: 3 Kafka brokers, 2 ClickHouse replicas with ZooKeeper,
+#   Redis primary + replica + 3 Sentinels, under $ENGINES_DIR/replicated (scripts/engines/replicated/topology.sh,
+#   docs/replicated-topology.md); install, up, down [--purge] and status apply to it.
 # ClickHouse's read-only "analyst" user (scripts/engines/clickhouse/users.d/analyst.xml, docs/querying-the-store.md),
 #   read when the server starts: CLICKHOUSE_ANALYST_PASSWORD (unset: a random one, kept in
 #   $ENGINES_DIR/clickhouse/analyst.password, mode 0600), CLICKHOUSE_ANALYST_DATABASE=${CLICKHOUSE_DATABASE:-gateway};
@@ -522,7 +525,17 @@ cmd_status() {
   return $rc
 }
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+case ${ENGINES_TOPOLOGY:-single} in
+  single) ;;
+  replicated) # built from the helpers above; the single node's commands below are not reached
+    # shellcheck source=engines/replicated/topology.sh
+    source "$TPL_DIR/replicated/topology.sh"
+    replicated_main "$@"
+    exit $? ;;
+  *) die "ENGINES_TOPOLOGY=$ENGINES_TOPOLOGY: single or replicated" ;;
+esac
 
 case "${1:-}" in
   install) lock; cmd_install ;;

@@ -223,6 +223,11 @@ export interface DevChainInfo {
   payer: Address;
   /** A throwaway key that only ever holds test USDC on this local chain (the start log names it `payer_key` too). */
   payer_key: Hex;
+  /**
+   * The settler's throwaway key on this local chain: more api replicas settle on the same chain with the same key
+   * (SETTLEMENT=self, the Redis nonce lease orders their transactions), as `npm run cluster -- up --api N` starts them.
+   */
+  settler_key: Hex;
   /** Where the server that runs this chain answers, once it listens (for `npm run pay`). */
   api_url?: string;
   started_at: string;

@@ -271,6 +271,7 @@ export async function startSettlement(
         pay_to: devChain.payTo,
         payer: devChain.payer,
         payer_key: devChain.payerKey,
+        settler_key: devChain.settlerKey,
         started_at: new Date().toISOString(),
         pid: process.pid,
       });

@@ -62,6 +62,12 @@ export interface ConsumerOptions {
   maxAttempts?: number;
   retryBackoffMs?: number;
   maxBatchSize?: number;
+  /**
+   * Kafka: handlers of up to this many partitions of one fetch run at once (default 1); each partition's
+   * batches stay in order and are committed on their own. Handlers that await a shared write (the aggregate's
+   * table batcher) then share one insert. The memory adapter runs its partitions one at a time.
+   */
+  partitionsConcurrently?: number;
 }
 
 export interface ConsumerStatus {

@@ -1,6 +1,7 @@
 /**
  * Admin side of the Kafka bus (one kafkajs admin client per bus): topic
- * creation with a wait for leaders, offset queries, rewinding a stopped
+ * creation (partitions, replication factor, min.insync.replicas; an existing
+ * topic is left as it is) with a wait for leaders, offset queries, rewinding a stopped
  * group (replay: earliest, latest, an offset or a timestamp), reading a topic
  * to its end offsets at the time of the call (operator tools), DLQ summaries
  * and the health ping. Whether this bus still runs a consumer of the group is
@@ -28,6 +29,10 @@ import { KafkaTopicTail } from './kafka-topic-tail.js';
 export interface KafkaAdminSettings {
   brokers: string[];
   partitions: number;
+  /** Copies of each partition of a topic created here; unset: 1. */
+  replicationFactor?: number;
+  /** min.insync.replicas of a topic created here; unset: 1. */
+  minInsyncReplicas?: number;
   connectTimeoutMs: number;
 }
 
@@ -49,7 +54,12 @@ export class KafkaBusAdmin {
       // covers every topic; createTopics skips its wait when some already existed) reads it the same way.
       await this.admin
         .createTopics({
-          topics: names.map((topic) => ({ topic, numPartitions: this.settings.partitions })),
+          topics: names.map((topic) => ({
+            topic,
+            numPartitions: this.settings.partitions,
+            replicationFactor: this.settings.replicationFactor ?? 1,
+            configEntries: [{ name: 'min.insync.replicas', value: String(this.settings.minInsyncReplicas ?? 1) }],
+          })),
           waitForLeaders: true,
         })
         .catch((err: unknown) => {

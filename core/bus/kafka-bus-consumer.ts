@@ -5,6 +5,8 @@
  * isolate / dead-letter, as in the memory adapter) in equal chunks of at most
  * batchSize; `offset = last + 1` is committed once per kafkajs batch, earlier
  * before a retry backoff, and always before eachBatch returns (at-least-once).
+ * With `partitionsConcurrently` > 1 kafkajs runs the batches of that many
+ * partitions of a fetch at once, each with its own runner and commit.
  *
  * Group membership: a member is dropped after sessionTimeoutMs without a
  * heartbeat; heartbeats go every heartbeatIntervalMs, also while a long batch
@@ -80,7 +82,9 @@ export class KafkaBusConsumer implements Consumer {
   readonly status: ConsumerStatus;
   private readonly abort = new AbortController();
   private readonly consumer: KafkaConsumer;
-  private readonly runner: BatchRunner;
+  /** One runner per topic-partition (its retry and dead-letter state is per batch), made on first use. */
+  private readonly runners = new Map<string, BatchRunner>();
+  private readonly makeRunner: (key: string) => BatchRunner;
   private readonly batchSize: number;
   private readonly logger: Logger;
   private readonly perTopic = new Map<
@@ -98,8 +102,8 @@ export class KafkaBusConsumer implements Consumer {
     eachBatch: (payload) => this.eachBatch(payload),
   };
   private readonly heartbeatEveryMs: number;
-  /** Commits what the current kafkajs batch has finished and heartbeats; the runner calls it while backing off. */
-  private beforeBackoff: (() => Promise<void>) | undefined;
+  /** Per topic-partition: commits what its current kafkajs batch has finished and heartbeats; its runner calls it while backing off. */
+  private readonly beforeBackoff = new Map<string, () => Promise<void>>();
 
   constructor(
     private readonly bus: KafkaConsumerHost,
@@ -132,19 +136,22 @@ export class KafkaBusConsumer implements Consumer {
       maxBytes: Math.max(32 * 1024 * 1024, (bus.options.fetchMaxBytesPerPartition ?? 0) * 4),
       retry: { initialRetryTime: 300, maxRetryTime: 10000, retries: 10 },
     });
-    this.runner = new BatchRunner({
-      ...consumerRunnerOptions(ADAPTER, options, bus, {
-        status: this.status,
-        signal: this.abort.signal,
-        logger: this.logger,
-      }),
-      heartbeat: () => (this.beforeBackoff ? this.beforeBackoff() : Promise.resolve()),
-      alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
-      deadLetterSent: (message, dead) => {
-        const record = parseDeadLetter(dead.headers ?? {});
-        if (record) bus.deadLetters.sent(dlqTopic(message.topic), record);
-      },
-    });
+    // kafkajs hands a fetch's partitions to this many handlers at once (in order within each partition).
+    this.runConfig.partitionsConsumedConcurrently = options.partitionsConcurrently ?? 1;
+    this.makeRunner = (key) =>
+      new BatchRunner({
+        ...consumerRunnerOptions(ADAPTER, options, bus, {
+          status: this.status,
+          signal: this.abort.signal,
+          logger: this.logger,
+        }),
+        heartbeat: () => this.beforeBackoff.get(key)?.() ?? Promise.resolve(),
+        alreadyDeadLettered: (message) => bus.deadLetters.alreadyRecorded(dlqTopic(message.topic), message, groupId),
+        deadLetterSent: (message, dead) => {
+          const record = parseDeadLetter(dead.headers ?? {});
+          if (record) bus.deadLetters.sent(dlqTopic(message.topic), record);
+        },
+      });
     const { CRASH, GROUP_JOIN, FETCH_START, FETCH } = this.consumer.events;
     this.consumer.on(CRASH, (e) => this.crashed(errorMessage(e.payload.error), e.payload.restart));
     this.consumer.on(GROUP_JOIN, () => {
@@ -283,10 +290,13 @@ export class KafkaBusConsumer implements Consumer {
       await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
       m.consumed.inc(count);
     };
-    this.beforeBackoff = async () => {
+    const key = `${topic}/${partition}`;
+    let runner = this.runners.get(key);
+    if (!runner) this.runners.set(key, (runner = this.makeRunner(key)));
+    this.beforeBackoff.set(key, async () => {
       await commit();
       await heartbeat();
-    };
+    });
     // A slow handler (not only the runner's backoff) must not cost the group membership.
     const keepAlive = setInterval(() => {
       heartbeat().catch((err: unknown) =>
@@ -301,7 +311,7 @@ export class KafkaBusConsumer implements Consumer {
         const end = Math.min(messages.length, start + chunkSize);
         const chunk = new Array<BusMessage>(end - start);
         for (let i = start; i < end; i++) chunk[i - start] = new KafkaBusMessage(topic, partition, messages[i]!);
-        const done = await this.runner.run(chunk);
+        const done = await runner.run(chunk);
         if (done > 0) {
           const last = chunk[done - 1]!.offset;
           resolveOffset(last);
@@ -316,7 +326,7 @@ export class KafkaBusConsumer implements Consumer {
       await commit();
     } finally {
       clearInterval(keepAlive);
-      this.beforeBackoff = undefined;
+      this.beforeBackoff.delete(key);
     }
   }
 }

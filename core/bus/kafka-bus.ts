@@ -2,7 +2,8 @@
  * Kafka adapter of the bus port (kafkajs). Semantics in bus.ts; the retry /
  * isolate / dead-letter logic is the shared BatchRunner, so it behaves like
  * the memory adapter. This file connects and composes the parts:
- *  - kafka-bus-producer.ts: one producer per bus (acks -1, murmur2);
+ *  - kafka-bus-producer.ts: one producer per bus (acks -1, murmur2;
+ *    idempotent when topics are replicated, see below);
  *  - kafka-bus-consumer.ts: one kafkajs consumer per consume() call, manual
  *    commits after the handler succeeded, heartbeats during long batches,
  *    eviction of a dead predecessor before joining;
@@ -35,17 +36,26 @@ import { KafkaBusConsumer, type KafkaConsumerSettings } from './kafka-bus-consum
 import { KafkaBusMessage } from './kafka-bus-message.js';
 import { KafkaBusProducer } from './kafka-bus-producer.js';
 import { KafkaDeadLetterIndex } from './kafka-dead-letter-index.js';
+import { kafkaCall } from './kafka-errors.js';
 import { kafkaLogCreator } from './kafka-log.js';
 
 export interface KafkaBusOptions extends KafkaConsumerSettings {
   brokers: string[];
   clientId: string;
   partitions: number;
+  /** Copies of each partition of the topics this bus creates (KAFKA_REPLICATION_FACTOR). Default 1. */
+  replicationFactor?: number;
+  /** min.insync.replicas of the topics this bus creates (KAFKA_MIN_INSYNC_REPLICAS). Default 1. */
+  minInsyncReplicas?: number;
   connectTimeoutMs: number;
   logger: Logger;
 }
 
 const ADAPTER = 'kafka';
+/** The client's own retry (bounded: start-up, admin calls, the single-node producer). */
+const CLIENT_RETRY = { initialRetryTime: 100, maxRetryTime: 2000, retries: 5 };
+/** An idempotent producer's: long enough to ride out a leader election (a fenced broker, ~4-10 s), then fail. */
+const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 2000, retries: 10 };
 
 export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const { brokers, connectTimeoutMs } = options;
@@ -57,12 +67,34 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     connectionTimeout: Math.max(500, Math.min(3000, Math.floor(connectTimeoutMs / 3))),
     requestTimeout: 30000,
     // Bounded: ~100+200+400+800+1600 ms (+/- 20%), then the operation fails.
-    retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 5 },
+    retry: CLIENT_RETRY,
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
   });
   const admin = kafka.admin();
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
+  // Replicated topics move their leaders when a broker fails: a send the old leader wrote but did not acknowledge is
+  // retried, and an idempotent producer (a producer id and sequence numbers per partition) keeps the broker from
+  // writing it twice. kafkajs keeps that order only with one request in flight per broker, and would retry an
+  // idempotent send forever: its retry stays bounded (PRODUCER_RETRY; a publish still fails with a DependencyError
+  // when the cluster stays unreachable, callers republish, and every sink is idempotent by event id). One broker
+  // moves no leader: the single-node producer stays as it was.
+  const idempotent = (options.replicationFactor ?? 1) > 1;
+  const newProducer = () =>
+    kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: true,
+      ...(idempotent ? { idempotent, maxInFlightRequests: 1, retry: PRODUCER_RETRY } : {}),
+    });
+  const producer = newProducer();
+  // kafka-bus-producer.ts: an idempotent producer whose sequence numbers a new leader refuses is replaced.
+  const renew = idempotent
+    ? async () => {
+        logger.warn('bus: kafka refused the producer sequence numbers after a leader change; new producer id');
+        const fresh = newProducer();
+        await kafkaCall('new producer', () => fresh.connect());
+        return fresh;
+      }
+    : undefined;
 
   try {
     await withTimeout(
@@ -88,7 +120,18 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     );
   }
   logger.debug({ brokers }, 'bus: connected to kafka');
-  return new KafkaBus(options, logger, kafka, admin, new KafkaBusProducer(producer));
+  // kafka-bus-producer.ts: on a cluster, one partition per send (a kafkajs retry can skip partitions of a moved leader).
+  const partitionCount = idempotent
+    ? async (topic: string) => {
+        const { topics } = await kafkaCall(`partitions of ${topic}`, () =>
+          admin.fetchTopicMetadata({ topics: [topic] }),
+        );
+        const n = topics[0]?.partitions.length ?? 0;
+        if (n < 1) throw new DependencyError('kafka', `topic ${topic} has no partitions yet`);
+        return n;
+      }
+    : undefined;
+  return new KafkaBus(options, logger, kafka, admin, new KafkaBusProducer(producer, renew, partitionCount));
 }
 
 class KafkaBus implements Bus {

@@ -21,6 +21,8 @@ const HANDLED_ANSWERS: RegExp[] = [
   /not the correct coordinator|coordinator is loading|coordinator is not available/i, // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
   /needs to have a valid member id/i, // MEMBER_ID_REQUIRED (the first JoinGroup round trip)
 ];
+/** kafkajs' warnings about a choice made on purpose (kafka-bus.ts: the idempotent producer's retry is bounded). */
+const CHOSEN: RegExp[] = [/Limiting retries for the idempotent producer/i];
 /** Group membership changes: a replica joined or left, a member rejoins. */
 const REBALANCE: RegExp[] = [
   /group is rebalancing/i, // REBALANCE_IN_PROGRESS
@@ -34,7 +36,7 @@ type Level = 'error' | 'warn' | 'info' | 'debug';
 export function kafkaLogLevel(namespace: string, level: number, message: string, error?: unknown): Level {
   const text = `${message} ${typeof error === 'string' ? error : ''}`;
   if (REBALANCE.some((re) => re.test(text))) return 'info';
-  if (HANDLED_ANSWERS.some((re) => re.test(text))) return 'debug';
+  if (HANDLED_ANSWERS.some((re) => re.test(text)) || CHOSEN.some((re) => re.test(text))) return 'debug';
   if (level === logLevel.ERROR && namespace === 'Connection' && message.startsWith('Response ')) return 'warn';
   if (level === logLevel.ERROR) return 'error';
   if (level === logLevel.WARN) return 'warn';

@@ -50,6 +50,11 @@ export async function settlementThroughput(options: {
       PAYMENT_SETTLE_BATCH_MAX: String(options.batchMax),
       PAYMENT_SETTLE_IN_FLIGHT: String(inFlight),
       PAYMENT_SETTLE_TIMEOUT_MS: '280000',
+      // The product's own switch (DEVCHAIN_MINING): blocks only every 2 s, as on Base.
+      DEVCHAIN_MINING: options.blocks === '2 s blocks' ? 'interval' : 'auto',
+      DEVCHAIN_BLOCK_MS: '2000',
+      // Settled means mined here: each settle resolves on its receipt, not on broadcast.
+      PAYMENT_ANSWER_ON: 'confirmation',
     }),
     { logger: options.logger, writeInfoFile: false },
   );
@@ -57,7 +62,10 @@ export async function settlementThroughput(options: {
     const dc = settlement.devChain!;
     const keys: Hex[] = Array.from({ length: options.payers ?? 8 }, () => generatePrivateKey());
     const payers = keys.map(nativePayer);
-    for (const p of payers) await dc.mint(p.address as Hex, 10n ** 12n);
+    await dc.mintEach(
+      payers.map((p) => p.address as Hex),
+      10n ** 12n,
+    ); // one block for all
     const requirements: PaymentRequirements = {
       scheme: 'exact',
       network: settlement.network,
@@ -75,7 +83,6 @@ export async function settlementThroughput(options: {
     const payloads = Array.from({ length: options.count }, (_, i) =>
       nativePayment(payers[i % payers.length]!, required),
     );
-    if (options.blocks === '2 s blocks') await dc.node.testClient.setAutomine(false);
 
     const latencies: number[] = [];
     const t0 = performance.now();

@@ -46,9 +46,13 @@ const SESSION_TIMEOUT_MS = 120_000;
 /** Ceiling of the waits on the cluster: generous, so a loaded machine only makes the test slower. */
 const WAIT_MS = 180_000;
 
-/** Four consecutive ports below the ephemeral range (a port from it can be taken by an outgoing connection). */
+/** The processes of `up --api 2`, in port order from the base port. */
+const NAMES = ['api-1', 'api-2', 'ingest-1', 'aggregate-1', 'worker-1'];
+const AGGREGATE = NAMES.indexOf('aggregate-1');
+
+/** Consecutive ports below the ephemeral range (a port from it can be taken by an outgoing connection). */
 function freeBase(): Promise<number> {
-  return freePortRun(4);
+  return freePortRun(NAMES.length);
 }
 
 let basePort = 0;
@@ -132,13 +136,13 @@ afterAll(async () => {
 
 describe('npm run cluster (four role processes on the real engines)', () => {
   it(
-    'up, status, a SIGKILLed aggregate restarted at once, down',
+    'up (two api replicas on one chain and one settler key), status, a SIGKILLed aggregate restarted at once, down',
     async () => {
       basePort = await freeBase();
-      const up = await cluster(['up']);
+      const up = await cluster(['up', '--api', '2']);
       console.log(`cluster up (${up.ms} ms):\n${up.stdout.trim()}\n${up.stderr.trim()}`);
       expect(up.code, `${up.stdout}\n${up.stderr}`).toBe(0);
-      const names = ['api-1', 'ingest-1', 'aggregate-1', 'worker-1'];
+      const names = NAMES;
       names.forEach((name, i) =>
         expect(up.stdout).toMatch(
           new RegExp(
@@ -148,7 +152,7 @@ describe('npm run cluster (four role processes on the real engines)', () => {
         ),
       );
       const answers: Awaited<ReturnType<typeof health>>[] = [];
-      for (let i = 0; i < 4; i++) {
+      for (let i = 0; i < names.length; i++) {
         answers.push(
           await eventually(
             () => health(i),
@@ -175,9 +179,36 @@ describe('npm run cluster (four role processes on the real engines)', () => {
       };
       expect(coverage.supported_pairs.length).toBeGreaterThan(0);
 
+      // The settler-key rule: api-2 settles on api-1's dev chain with api-1's token, pay-to and settler key.
+      const terms = await Promise.all(
+        [0, 1].map(async (offset) => {
+          const res = await fetch(`${url(offset)}/api/v1/embed-text`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ text: 'one chain' }),
+          });
+          expect(res.status).toBe(402);
+          const required = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString()) as {
+            accepts: { network: string; asset: string; payTo: string }[];
+          };
+          const { network, asset, payTo } = required.accepts[0]!;
+          return { network, asset, payTo };
+        }),
+      );
+      expect(terms[1]).toEqual(terms[0]);
+      const settlers = await Promise.all(
+        [0, 1].map(async (offset) => (await health(offset)) as unknown as { components: Record<string, unknown> }),
+      );
+      const settlement = settlers.map(
+        (h) => h.components.settlement as { mode: string; settler: string; nonce_store: string },
+      );
+      expect(settlement.map((x) => x.mode)).toEqual(['devchain', 'self']);
+      expect(settlement[1]!.settler).toBe(settlement[0]!.settler);
+      expect(settlement.map((x) => x.nonce_store)).toEqual(['redis', 'redis']); // one nonce sequence for the key
+
       const status = await eventually(
         () => cluster(['status']),
-        (r) => r.code === 0 && (r.stdout.match(/health ok/g) ?? []).length === 4,
+        (r) => r.code === 0 && (r.stdout.match(/health ok/g) ?? []).length === names.length,
         WAIT_MS,
         1000,
       );
@@ -213,11 +244,11 @@ describe('npm run cluster (four role processes on the real engines)', () => {
         50,
       );
       const restartAt = Date.now();
-      const again = await cluster(['up']);
+      const again = await cluster(['up', '--api', '2']);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toContain('cluster: starting aggregate-1 (');
       const resumed = await eventually(
-        () => health(2),
+        () => health(AGGREGATE),
         (h) => Date.parse(h?.components['aggregate.quotes']?.last_batch_at ?? '') > restartAt,
         WAIT_MS,
         100,
@@ -253,7 +284,7 @@ describe('npm run cluster (four role processes on the real engines)', () => {
       console.log(`cluster down (${down.ms} ms):\n${down.stdout.trim()}`);
       expect(down.code, down.stderr).toBe(0);
       for (const name of names) expect(down.stdout).toMatch(new RegExp(`^${name} +stopped in [\\d.]+ s`, 'm'));
-      for (let i = 0; i < 4; i++) expect(await portFree(basePort + i, '127.0.0.1')).toBe(true);
+      for (let i = 0; i < names.length; i++) expect(await portFree(basePort + i, '127.0.0.1')).toBe(true);
       const after = await cluster(['status']);
       expect(after.code).toBe(1);
       expect(after.stderr).toMatch(/no cluster under/);

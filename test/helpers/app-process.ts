@@ -28,6 +28,8 @@ export interface StartOptions {
    * (`process.kill(-child.pid, ...)`) and the exit code is the command's. Default: `node --import tsx roles/main.ts`.
    */
   npmStartScript?: boolean;
+  /** Another tree to run (the production build: test/e2e/compiled-runtime.test.ts), and its command. */
+  tree?: { cwd: string; command: string[] };
 }
 
 /** The argv of package.json's `start` script (a plain command: no shell syntax). */
@@ -40,12 +42,12 @@ export function npmStartCommand(): string[] {
 
 export async function startApp(env: Record<string, string>, options: StartOptions = {}): Promise<AppProcess> {
   const port = env.HTTP_PORT ?? String(await freePort());
-  const [command, ...args] = options.npmStartScript
-    ? npmStartCommand()
-    : [process.execPath, '--import', 'tsx', 'roles/main.ts'];
+  const [command, ...args] =
+    options.tree?.command ??
+    (options.npmStartScript ? npmStartCommand() : [process.execPath, '--import', 'tsx', 'roles/main.ts']);
   const path = process.env.PATH ?? '';
   const child = spawn(command!, args, {
-    cwd: ROOT,
+    cwd: options.tree?.cwd ?? ROOT,
     detached: options.npmStartScript ?? false,
     env: {
       PATH: options.npmStartScript ? `${join(ROOT, 'node_modules', '.bin')}:${path}` : path,

@@ -13,19 +13,25 @@ function composeCommand(): string[] {
   );
 }
 
+/** `config` rendered with the required variables set (and `extra`). */
+function renderedConfig(extra: NodeJS.ProcessEnv = {}): string {
+  const [cmd, ...args] = composeCommand();
+  return execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      CLICKHOUSE_PASSWORD: 'test-only',
+      SETTLEMENT: 'remote',
+      PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
+      ...extra,
+    },
+    encoding: 'utf8',
+  });
+}
+
 describe('docker-compose.yml', () => {
   it('validates and declares the engines and every role with health checks', () => {
-    const [cmd, ...args] = composeCommand();
-    const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        CLICKHOUSE_PASSWORD: 'test-only',
-        SETTLEMENT: 'remote',
-        PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
-      },
-      encoding: 'utf8',
-    });
+    const out = renderedConfig();
     for (const service of ['kafka', 'clickhouse', 'redis', 'api', 'ingest', 'aggregate', 'worker']) {
       expect(out).toMatch(new RegExp(`^  ${service}:$`, 'm'));
     }
@@ -35,20 +41,11 @@ describe('docker-compose.yml', () => {
   });
 
   it('scales the roles as docs/scaling.md says: aggregate replicas without the paper executor, workers, api replicas', () => {
-    const [cmd, ...args] = composeCommand();
-    const out = execFileSync(cmd!, [...args, '-f', 'docker-compose.yml', 'config'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        CLICKHOUSE_PASSWORD: 'test-only',
-        AGGREGATE_REPLICAS: '2',
-        WORKER_REPLICAS: '3',
-        API_REPLICAS: '2',
-        BUS_PARTITIONS: '6',
-        SETTLEMENT: 'remote',
-        PAYMENT_PAY_TO: '0x000000000000000000000000000000000000dEaD',
-      },
-      encoding: 'utf8',
+    const out = renderedConfig({
+      AGGREGATE_REPLICAS: '2',
+      WORKER_REPLICAS: '3',
+      API_REPLICAS: '2',
+      BUS_PARTITIONS: '6',
     });
     const service = (name: string) => nextService(out, name);
     expect(service('aggregate')).toMatch(
@@ -63,6 +60,15 @@ describe('docker-compose.yml', () => {
     expect(service('api')).toMatch(/4020-4029/);
     expect(out.match(/BUS_PARTITIONS: '6'/g)?.length).toBe(5); // every app service
     expect(service('api')).toMatch(/PAYMENT_REPLAY_STORE: redis/); // replicas share the replay lock and the settler's nonce lease
+  });
+
+  it('limits every container (CPU and memory) and caps Redis with noeviction', () => {
+    const out = renderedConfig();
+    const services = ['kafka', 'clickhouse', 'redis', 'api', 'ingest', 'aggregate', 'aggregate-replica', 'worker'];
+    for (const name of services) {
+      expect(nextService(out, name), name).toMatch(/limits:\n\s+cpus: [\d.'"]+\n\s+memory: \S+/);
+    }
+    expect(nextService(out, 'redis')).toMatch(/--maxmemory\s*\n?\s*-?\s*'?"?\d+mb/);
   });
 
   it('refuses to render without the settlement variables (the api would refuse the dev chain in production)', () => {
