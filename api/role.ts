@@ -70,6 +70,8 @@ export async function startApi(
   const servedJobs = jobSkuIds.filter((id) => catalogue.byId(id)?.available).map(skuJobName);
   ctx.health.register(WORKERS_COMPONENT, workersProbe(queue, servedJobs));
   const payments = await startPayments(config, { logger: ctx.logger, health: ctx.health });
+  // Draining: open streams end with `event: end` (reason server_stopping) instead of holding the close for their period.
+  const stopping = new AbortController();
   let http: HttpServer;
   try {
     const gateway = {
@@ -80,6 +82,7 @@ export async function startApi(
         catalogue,
         queue,
         now: () => Date.now(),
+        stopping: stopping.signal,
         ...(readiness ? { readiness: routeReadiness(readiness, ctx.health, jobSkuIds) } : {}),
       },
       // Challenges' `resource.url`: PUBLIC_BASE_URL, or each request's own origin.
@@ -117,6 +120,7 @@ export async function startApi(
     catalogue,
     payments,
     stop: async () => {
+      stopping.abort();
       await http.close();
       await payments.stop();
     },

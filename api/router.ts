@@ -26,7 +26,9 @@ import { problem, retryAfterHeader } from './middleware/problem-errors.js';
 import { DEFAULT_BODY_LIMIT, jsonBodyReader } from './middleware/json-body.js';
 import { admit, type AdmittedCall, type CallNaming } from './paid-call/admission.js';
 import { runHandler } from './paid-call/handler-step.js';
+import { isStreamedAnswer, isStreamedSku } from './sku/streamed-answer.js';
 import { paidRouteOf } from './paid-call/paid-route.js';
+import { pricedRoute } from './sku/call-price.js';
 import { withClosedSliceCache } from './telemetry/closed-slice-cache.js';
 import { JsonText } from './sku/json-text.js';
 import type { HttpMethod, PricedSku, SkuRuntime } from './sku/sku.js';
@@ -86,10 +88,17 @@ function admission(
     discovery: '/api/v1/discovery for the available routes',
   };
   return async (ctx: Context, next: Next) => {
-    const admitted = await admit(runtime, { sku, input: async () => read(ctx), naming, log: ctx.state.log });
+    const input = async () => {
+      const raw = await read(ctx);
+      // A stream's resume cursor comes as the SSE `Last-Event-ID` header (api/telemetry/stream/).
+      const lastEventId = isStreamedSku(sku) ? ctx.get('last-event-id') : '';
+      return lastEventId ? { ...raw, last_event_id: lastEventId } : raw;
+    };
+    const admitted = await admit(runtime, { sku, input, naming, log: ctx.state.log });
     if (!admitted.ok) return writeRejection(ctx, admitted.rejection);
     ctx.state.sku = admitted.admitted;
-    if (paidRoute) ctx.state.paidRoute = paidRoute;
+    const price = admitted.admitted.call.priceAtomic; // call-price.ts; '0': already paid (a resumed stream)
+    if (paidRoute && price !== '0') ctx.state.paidRoute = pricedRoute(paidRoute, price);
     await next();
   };
 }
@@ -109,6 +118,15 @@ function serve(checkResponses: boolean): Middleware {
     const admitted = ctx.state.sku;
     if (!admitted) throw new AppError('internal_error', 'the SKU call was not prepared', 500);
     const answer = await runHandler(admitted, { checkResponses });
+    if (isStreamedAnswer(answer)) {
+      // Paid in advance: the gate settles before the first byte (sku/streamed-answer.ts).
+      ctx.state.streamed = answer;
+      ctx.status = 200;
+      ctx.type = answer.contentType;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
+      return;
+    }
     ctx.status = 200;
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-store');

@@ -20,10 +20,9 @@ import type { Catalogue, PricedSku, Sku } from '../sku/sku.js';
 import type { TelemetrySku } from '../telemetry/telemetry-sku.js';
 import { JOB_SKUS, TELEMETRY_SKUS } from './sku-list.js';
 
-/** 0.0000015 USD is 1.5 atomic units: the smallest legal whole price is 2. */
-export const MIN_PRICE_ATOMIC = 2n;
-/** 0.2 USD. */
-export const MAX_PRICE_ATOMIC = 200_000n;
+import { MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../sku/price-bounds.js';
+
+export { MAX_PRICE_ATOMIC, MIN_PRICE_ATOMIC } from '../sku/price-bounds.js';
 
 export interface CatalogueDeps {
   config: Pick<Config, 'PRICE_OVERRIDES' | 'CEX_EXCHANGE'> & Partial<Pick<Config, 'SKUS_DISABLED'>>;

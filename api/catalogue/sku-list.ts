@@ -13,6 +13,7 @@ import { dislocationsSku } from '../telemetry/dislocations/sku.js';
 import { executionLatencySku } from '../telemetry/execution-latency/sku.js';
 import { shadowCapacitySku } from '../telemetry/shadow-capacity/sku.js';
 import { impactSimulationSku } from '../telemetry/impact-simulation/sku.js';
+import { streamSku } from '../telemetry/stream/sku.js';
 
 export const TELEMETRY_SKUS: readonly TelemetrySku[] = [
   coverageSku,
@@ -21,4 +22,5 @@ export const TELEMETRY_SKUS: readonly TelemetrySku[] = [
   executionLatencySku,
   shadowCapacitySku,
   impactSimulationSku,
+  streamSku,
 ];

@@ -8,6 +8,8 @@ import type { PaymentTerms } from '../payment/settlement.js';
 import { priceText } from '../sku/schemas.js';
 import type { Catalogue, PricedSku } from '../sku/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
+import { rangeTermsOf } from '../telemetry/range-query.js';
+import { priceOfUnits } from '../sku/call-price.js';
 import type { LiveExamples } from './live-examples.js';
 import type { SigningKeysInfo } from './signing-keys.js';
 
@@ -88,13 +90,38 @@ export function paymentNetwork(payment: PaymentInfo): {
   };
 }
 
-export function pricing(sku: PricedSku): { atomicUnits: string; readableUsdc: string } {
-  return { atomicUnits: sku.priceAtomic, readableUsdc: readableUsdc(sku.priceAtomic) };
+/** What a range query (`from`/`to`, api/telemetry/range-query.ts) costs: the price per slice answered, capped. */
+export interface RangePricing {
+  unit: 'slice';
+  maxSlices: number;
+  /** The most one range call costs: the per-slice price x maxSlices, capped at the spec's 0.2 USD. */
+  maxAtomicUnits: string;
+  text: string;
 }
 
-/** "15000 atomic USDC (0.015 USDC)" or "free". */
+export function pricing(sku: PricedSku): { atomicUnits: string; readableUsdc: string; range?: RangePricing } {
+  const range = rangePricing(sku);
+  return { atomicUnits: sku.priceAtomic, readableUsdc: readableUsdc(sku.priceAtomic), ...(range ? { range } : {}) };
+}
+
+export function rangePricing(sku: PricedSku): RangePricing | undefined {
+  const terms = rangeTermsOf(sku);
+  if (!terms || sku.free) return undefined;
+  const maxAtomicUnits = priceOfUnits(sku.priceAtomic, terms.maxSlices);
+  return {
+    unit: 'slice',
+    maxSlices: terms.maxSlices,
+    maxAtomicUnits,
+    text: `the price is per slice: a range query (\`from\`/\`to\`, up to ${terms.maxSlices} slices) costs ${priceText(sku.priceAtomic)} x slices answered, at most ${priceText(maxAtomicUnits)} a call`,
+  };
+}
+
+/** "15000 atomic USDC (0.015 USDC)" or "free"; a range-capable route adds its range price. */
 export function priceLine(sku: PricedSku): string {
-  return sku.free ? 'free' : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})`;
+  const range = rangePricing(sku);
+  return sku.free
+    ? 'free'
+    : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})${range ? `; ${range.text}` : ''}`;
 }
 
 export type SkuGroup = 'Crypto telemetry' | 'Utility' | 'AI';

@@ -16,7 +16,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../sku/json-schema.js';
 import { ProblemSchema, priceText } from '../sku/schemas.js';
 import type { Catalogue, PricedSku } from '../sku/sku.js';
-import { DOCUMENTS, methodsOf, type PaymentInfo } from './context.js';
+import { DOCUMENTS, methodsOf, rangePricing, type PaymentInfo } from './context.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/usdc-amount.js';
 import { toolNameOf } from './mcp-tool-name.js';
@@ -94,10 +94,16 @@ export function toolOutputSchema(sku: PricedSku): JsonSchema {
   };
 }
 
+/** A range-capable tool's range price, as a clause of its price sentence. */
+function rangeNote(sku: PricedSku): string {
+  const range = rangePricing(sku);
+  return range ? ` (${range.text})` : '';
+}
+
 function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
   const price = sku.free
     ? 'Free.'
-    : `Price: ${priceText(sku.priceAtomic)} per call, paid with x402 (_meta["x402/payment"]).`;
+    : `Price: ${priceText(sku.priceAtomic)} per call${rangeNote(sku)}, paid with x402 (_meta["x402/payment"]).`;
   return {
     name: toolNameOf(sku),
     title: sku.title,
@@ -116,6 +122,7 @@ function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
         free: sku.free,
         amount: sku.priceAtomic,
         readableUsdc: readableUsdc(sku.priceAtomic),
+        ...(rangePricing(sku) ? { range: rangePricing(sku) } : {}),
         network: payment.network,
         asset: payment.asset,
       },

@@ -96,7 +96,10 @@ export async function callSkuTool(
       return errorResult(error);
     }
     case 'payment_required':
-      return paymentRequiredResult(outcome.challenge, `Payment required: ${name} costs ${sku.priceAtomic} atomic USDC`);
+      return paymentRequiredResult(
+        outcome.challenge,
+        `Payment required: ${name} costs ${outcome.challenge.accepts[0]?.amount ?? sku.priceAtomic} atomic USDC`,
+      );
     case 'refused': {
       const r = outcome.refusal;
       if (!outcome.challenge) return problemResult(r.status, r.code, r.detail, r.extra);

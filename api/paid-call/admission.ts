@@ -12,12 +12,14 @@
  *                  503 `book_unavailable`...); any other error is a failure, thrown
  *
  * The result is the admitted call: the validated input, the runtime the
- * handler reads, and what the pre-flight prepared for it.
+ * handler reads, what the pre-flight prepared for it, and its price
+ * (`call.priceAtomic`: api/sku/call-price.ts, from the SKU's price and the pre-flight).
  */
 import type { AppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { validationError } from '../../core/validation-error.js';
 import type { PricedSku, SkuCall, SkuRuntime } from '../sku/sku.js';
+import { callPriceAtomic } from '../sku/call-price.js';
 import { PreflightRejection, preflightRejectionOf } from './preflight-rejection.js';
 
 /** How a door names the call in its answers and logs, and where its callers find what is served. */
@@ -67,6 +69,7 @@ export async function admit(runtime: Runtime, request: CallRequest): Promise<Adm
   };
   const preflight = await runPreflight(sku, call);
   if (!preflight.ok) return { ok: false, step: 'preflight', rejection: preflight.rejection };
+  call.priceAtomic = callPriceAtomic(sku.priceAtomic, preflight.prepared); // known before any challenge (call-price.ts)
   return { ok: true, admitted: { sku, call, prepared: preflight.prepared, naming, ...(log ? { log } : {}) } };
 }
 

@@ -21,8 +21,11 @@ import type { AppError } from '../../core/errors.js';
 import type { SkuRuntime } from '../sku/sku.js';
 import type { PaidCall, PaymentCore } from '../payment/payment-core.js';
 import { admit, type Admission, type CallRequest } from './admission.js';
+import { pricedRoute } from '../sku/call-price.js';
 import { runHandler } from './handler-step.js';
 import { payForCall, type CallPlace, type PaymentInput, type PaymentOutcome } from './payment-step.js';
+import { PreflightRejection } from './preflight-rejection.js';
+import { isStreamedSku } from '../sku/streamed-answer.js';
 
 export { PreflightRejection } from './preflight-rejection.js';
 export type { AdmittedCall, CallNaming, CallRequest } from './admission.js';
@@ -66,6 +69,8 @@ export async function runPaidCall(scope: PaidCallScope, request: OneShotCallRequ
   }
   if (!admission.ok) return { kind: 'rejected', step: admission.step, rejection: admission.rejection };
   const { admitted } = admission;
+  if (isStreamedSku(admitted.sku))
+    return { kind: 'rejected', step: 'availability', rejection: streamOnlyOverHttp(request) };
   const handle = () => runHandler(admitted, { checkResponses: scope.checkResponses, asValue: true });
 
   if (!request.paid) {
@@ -79,9 +84,11 @@ export async function runPaidCall(scope: PaidCallScope, request: OneShotCallRequ
     ...request.place,
     subject: { sku: admitted.sku, input: admitted.call.input },
   };
+  // The call's own price (a range buys several slices: call-price.ts), known now that the pre-flight ran.
+  const paid = { ...request.paid, route: pricedRoute(request.paid.route, admitted.call.priceAtomic) };
   const outcome = await payForCall(
     scope.core,
-    request.paid,
+    paid,
     request.payment,
     async () => ({ billable: true as const, value: await handle() }),
     facts,
@@ -92,4 +99,13 @@ export async function runPaidCall(scope: PaidCallScope, request: OneShotCallRequ
   if (outcome.kind === 'settled')
     await outcome.keep({ status: 200, contentType: 'application/json', body: JSON.stringify(outcome.value) });
   return outcome;
+}
+
+/** A one-shot door answers one JSON per call: a streamed SKU (server-sent events) is served over HTTP only. */
+function streamOnlyOverHttp(request: OneShotCallRequest): PreflightRejection {
+  return new PreflightRejection(
+    'stream_http_only',
+    `${request.naming.subject} is a stream of server-sent events, served over HTTP only (GET ${request.sku.path})`,
+    400,
+  );
 }

@@ -36,6 +36,7 @@ import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { problem } from '../middleware/problem-errors.js';
 import type { AdmittedCall } from './admission.js';
 import { payForCall, type CallFacts } from './payment-step.js';
+import type { StreamedAnswer } from '../sku/streamed-answer.js';
 import { MAX_RESOURCE_URL, encodeChallenge, truncate, type PaidRoute } from '../payment/challenge.js';
 import { KoaAdapter, paymentHeaderOf } from './koa-adapter.js';
 import { base64Json } from '../payment/payload.js';
@@ -59,6 +60,8 @@ declare module 'koa' {
   interface DefaultState {
     paidRoute?: PaidRoute;
     payment?: VerifiedPayment;
+    /** The handler's answer is a stream (sku/streamed-answer.ts), sent as ctx.body. */
+    streamed?: StreamedAnswer;
   }
 }
 
@@ -135,6 +138,13 @@ export function gateOverCore(core: PaymentCore, options: GateOptions = {}): Paym
       }
       case 'settled': {
         ctx.state.accessLog = { ...ctx.state.accessLog, payment: outcome.summary };
+        const streamed = ctx.state.streamed;
+        if (streamed) {
+          // A stream's bytes are not known yet: nothing signs them; a retry gets how to resume (api/sku/streamed-answer.ts).
+          await outcome.keep({ status: 200, ...streamed.retryAnswer });
+          ctx.set('PAYMENT-RESPONSE', paymentResponseHeader(outcome.response));
+          return;
+        }
         const body = bodyBytes(ctx.body);
         ctx.body = body; // the exact bytes the digest and a retry's replay cover (Content-Type stays)
         await outcome.keep({

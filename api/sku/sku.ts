@@ -27,6 +27,8 @@ export interface SkuRuntime {
   log?: Logger;
   /** Wall clock (ms); injectable for tests. */
   now(): number;
+  /** Aborted when the process starts draining (SIGTERM): long answers (streams) end early and say so. */
+  stopping?: AbortSignal;
   /**
    * Whether what the SKU needs (store, queue, workers) can serve it right now: undefined when it can, else the 503
    * answered by the availability step (api/paid-call/admission.ts), before any challenge and never charged.

@@ -126,7 +126,7 @@ export const COMPLETENESS_FIELDS = {
 
 /** What every windowed route's description says of its refusals and of these fields (published in discovery, OpenAPI, MCP). */
 export const WINDOWED_ANSWER_TERMS =
-  '404 (no charge) outside coverage and for a window without data. Every answer says how final it is: `complete`, `as_of` (newest event included) and `coverage_pct` (share of the window observed); an open slice (the current one, the default without `date`) costs the full price and answers `complete: false`: its numbers still change.';
+  '404 (no charge) outside coverage and for a window without data. Every answer says how final it is: `complete`, `as_of` (newest event included) and `coverage_pct` (share of the window observed); an open slice (the current one, the default without `date`) costs the full price and answers `complete: false`: its numbers still change. Range query: `from`/`to` (ISO 8601 UTC, on slice boundaries, up to 24 slices) instead of `date`/`time` answers `slices` (each exactly the single-slice answer) and `missing` (not charged), with the completeness of the whole range; charged per slice answered, at most 0.2 USD a call.';
 
 /** The fields of a window from its observations and whether it is closed. */
 export function completenessOf(window: TimeWindow, observed: Observed, complete: boolean): Completeness {

@@ -4,11 +4,14 @@
  * runtime, and its day-block filler (how the closed-slice cache computes a
  * UTC day of its closed slices at once, slice-blocks.ts), declared with it.
  * Each one is a folder, `api/telemetry/<route>/sku.ts`, listed in
- * api/catalogue/sku-list.ts after the job SKUs.
+ * api/catalogue/sku-list.ts after the job SKUs. A windowed SKU (one with a
+ * day-block filler) also takes range queries (`from`/`to`: range-query.ts),
+ * added here so every door and every discovery document sees the same input.
  */
 import type { Config } from '../../core/config.js';
 import type { PairsCatalogue } from '../../core/markets/pairs.js';
 import { defineSku, type Sku, type SkuDefinition } from '../sku/sku.js';
+import { withRangeQueries } from './range-query.js';
 import type { DayBlockDeclaration, SliceBlockFiller } from './slice-blocks.js';
 
 export interface TelemetrySkuDeps {
@@ -31,9 +34,16 @@ export type TelemetrySkuEntry = Sku & DayBlockDeclaration;
 
 export type TelemetrySku = (deps: TelemetrySkuDeps) => TelemetrySkuEntry;
 
-/** Keeps the SKU's own types while checking it (the filler's input is the SKU's), and erases them for the catalogue. */
-export function defineTelemetrySku<I, O, P = undefined>(sku: TelemetrySkuDefinition<I, O, P>): TelemetrySkuEntry {
-  return defineSku(sku) as TelemetrySkuEntry;
+/**
+ * Keeps the SKU's own types while checking it (the filler's input is the SKU's), and erases them for the catalogue;
+ * a SKU with a filler gets range queries.
+ */
+export function defineTelemetrySku<I extends object, O, P = undefined>(
+  sku: TelemetrySkuDefinition<I, O, P>,
+): TelemetrySkuEntry {
+  if (sku.dayBlock === null) return defineSku(sku) as TelemetrySkuEntry;
+  const ranged = { ...withRangeQueries(sku, sku.dayBlock), dayBlock: sku.dayBlock };
+  return defineSku(ranged) as TelemetrySkuEntry;
 }
 
 /** The `source` of the documented example bodies (a live install's label; the simulator says `(simulated)`). */

@@ -22,6 +22,7 @@ import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.j
 import { eventually } from '../helpers/config.js';
 import { loadPairs } from '../../core/markets/pairs.js';
 import { hasChromium, launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.js';
+import { exposeNodeSigner } from '../helpers/browser-signer.js';
 
 /**
  * Ceilings of the waits on the app and the browser: generous, so a loaded machine only makes the test slower
@@ -128,7 +129,7 @@ describe('landing page and live dashboard', () => {
       });
       expect(facts.spread).toBeGreaterThan(0);
       expect(facts.spreadInked).toBe(true);
-      expect(facts.prices).toBe(17);
+      expect(facts.prices).toBe(18); // the spec's 17 routes and the stream (issue 30)
       expect(facts.health).toMatch(/status: ok/);
       expect(facts.health).toMatch(/pipeline: ok/);
       await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png'), fullPage: true });
@@ -175,32 +176,7 @@ describe('browser paywall', () => {
       page.on('pageerror', (e) => problems.push(e.message));
 
       // An injected EIP-1193 wallet whose signatures are made in Node with the demo payer's key.
-      await page.exposeFunction('nodeSignTypedData', async (json: string) => {
-        const t = JSON.parse(json) as { domain: Record<string, unknown>; message: Record<string, string> };
-        const m = t.message;
-        return payer.signTypedData({
-          domain: { ...t.domain, chainId: Number(t.domain.chainId) } as never,
-          types: {
-            TransferWithAuthorization: [
-              { name: 'from', type: 'address' },
-              { name: 'to', type: 'address' },
-              { name: 'value', type: 'uint256' },
-              { name: 'validAfter', type: 'uint256' },
-              { name: 'validBefore', type: 'uint256' },
-              { name: 'nonce', type: 'bytes32' },
-            ],
-          },
-          primaryType: 'TransferWithAuthorization',
-          message: {
-            from: m.from,
-            to: m.to,
-            value: BigInt(m.value!),
-            validAfter: BigInt(m.validAfter!),
-            validBefore: BigInt(m.validBefore!),
-            nonce: m.nonce,
-          } as never,
-        });
-      });
+      await exposeNodeSigner(page, info.payer_key as `0x${string}`);
       // Already on the payment's chain (the page checks it first; test/e2e/paywall-wallet.test.ts switches chains).
       await page.addInitScript(
         ({ address, chainId }: { address: string; chainId: string }) => {

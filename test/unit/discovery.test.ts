@@ -50,6 +50,8 @@ const SPEC: [string, string, string, number, number][] = [
   ['GET', '/api/v1/crypto/execution-latency', '75000', 35, 120],
   ['GET', '/api/v1/crypto/shadow-capacity', '150000', 35, 120],
   ['POST', '/api/v1/crypto/impact-simulation', '75000', 150, 600],
+  // Issue 30: the live stream, beyond the spec's table (a price per minute, api/telemetry/stream/).
+  ['GET', '/api/v1/crypto/stream', '10000', 50, 200],
 ];
 
 const PAYMENT = TEST_PAYMENT_INFO;
@@ -138,12 +140,12 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
 }
 
 describe('the catalogue', () => {
-  it("holds the spec's 17 routes with their default prices and latency targets", () => {
+  it("holds the spec's 17 routes and the stream with their default prices and latency targets", () => {
     const catalogue = buildCatalogue({ config: configWith(), pairs });
     expect(catalogue.skus.map((s) => [s.method, s.path, s.priceAtomic, s.avgLatencyMs, s.latencyTargetMs])).toEqual(
       SPEC,
     );
-    expect(new Set(catalogue.skus.map((s) => s.id)).size).toBe(17);
+    expect(new Set(catalogue.skus.map((s) => s.id)).size).toBe(SPEC.length);
     for (const s of catalogue.skus) {
       expect(s.output.safeParse(s.example).success, s.id).toBe(true);
       expect(s.categories.length, s.id).toBeGreaterThan(0);
@@ -156,6 +158,7 @@ describe('the catalogue', () => {
       'execution-latency',
       'shadow-capacity',
       'impact-simulation',
+      'stream',
     ];
     expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual(
       catalogue.skus
@@ -233,6 +236,8 @@ describe('discovery documents (defaults)', () => {
       'date',
       'time',
       'interval',
+      'from',
+      'to',
     ]);
   });
 
@@ -290,7 +295,7 @@ describe('discovery documents (defaults)', () => {
       version: '2.0.0',
       capabilities: expect.any(Object),
     });
-    expect(card.skills).toHaveLength(17);
+    expect(card.skills).toHaveLength(18);
     expect(await (await fetch(`${server.http.url}/.well-known/agent.json`)).json()).toEqual(card);
   });
 
