@@ -15,13 +15,17 @@ export interface ConsumerGroupSpec {
   groupId: string;
   topics: readonly string[];
   description: string;
-  /** `config`: the detector's definition (DISLOCATION_MIN_*); absent: no minimum life or profit (tests). */
+  /** `config`: the detector's definition (DISLOCATION_MIN_*, *_MAX_QUOTE_AGE_MS); absent: no minimum life or profit, default ages (tests). */
   start(bus: Bus, store: Store, logger: Logger, config?: DetectorConfig): Promise<Consumer>;
 }
 
 type DetectorConfig = Pick<
   Config,
-  'DISLOCATION_MIN_NET_BPS' | 'DISLOCATION_MIN_LIFE_MS' | 'DISLOCATION_MIN_PROFIT_USD'
+  | 'DISLOCATION_MIN_NET_BPS'
+  | 'DISLOCATION_MIN_LIFE_MS'
+  | 'DISLOCATION_MIN_PROFIT_USD'
+  | 'CEX_MAX_QUOTE_AGE_MS'
+  | 'DEX_MAX_QUOTE_AGE_MS'
 >;
 
 export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
@@ -49,6 +53,7 @@ export const CONSUMER_GROUPS: readonly ConsumerGroupSpec[] = [
               minNetBps: config.DISLOCATION_MIN_NET_BPS,
               minLifeMs: config.DISLOCATION_MIN_LIFE_MS,
               minProfitUsd: config.DISLOCATION_MIN_PROFIT_USD,
+              maxQuoteAgeMs: { cex: config.CEX_MAX_QUOTE_AGE_MS, dex: config.DEX_MAX_QUOTE_AGE_MS },
             }
           : {}),
       }),

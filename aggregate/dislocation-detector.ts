@@ -8,13 +8,18 @@
  *  1. a quote not newer than the one held for its venue, by
  *     (event_time_ms, event_id), is ignored: reprocessing a batch whose
  *     effects are already in the state is a no-op;
- *  2. for every counterpart venue of the other kind (CEX vs DEX):
- *     - counterpart stale (the two quotes more than maxQuoteAgeMs apart):
- *       open opportunities between the two venues close as EXPIRED at the
- *       instant the older quote reached the maximum age; nothing is sampled;
- *     - otherwise both directions are evaluated (aggregate/spread-math.ts) at
- *       evaluation time t = max(event times of the two quotes), which never
- *       decreases for a pair. A direction is *actionable* when some ladder
+ *  2. for every counterpart venue of the other kind (CEX vs DEX), at
+ *     evaluation time t = max(event times of the two quotes), which never
+ *     decreases for a pair:
+ *     - fresh legs only: a leg older at t than its venue's maximum quote age
+ *       (`maxQuoteAgeMs` by venue kind: DEX_MAX_QUOTE_AGE_MS, about two Base
+ *       blocks; CEX_MAX_QUOTE_AGE_MS, a few CEX ticks) is not evaluated: open
+ *       opportunities between the two venues close as EXPIRED at the instant
+ *       the stale leg reached its maximum age, a candidate is dropped, no
+ *       spread sample is taken, and the skipped evaluation is emitted as a
+ *       StaleEvaluation (core/store/tables/stale-evaluations.ts: the
+ *       `stale_legs` figure). At t only the older leg can be stale;
+ *     - otherwise both directions are evaluated (aggregate/spread-math.ts). A direction is *actionable* when some ladder
  *       size is fillable on both venues and the best net spread over them
  *       (after fees, gas and slippage) is above `minNetBps` (default 0: an
  *       arbitrage that pays at an executable size, as Hummingbot's amm_arb and
@@ -53,16 +58,39 @@ import { createHash } from 'node:crypto';
 import type { DislocationEvent, QuoteEvent } from '../core/events/market.js';
 import type { DislocationRecord } from '../core/store/tables/dislocations.js';
 import type { SpreadSample } from '../core/store/tables/spread-samples.js';
-import type { RevisionNumbers } from '../core/events/market.js';
+import type { StaleEvaluation } from '../core/store/tables/stale-evaluations.js';
+import type { RevisionLegs, RevisionNumbers } from '../core/events/market.js';
+import { METHODOLOGY_VERSION } from './methodology.js';
 import { materialMove, numbersOf, REVISION_RULE, sameNumbers } from './revision-rule.js';
-import { evaluateDirection, type DirectionEvaluation } from './spread-math.js';
+import { evaluateDirection, extraFeeBps, type DirectionEvaluation } from './spread-math.js';
 
 export { materialMove, REVISION_RULE };
 
-export type { DislocationRecord, SpreadSample };
+export type { DislocationRecord, SpreadSample, StaleEvaluation };
 type Source = DislocationEvent['source'];
+type VenueKind = QuoteEvent['venue_kind'];
 
+/** The paper executor's bound on a quote's age at an order's arrival (aggregate/paper-fill-model.ts), ms. */
 export const DEFAULT_MAX_QUOTE_AGE_MS = 30_000;
+
+/**
+ * The oldest a leg may be at an evaluation, per venue kind (ms); one number
+ * applies to both kinds.
+ */
+export type QuoteAgeLimits = number | Readonly<Record<VenueKind, number>>;
+
+/**
+ * Defaults of CEX_MAX_QUOTE_AGE_MS and DEX_MAX_QUOTE_AGE_MS (core/config.ts):
+ * each venue at its own cadence. DEX: two Base blocks (2 s each; a leg one
+ * missed block old is still live, two are not). CEX: 5 s, ten 500 ms ticks
+ * of a websocket book, and two and a half REST polls (CEX_REST_POLL_MS 2 s)
+ * while the websocket is down.
+ */
+export const DEFAULT_QUOTE_AGE_LIMITS: Readonly<Record<VenueKind, number>> = { cex: 5000, dex: 4000 };
+
+/** The maximum age of a leg of this kind. */
+export const maxQuoteAge = (limits: QuoteAgeLimits, kind: VenueKind): number =>
+  typeof limits === 'number' ? limits : limits[kind];
 
 /** Default of `minNetBps` (DISLOCATION_MIN_NET_BPS): an opportunity must pay something after every cost. */
 export const DEFAULT_MIN_NET_BPS = 0;
@@ -74,8 +102,11 @@ export const DEFAULT_MIN_LIFE_MS = 2000;
 export const DEFAULT_MIN_PROFIT_USD = 0.1;
 
 export interface DetectorOptions {
-  /** Two quotes further apart than this are not compared; open opportunities between them expire. */
-  maxQuoteAgeMs: number;
+  /**
+   * A leg older than this at an evaluation (by its venue kind) is not compared; open opportunities between
+   * the two venues expire, and the skipped evaluation is counted (a StaleEvaluation).
+   */
+  maxQuoteAgeMs: QuoteAgeLimits;
   /** A direction opens (stays open) while its best net spread over the ladder is above this, bps. Default 0. */
   minNetBps?: number;
   /**
@@ -100,8 +131,11 @@ export interface CandidateOpportunity {
 
 export interface OpenOpportunity {
   opportunity_id: string;
-  /** numericId(opportunity_id), kept so a revision does not hash again (absent in states saved before it was kept). */
-  numeric_id?: number;
+  /**
+   * numericId(opportunity_id), kept so a revision does not hash again (absent in states saved before it was kept,
+   * and in states saved before it was named `id`: then hashed again, the same number).
+   */
+  id?: number;
   buy_venue: string;
   sell_venue: string;
   revision: number;
@@ -110,6 +144,8 @@ export interface OpenOpportunity {
   updated_at_ms: number;
   /** The numbers of the last revision (evaluations that did not revise leave them). */
   numbers: RevisionNumbers;
+  /** The legs and costs behind them (absent in states saved before they were kept: recorded empty). */
+  legs?: RevisionLegs;
   /**
    * The peaks so far. Saved with the state (detector-state.ts) under these
    * names, which states already saved carry: `peak_net_bps` and
@@ -146,6 +182,8 @@ export interface DetectorOutput {
   applied: boolean;
   dislocations: DislocationRecord[];
   samples: SpreadSample[];
+  /** Evaluations not made because a leg was stale (the `stale_legs` figure). */
+  stale: StaleEvaluation[];
 }
 
 export const emptyPairState = (pair: string): PairState => ({ pair, applied: 0, samples: 0, quotes: {}, open: {} });
@@ -197,7 +235,7 @@ function record(
     updated_at_ms: atMs,
     duration_ms: atMs - o.opened_at_ms,
     source: o.source,
-    numeric_id: o.numeric_id ?? numericId(o.opportunity_id),
+    id: o.id ?? numericId(o.opportunity_id),
     trigger_event_id: trigger,
     peak_capacity_usd: o.peak_capacity_usd,
     peak_capacity_capped: o.peak_capacity_capped ?? n.capacity_capped,
@@ -207,6 +245,37 @@ function record(
     peak_size_usd: o.peak_profit_size_usd ?? n.profit_size_usd,
     capacity_usd_ms: o.capacity_usd_ms,
     closed_at_ms: status === 'OPPORTUNITY' ? null : atMs,
+    ...(o.legs ?? NO_LEGS),
+    methodology: METHODOLOGY_VERSION,
+  };
+}
+
+/** The legs of revisions whose opportunity was saved before legs were kept. */
+const NO_LEGS: RevisionLegs = {
+  cex_event_id: '',
+  cex_event_time_ms: 0,
+  dex_event_id: '',
+  dex_event_time_ms: 0,
+  dex_block_number: null,
+  cex_fee_bps: 0,
+  dex_fee_bps: 0,
+  slippage_bps: 0,
+};
+
+/** The legs and costs of an evaluation of `e` between two quotes of the pair (one CEX, one DEX). */
+function legsOf(e: DirectionEvaluation, a: QuoteEvent, b: QuoteEvent): RevisionLegs {
+  const [cex, dex] = a.venue_kind === 'cex' ? [a, b] : [b, a];
+  let slippage = 0;
+  for (const step of e.steps) if (step.size_usd === e.profit_size_usd) slippage = step.slippage_bps;
+  return {
+    cex_event_id: cex.event_id,
+    cex_event_time_ms: cex.event_time_ms,
+    dex_event_id: dex.event_id,
+    dex_event_time_ms: dex.event_time_ms,
+    dex_block_number: dex.sequence,
+    cex_fee_bps: extraFeeBps(cex),
+    dex_fee_bps: dex.fee_bps,
+    slippage_bps: slippage,
   };
 }
 
@@ -217,7 +286,7 @@ const openKey = (buy: string, sell: string) => `${buy}>${sell}`;
  * it emits. `state.pair` must equal `quote.pair`.
  */
 export function applyQuote(state: PairState, quote: QuoteEvent, options: DetectorOptions): DetectorOutput {
-  const out: DetectorOutput = { applied: false, dislocations: [], samples: [] };
+  const out: DetectorOutput = { applied: false, dislocations: [], samples: [], stale: [] };
   const minNet = options.minNetBps ?? DEFAULT_MIN_NET_BPS;
   const minLife = options.minLifeMs ?? 0;
   const minProfit = options.minProfitUsd ?? 0;
@@ -234,17 +303,32 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
   for (const other of counterparts) {
     const older = quote.event_time_ms <= other.event_time_ms ? quote : other;
     const newerQuote = older === quote ? other : quote;
-    if (newerQuote.event_time_ms - older.event_time_ms > options.maxQuoteAgeMs) {
-      const at = older.event_time_ms + options.maxQuoteAgeMs;
+    const t = newerQuote.event_time_ms;
+    const maxAge = maxQuoteAge(options.maxQuoteAgeMs, older.venue_kind);
+    if (t - older.event_time_ms > maxAge) {
+      const at = older.event_time_ms + maxAge;
       for (const key of [openKey(quote.venue, other.venue), openKey(other.venue, quote.venue)]) {
         if (state.candidates) delete state.candidates[key];
         const o = state.open[key];
         if (!o) continue;
         out.dislocations.push(close(state, key, o, 'EXPIRED', Math.max(at, o.updated_at_ms), quote.event_id));
       }
+      out.stale.push({
+        evaluation_id: `${quote.event_id}|${other.venue}`,
+        pair: state.pair,
+        ts_ms: t,
+        stale_venue: older.venue,
+        stale_venue_kind: older.venue_kind,
+        fresh_venue: newerQuote.venue,
+        leg_age_ms: t - older.event_time_ms,
+        max_age_ms: maxAge,
+        quote_event_id: quote.event_id,
+        counterpart_event_id: other.event_id,
+        source: sourceOf(quote, other),
+        methodology: METHODOLOGY_VERSION,
+      });
       continue;
     }
-    const t = newerQuote.event_time_ms;
     const directions = [evaluateDirection(quote, other), evaluateDirection(other, quote)];
     const actionable = (e: DirectionEvaluation) =>
       e.steps.length > 0 && e.net_spread_bps > minNet && e.est_profit_usd >= minProfit;
@@ -269,7 +353,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
           const id = opportunityId(state.pair, e.buy_venue, e.sell_venue, candidate.opened_by);
           const opened: OpenOpportunity = {
             opportunity_id: id,
-            numeric_id: numericId(id),
+            id: numericId(id),
             buy_venue: e.buy_venue,
             sell_venue: e.sell_venue,
             revision: 0,
@@ -277,6 +361,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
             opened_by: candidate.opened_by,
             updated_at_ms: t,
             numbers,
+            legs: legsOf(e, quote, other),
             peak_capacity_usd: numbers.capacity_usd,
             peak_capacity_capped: numbers.capacity_capped,
             peak_profit_usd: numbers.est_profit_usd,
@@ -294,6 +379,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
           o.updated_at_ms = t;
           updatePeaks(o, numbers);
           o.numbers = numbers;
+          o.legs = legsOf(e, quote, other);
           out.dislocations.push(record(state.pair, o, 'OPPORTUNITY', t, quote.event_id));
         }
       } else if (o) {
@@ -320,6 +406,7 @@ export function applyQuote(state: PairState, quote: QuoteEvent, options: Detecto
       quote_event_id: quote.event_id,
       counterpart_event_id: other.event_id,
       source: sourceOf(quote, other),
+      methodology: METHODOLOGY_VERSION,
     });
   }
   return out;

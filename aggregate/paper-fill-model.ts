@@ -177,7 +177,7 @@ function row(
   const quotedSell = x.sell0 ? priceAtSize(x.sell0.ladder, size, 'sell') : null;
   return {
     opportunity_id: c.opportunity_id,
-    id: c.numeric_id,
+    id: c.id,
     revision: c.revision,
     pair: c.pair,
     buy_venue: c.buy_venue,

@@ -10,7 +10,7 @@
  * One batch, in this order, before the bus commits its offsets:
  *  1. validate (malformed quotes are dead-lettered with the reason, once);
  *  2. apply the quotes to copies of their pairs' states;
- *  3. write the raw quotes, spread samples and dislocation revisions
+ *  3. write the raw quotes, spread samples, stale evaluations and dislocation revisions
  *     (idempotent by id);
  *  4. publish the DislocationEvents (ids are deterministic: a duplicate on
  *     the topic is the same event);
@@ -33,15 +33,17 @@ import { loadDetectorStates, saveDetectorStates } from '../core/store/tables/det
 import { insertDislocations } from '../core/store/tables/dislocations.js';
 import { quoteRow } from '../core/store/tables/quotes.js';
 import { spreadSampleRow } from '../core/store/tables/spread-samples.js';
+import { staleEvaluationRow } from '../core/store/tables/stale-evaluations.js';
 import { TOPICS } from '../core/topics.js';
 import {
   applyQuote,
-  DEFAULT_MAX_QUOTE_AGE_MS,
   DEFAULT_MIN_NET_BPS,
+  DEFAULT_QUOTE_AGE_LIMITS,
   emptyPairState,
   type DetectorOptions,
   type DislocationRecord,
   type PairState,
+  type QuoteAgeLimits,
 } from './dislocation-detector.js';
 import { validateWith } from './fast-validate.js';
 import { parseMessage } from './raw-sinks.js';
@@ -67,7 +69,8 @@ export function dislocationEvent(d: DislocationRecord): DislocationEvent {
 export interface QuoteConsumerOptions {
   /** Consumer group, also the scope of the saved detector state. */
   groupId?: string;
-  maxQuoteAgeMs?: number;
+  /** CEX_MAX_QUOTE_AGE_MS / DEX_MAX_QUOTE_AGE_MS: a leg older than its kind's maximum is not evaluated (absent: their defaults). */
+  maxQuoteAgeMs?: QuoteAgeLimits;
   /** DISLOCATION_MIN_NET_BPS: a direction opens while its best net spread is above this. */
   minNetBps?: number;
   /** DISLOCATION_MIN_LIFE_MS: how long a direction is actionable before it opens (absent: 0, at once). */
@@ -111,7 +114,7 @@ export class QuoteProcessor {
   ) {
     this.scope = options.groupId ?? QUOTES_GROUP;
     this.detector = {
-      maxQuoteAgeMs: options.maxQuoteAgeMs ?? DEFAULT_MAX_QUOTE_AGE_MS,
+      maxQuoteAgeMs: options.maxQuoteAgeMs ?? DEFAULT_QUOTE_AGE_LIMITS,
       minNetBps: options.minNetBps ?? DEFAULT_MIN_NET_BPS,
       minLifeMs: options.minLifeMs ?? 0,
       minProfitUsd: options.minProfitUsd ?? 0,
@@ -141,9 +144,10 @@ export class QuoteProcessor {
     // Each quote becomes its rows at once (the ClickHouse adapter encodes them as they are added): a 40k
     // batch's parsed objects die young instead of living, promoted to the old generation, until the insert
     // (bench:pipeline: garbage collection was a quarter of the aggregate's CPU).
-    const [quoteRows, sampleRows] = await Promise.all([
+    const [quoteRows, sampleRows, staleRows] = await Promise.all([
       this.store.beginInsert('quotes'),
       this.store.beginInsert('spread_samples'),
+      this.store.beginInsert('stale_evaluations'),
     ]);
     const apply = (state: PairState, q: QuoteEvent) => {
       const out = applyQuote(state, q, this.detector);
@@ -152,6 +156,7 @@ export class QuoteProcessor {
       dirty.add(q.pair);
       for (const sample of out.samples) sampleRows.add(spreadSampleRow(sample));
       result.samples += out.samples.length;
+      for (const stale of out.stale) staleRows.add(staleEvaluationRow(stale));
       for (const d of out.dislocations) dislocations.push(d);
     };
     /** Quotes of pairs no key named (a producer keying by something else), in order, applied after the loop. */
@@ -178,7 +183,12 @@ export class QuoteProcessor {
     }
     result.dislocations = dislocations.length;
 
-    await Promise.all([quoteRows.send(), sampleRows.send(), insertDislocations(this.store, dislocations)]);
+    await Promise.all([
+      quoteRows.send(),
+      sampleRows.send(),
+      staleRows.send(),
+      insertDislocations(this.store, dislocations),
+    ]);
     await this.options.onStage?.('written', messages);
     if (this.bus && this.options.publish !== false && dislocations.length) {
       await this.bus.publish(

@@ -21,7 +21,11 @@
  * | opposite_depth_usd | USD notional of the whole side the order trades against (asks for a BUY, bids for a SELL) |
  * | executable | the visible side fills the whole size (fill_ratio = 1) |
  *
- * Fill probabilities (adverse-sweep model). Between the snapshot and the
+ * Fill probabilities. The depth-survival model (depth-survival.ts) answers
+ * when the stored book history holds enough samples; otherwise the
+ * adverse-sweep model below does (the answer's `fill_model` names which).
+ *
+ * Adverse-sweep model. Between the snapshot and the
  * order's arrival (horizon h = book age + the venue's median REST round trip)
  * the price moves by X ~ Normal(0, sigma_h) basis points, sigma_h =
  * sigma_1s x sqrt(h in seconds). An adverse move of X > 0 bps is taken to
@@ -66,8 +70,10 @@ export interface Walk {
   levels_consumed: number;
   opposite_depth_usd: number;
   executable: boolean;
-  /** Distances (bps from the side's best price) used by the probability model. */
+  /** Distances (bps from the side's best price) used by the probability models. */
   full_fill_distance_bps: number | null;
+  /** Distance of the deepest level the walk consumes for the whole size (depth-survival model); null when not executable. */
+  fill_depth_distance_bps: number | null;
   last_level_distance_bps: number;
 }
 
@@ -127,6 +133,7 @@ export function walkBook(req: WalkRequest): Walk {
     }
   }
 
+  const executable = fillRatio >= 1 - 1e-9;
   return {
     mid_price: mid,
     best_bid: bestBid,
@@ -141,8 +148,9 @@ export function walkBook(req: WalkRequest): Walk {
     fill_ratio: fillRatio,
     levels_consumed: consumed,
     opposite_depth_usd: levels.reduce((acc, [p, s]) => acc + p * s, 0),
-    executable: fillRatio >= 1 - 1e-9,
+    executable,
     full_fill_distance_bps: fullDistance,
+    fill_depth_distance_bps: executable && consumed > 0 ? distance(levels[consumed - 1]![0]) : null,
     last_level_distance_bps: distance(levels[levels.length - 1]![0]),
   };
 }

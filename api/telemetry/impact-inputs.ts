@@ -17,6 +17,16 @@
  *                                the 15 minutes before it do not change).
  *   median REST round trip       read at most once per 250 ms per venue (a
  *                                median over the last hour).
+ *   book history (depth          the venue's snapshots of the pair over the last
+ *   survival calibration)        IMPACT_FILL_WINDOW_MS (60 min), at most
+ *                                IMPACT_FILL_MAX_SNAPSHOTS rows (the newest),
+ *                                read at most once per IMPACT_FILL_REFRESH_MS
+ *                                (60 s) per venue and pair: a calibration lags
+ *                                the store by up to that. The survival table of
+ *                                a horizon is computed once per history read and
+ *                                horizon step (the horizon rounded up to
+ *                                HORIZON_STEP_MS, 250 ms: a longer lag, so a
+ *                                conservative one), never per request.
  *
  * Single flight: concurrent requests for one input share one read; a failed
  * read is not kept (the next request reads again).
@@ -24,8 +34,10 @@
 import type { BookEvent } from '../../core/events/market.js';
 import type { Store } from '../../core/store/store.js';
 import { medianRoundTripMs } from '../../core/store/tables/latency-samples.js';
+import { bookHistory, type BookHistoryPoint } from '../../core/store/tables/book-history.js';
 import { quoteTopsInRange } from '../../core/store/tables/quotes.js';
 import { realisedVolatility } from './book-walk.js';
+import { survivalTable, type SurvivalTable } from './depth-survival.js';
 import { latestBooks } from './latest-book.js';
 
 /** Longest a shared book or round-trip median is reused. */
@@ -34,6 +46,17 @@ export const IMPACT_INPUTS_MAX_AGE_MS = 250;
 export const VOLATILITY_WINDOW_MS = 15 * 60_000;
 /** The round-trip window before now. */
 const RTT_WINDOW_MS = 3_600_000;
+/** Horizons are rounded up to a multiple of this before a survival table is computed (tables per history read). */
+export const HORIZON_STEP_MS = 250;
+/** Most survival tables kept per history read (distinct horizon steps; the oldest goes first): bounded memory. */
+const MAX_TABLES_PER_HISTORY = 16;
+
+/** The depth-survival calibration settings (core/config.ts). */
+export interface FillCalibrationSettings {
+  IMPACT_FILL_WINDOW_MS: number;
+  IMPACT_FILL_MAX_SNAPSHOTS: number;
+  IMPACT_FILL_REFRESH_MS: number;
+}
 
 interface Shared<T> {
   at: number;
@@ -67,14 +90,26 @@ interface StoreInputs {
   /** Per pair and venue: the volatility of the latest book it was computed for. */
   volatility: Map<string, { bookId: string; value: Promise<number | undefined> }>;
   rtt: SharedReads<number | null>;
+  history: SharedReads<BookHistoryPoint[]>;
 }
+
+/** Survival tables by horizon step, per history read (the read's array is the key: a new read, new tables). */
+const tablesOf = new WeakMap<readonly BookHistoryPoint[], Map<number, SurvivalTable>>();
 
 const perStore = new WeakMap<Store, StoreInputs>();
 
 function inputsOf(store: Store): StoreInputs {
   let inputs = perStore.get(store);
   if (!inputs)
-    perStore.set(store, (inputs = { books: new SharedReads(), volatility: new Map(), rtt: new SharedReads() }));
+    perStore.set(
+      store,
+      (inputs = {
+        books: new SharedReads(),
+        volatility: new Map(),
+        rtt: new SharedReads(),
+        history: new SharedReads(),
+      }),
+    );
   return inputs;
 }
 
@@ -116,4 +151,32 @@ export function sharedMedianRoundTrip(store: Store, venue: string, now: number):
   return inputsOf(store).rtt.get(venue, now, IMPACT_INPUTS_MAX_AGE_MS, () =>
     medianRoundTripMs(store, now - RTT_WINDOW_MS, now + 1, venue),
   );
+}
+
+/**
+ * The depth-survival calibration of `venue` and `pair` for a horizon: the survival
+ * table (depth-survival.ts) of the book history of the window before the read,
+ * the history shared for up to IMPACT_FILL_REFRESH_MS, the table computed once
+ * per history read and horizon step (the horizon rounded up to HORIZON_STEP_MS).
+ */
+export async function sharedSurvivalTable(
+  store: Store,
+  venue: string,
+  pair: string,
+  horizonMs: number,
+  now: number,
+  settings: FillCalibrationSettings,
+): Promise<SurvivalTable> {
+  const history = await inputsOf(store).history.get(`${venue}|${pair}`, now, settings.IMPACT_FILL_REFRESH_MS, () =>
+    bookHistory(store, venue, pair, now - settings.IMPACT_FILL_WINDOW_MS, now + 1, settings.IMPACT_FILL_MAX_SNAPSHOTS),
+  );
+  const step = Math.max(1, Math.ceil(horizonMs / HORIZON_STEP_MS)) * HORIZON_STEP_MS;
+  let tables = tablesOf.get(history);
+  if (!tables) tablesOf.set(history, (tables = new Map()));
+  let table = tables.get(step);
+  if (!table) {
+    if (tables.size >= MAX_TABLES_PER_HISTORY) tables.delete(tables.keys().next().value!);
+    tables.set(step, (table = survivalTable(history, step)));
+  }
+  return table;
 }

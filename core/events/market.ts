@@ -151,6 +151,28 @@ export const RevisionNumbers = DislocationNumbers.extend({
 });
 export type RevisionNumbers = z.infer<typeof RevisionNumbers>;
 
+/**
+ * The inputs behind a revision's numbers (stored, not published): its two
+ * legs, the CEX and DEX quotes it was evaluated on (event ids and times, the
+ * DEX block number: QuoteEvent.sequence), and its costs beside `fees_bps`
+ * and `gas_usd`: each leg's fee (the CEX taker fee, paid on top of its
+ * prices; the DEX pool fee tier, already inside its quoter prices) and the
+ * slippage at the ladder size of the profit (raw_top - raw(size),
+ * aggregate/spread-math.ts). Empty ids and zero costs on revisions written
+ * before they were stored.
+ */
+export const RevisionLegs = z.object({
+  cex_event_id: z.string(),
+  cex_event_time_ms: z.number().int().nonnegative(),
+  dex_event_id: z.string(),
+  dex_event_time_ms: z.number().int().nonnegative(),
+  dex_block_number: z.number().int().nonnegative().nullable(),
+  cex_fee_bps: z.number().nonnegative(),
+  dex_fee_bps: z.number().nonnegative(),
+  slippage_bps: z.number(),
+});
+export type RevisionLegs = z.infer<typeof RevisionLegs>;
+
 /** Maxima over an opportunity's revisions so far, and the ladder size of the peak profit. */
 export const DislocationPeaks = z.object({
   peak_raw_spread_bps: z.number(),

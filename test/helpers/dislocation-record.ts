@@ -4,8 +4,22 @@
  */
 import type { DislocationRecord } from '../../core/store/tables/dislocations.js';
 
+/** A revision's legs and costs as a test that does not look at them stores them: no legs, the catalogue's fees. */
+export const NO_LEG_INPUTS = {
+  cex_event_id: '',
+  cex_event_time_ms: 0,
+  dex_event_id: '',
+  dex_event_time_ms: 0,
+  dex_block_number: null,
+  cex_fee_bps: 10,
+  dex_fee_bps: 5,
+  slippage_bps: 0,
+  methodology: '2',
+} satisfies Partial<DislocationRecord>;
+
 export function openDislocation(id: string, openedMs: number, net: number, pair = 'ETH/USD'): DislocationRecord {
   return {
+    ...NO_LEG_INPUTS,
     event_id: `${id}:0`,
     opportunity_id: id,
     revision: 0,
@@ -25,7 +39,7 @@ export function openDislocation(id: string, openedMs: number, net: number, pair 
     updated_at_ms: openedMs + 1000,
     duration_ms: 1000,
     source: 'simulated',
-    numeric_id: 42,
+    id: 42,
     trigger_event_id: `t-${id}`,
     net_size_usd: 25_000,
     profit_size_usd: 25_000,

@@ -152,7 +152,7 @@ export async function seedMarketHistory(
               decided.add(d.opportunity_id);
               pending.push({
                 opportunity_id: d.opportunity_id,
-                numeric_id: d.numeric_id,
+                id: d.id,
                 revision: d.revision,
                 pair: d.pair,
                 buy_venue: d.buy_venue,

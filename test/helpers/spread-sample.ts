@@ -7,6 +7,7 @@ import type { SpreadSample } from '../../core/store/tables/spread-samples.js';
 
 export function spreadSample(seq: number, tsMs: number): SpreadSample {
   return {
+    methodology: '2',
     sample_id: `s-${seq}`,
     pair: 'ETH/USD',
     seq,

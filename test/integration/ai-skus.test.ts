@@ -41,6 +41,7 @@ import { skuJobName, type SkuProcessor } from '../../jobs/sku-processor.js';
 import { cexQuote, dexQuote } from '../helpers/market-fixtures.js';
 import { testConfig, testLogger } from '../helpers/config.js';
 import { OpenAiServer } from '../helpers/openai-server.js';
+import { NO_LEG_INPUTS } from '../helpers/dislocation-record.js';
 
 const logger = testLogger();
 const MIN = 60_000;
@@ -209,6 +210,7 @@ function marketQuotes() {
 
 function spread(seq: number, tsMs: number, net: number): SpreadSample {
   return {
+    methodology: '2',
     sample_id: `ai-s-${seq}`,
     pair: 'ETH/USD',
     seq,
@@ -229,6 +231,7 @@ function spread(seq: number, tsMs: number, net: number): SpreadSample {
 
 function opportunity(n: number, openedMs: number, buy: string, sell: string): DislocationRecord {
   return {
+    ...NO_LEG_INPUTS,
     event_id: `ai-opp-${n}:0`,
     opportunity_id: `ai-opp-${n}-xxxxxxxx`,
     revision: 0,
@@ -247,7 +250,7 @@ function opportunity(n: number, openedMs: number, buy: string, sell: string): Di
     updated_at_ms: openedMs + 5000,
     duration_ms: 5000,
     source: 'simulated',
-    numeric_id: 7000 + n,
+    id: 7000 + n,
     trigger_event_id: `trigger-${n}`,
     net_size_usd: 1000,
     profit_size_usd: 1000,

@@ -45,6 +45,7 @@ let limited: HttpServer;
 
 function sample(i: number, tsMs: number, raw: number): SpreadSample {
   return {
+    methodology: '2',
     sample_id: `s-${i}`,
     pair: 'ETH/USD',
     seq: i,

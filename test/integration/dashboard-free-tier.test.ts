@@ -117,6 +117,7 @@ function spreadSamples(): SpreadSample[] {
     out.push({
       sample_id: `s-${seq}`,
       pair: PAIR,
+      methodology: '2',
       seq,
       ts_ms: t + 10_000,
       buy_venue: 'coinbase',

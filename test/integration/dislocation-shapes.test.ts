@@ -140,7 +140,7 @@ describe.each(adapters)('stored and served on $name', (adapter) => {
     expect(opportunities).toHaveLength(latest.size);
     for (const o of opportunities) {
       const r = latest.get(o.opportunity_id)!;
-      expect(o.id).toBe(r.numeric_id);
+      expect(o.id).toBe(r.id);
       expect(o.revision_count).toBe(r.revision + 1);
       const keys = shared(o);
       expect(keys).toEqual(expect.arrayContaining(['peak_raw_spread_bps', 'peak_net_spread_bps', 'peak_size_usd']));
@@ -155,9 +155,10 @@ describe.each(adapters)('stored and served on $name', (adapter) => {
       await sku.handler({ input, runtime, priceAtomic: sku.priceAtomic }, { fromMs: START, toMs: END }),
     ) as DislocationsOutput;
     expect(answer.count).toBe(latest.size);
-    const apiOnly = ['id', 'timestamp', 'updated_at', 'revision_count', 'revisions'];
+    // `costs` and `legs` group record fields (costs under their names; legs per venue: cex_event_id -> legs.cex.event_id).
+    const apiOnly = ['id', 'timestamp', 'updated_at', 'revision_count', 'revisions', 'costs', 'legs'];
     for (const item of answer.dislocations) {
-      const r = records.find((x) => x.numeric_id === item.id && x.revision === item.revision_count - 1)!;
+      const r = records.find((x) => x.id === item.id && x.revision === item.revision_count - 1)!;
       expect(r, `item ${item.id}`).toBeDefined();
       // One name per value: every served field is the record's field of that name, or one only the API has.
       expect(Object.keys(item).filter((k) => !(k in r) && !apiOnly.includes(k))).toEqual([]);

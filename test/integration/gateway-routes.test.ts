@@ -53,6 +53,7 @@ const ZERO = '0 USDC (pre-flight rejection, no charge)';
 
 function sample(seq: number, tsMs: number, raw: number, net: number, depth: number, pair = 'ETH/USD'): SpreadSample {
   return {
+    methodology: '2',
     sample_id: `s-${pair}-${seq}`,
     pair,
     seq,
@@ -105,6 +106,16 @@ interface Opp {
 
 function disloc(o: Opp): DislocationRecord {
   return {
+    // The legs the revision was evaluated on: the CEX quote 100 ms before it, the DEX block a second before.
+    cex_event_id: `cex-${o.opp}-${o.rev}`,
+    cex_event_time_ms: o.updated - 100,
+    dex_event_id: `dex-${o.opp}-${o.rev}`,
+    dex_event_time_ms: o.updated - 1000,
+    dex_block_number: 28_000_000 + o.rev,
+    cex_fee_bps: 10,
+    dex_fee_bps: 5,
+    slippage_bps: 15.034,
+    methodology: '2',
     event_id: `${o.opp}:${o.rev}`,
     opportunity_id: o.opp,
     revision: o.rev,
@@ -123,7 +134,7 @@ function disloc(o: Opp): DislocationRecord {
     updated_at_ms: o.updated,
     duration_ms: o.updated - o.opened,
     source: 'simulated',
-    numeric_id: o.id,
+    id: o.id,
     trigger_event_id: `trigger-${o.opp}-${o.rev}`,
     net_size_usd: 1000,
     profit_size_usd: 10_000,
@@ -465,6 +476,7 @@ describe('coverage (free)', () => {
         'slice_interval_minutes',
         'total_dislocations',
         'total_executions',
+        'total_stale_legs',
         'endpoints',
         'pricing',
         'pre_flight_protection',
@@ -479,6 +491,7 @@ describe('coverage (free)', () => {
       slice_interval_minutes: 15,
       total_dislocations: 3,
       total_executions: 2,
+      total_stale_legs: 0,
       source: SOURCE,
     });
     const telemetry = catalogue.skus.filter((s) => s.path.startsWith('/api/v1/crypto/'));
@@ -608,6 +621,26 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
   });
 
   it('dislocations: A (latest revision: CLOSED) and B, oldest first; C opened before the slice', async () => {
+    // The costs and legs of each item's latest revision (disloc); the pool's fee tier from the pairs catalogue.
+    const COSTS = {
+      profit_size_usd: 10_000,
+      cex_fee_bps: 10,
+      dex_fee_bps: 5,
+      fees_bps: 10,
+      gas_usd: 0.5,
+      slippage_bps: 15.03,
+    };
+    const legs = (opp: string, rev: number, updated: number) => ({
+      cex: { venue: 'coinbase', event_id: `cex-${opp}-${rev}`, event_time: iso(updated - 100) },
+      dex: {
+        venue: 'uniswap_v3_base',
+        event_id: `dex-${opp}-${rev}`,
+        event_time: iso(updated - 1000),
+        block_number: 28_000_000 + rev,
+        pool_address: null,
+        fee_tier: 500,
+      },
+    });
     const body = await paid(
       '/api/v1/crypto/dislocations?pair=ETH/USD&date=2025-03-10&time=0915',
       undefined,
@@ -623,6 +656,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
         'as_of',
         'coverage_pct',
         'count',
+        'methodology',
+        'stale_legs',
         'dislocations',
         'source',
       ].sort(),
@@ -635,6 +670,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       as_of: iso(T0 + 600_000),
       coverage_pct: 6.67,
       count: 2,
+      methodology: '2',
+      stale_legs: 0,
       dislocations: [
         {
           id: 1001,
@@ -660,6 +697,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
           peak_capacity_usd: 26_463.5,
           revision_count: 2,
           updated_at: iso(A.opened + 10_000),
+          costs: COSTS,
+          legs: legs(A.opp, 1, A.opened + 10_000),
+          methodology: '2',
         },
         {
           id: 1002,
@@ -685,6 +725,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
           peak_capacity_usd: 5000,
           revision_count: 1,
           updated_at: iso(B.opened),
+          costs: COSTS,
+          legs: legs(B.opp, 0, B.opened),
+          methodology: '2',
         },
       ],
       source: SOURCE,
@@ -718,6 +761,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
             'peak_capacity_usd',
             'revision_count',
             'updated_at',
+            'costs',
+            'legs',
+            'methodology',
           ],
         ].sort(),
       );
@@ -782,6 +828,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
         'min_latency_ms',
         'max_latency_ms',
         'avg_latency_ms',
+        'failed_count',
+        'failure_rate_pct',
         'fill_rate_pct',
         'venues',
         'source',
@@ -802,6 +850,9 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       min_latency_ms: 40,
       max_latency_ms: 140,
       avg_latency_ms: dp(mean(all), 1),
+      // The failed CEX probe: out of the statistics, in the failure rate (1 of 9 probes).
+      failed_count: 1,
+      failure_rate_pct: 11.11,
       fill_rate_pct: 50,
       venues: { cex_rest_ms: dp(mean(CEX_RTT), 1), dex_base_ms: dp(mean(DEX_RTT), 1) },
       source: 'coinbase+base_rpc (simulated)',
@@ -819,6 +870,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
       p50_latency_ms: rank(CEX_RTT, 0.5),
       p90_latency_ms: rank(CEX_RTT, 0.9),
       avg_latency_ms: dp(mean(CEX_RTT), 1),
+      failed_count: 1,
+      failure_rate_pct: 16.67,
       fill_rate_pct: 50,
       as_of: iso(T0 + 5000),
     });
@@ -831,6 +884,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     );
     expect(dex).toMatchObject({
       sample_count: 3,
+      failed_count: 0,
+      failure_rate_pct: 0,
       p50_latency_ms: 50,
       min_latency_ms: 40,
       max_latency_ms: 60,
@@ -945,6 +1000,11 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
         'fill_ratio',
         'full_fill_probability',
         'partial_fill_probability',
+        'fill_model',
+        'fill_model_samples',
+        'fill_horizon_ms',
+        'fill_model_history_from',
+        'fill_model_history_to',
         'executable',
         'levels_consumed',
         'opposite_depth_usd',
@@ -974,6 +1034,8 @@ describe('paid telemetry through @x402/fetch on the dev chain', () => {
     expect(buy.out.opposite_depth_usd).toBe(2001 * 1 + 2002 * 2 + 2004 * 5);
     for (const p of [buy.out.full_fill_probability, buy.out.partial_fill_probability]) expect(p).toBe(dp(p, 4));
     expect(buy.out.source).toMatch(/^coinbase \(simulated\), level-2 book of .+, paper order \(nothing placed\)$/);
+    // One stored book: too short a history for depth survival, the adverse-sweep model answers (and says so).
+    expect(buy.out).toMatchObject({ fill_model: 'adverse_sweep', fill_model_samples: 0 });
     // Tail from the worst level: 5 < 6, 2 + 5 >= 6: the sweep may reach the 2002 level, not beyond.
     const [fullLo, fullHi] = bounds((1 / 2001) * 1e4, buy.tSend, buy.tRecv);
     // full + partial: two values, each rounded (a CI run saw 0.9998 for a sum whose exact value was 0.99985 or more).

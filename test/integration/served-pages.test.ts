@@ -38,6 +38,7 @@ import { startPaidApi, type PaidApi } from '../helpers/paid-api.js';
 import { spreadSample } from '../helpers/spread-sample.js';
 import { testLogger } from '../helpers/config.js';
 import { createLogger } from '../../core/logger.js';
+import { NO_LEG_INPUTS } from '../helpers/dislocation-record.js';
 
 const SLICE = { pair: 'ETH/USD', date: '2025-03-10', time: '0915' };
 const SLICE_START = Date.UTC(2025, 2, 10, 9, 15);
@@ -97,6 +98,7 @@ const decoded = (r: Raw): Buffer =>
 function dislocation(n: number): DislocationRecord {
   const opened = SLICE_START + 10_000 * (n + 1);
   return {
+    ...NO_LEG_INPUTS,
     event_id: `served-${n}:0`,
     opportunity_id: `served-${n}`,
     revision: 0,
@@ -116,7 +118,7 @@ function dislocation(n: number): DislocationRecord {
     updated_at_ms: opened + 1000,
     duration_ms: 1000,
     source: 'simulated',
-    numeric_id: 100 + n,
+    id: 100 + n,
     trigger_event_id: `t-served-${n}`,
     net_size_usd: 25_000,
     profit_size_usd: 25_000,

@@ -23,9 +23,9 @@ import { QuoteProcessor } from '../../aggregate/quote-consumer.js';
 import { handleRawBatch } from '../../aggregate/raw-sinks.js';
 import type { BatchContext, BusMessage } from '../../core/bus/bus.js';
 import { loadPairs } from '../../core/markets/pairs.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { ident, raw, sql, type SqlDialect } from '../../core/store/sql.js';
+import { raw, sql, type SqlDialect } from '../../core/store/sql.js';
 import type { Row, Store } from '../../core/store/store.js';
 import { num } from '../../core/store/tables/query-helpers.js';
 import { TOPICS } from '../../core/topics.js';
@@ -134,25 +134,11 @@ const backends: Backend[] = [
     name: 'ClickHouse',
     dialect: 'clickhouse',
     async open() {
-      const database = uniqueName('props');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger,
-      });
+      const { store, close } = await openClickHouseTestStore(config, 'props', logger);
       await store.migrate();
       return {
         store,
-        cleanup: async () => {
-          try {
-            await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-          } finally {
-            await store.close();
-          }
-        },
+        cleanup: close,
       };
     },
   },

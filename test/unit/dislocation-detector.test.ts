@@ -37,7 +37,7 @@ describe('dislocation detector', () => {
     expect(d).toMatchObject({
       event_id: `${id}:0`,
       opportunity_id: id,
-      numeric_id: numericId(id),
+      id: numericId(id),
       revision: 0,
       pair: PAIR,
       buy_venue: 'uniswap_v3_base',
@@ -65,7 +65,7 @@ describe('dislocation detector', () => {
       peak_profit_usd: d!.est_profit_usd,
       peak_size_usd: 10000,
     });
-    expect(Number.isSafeInteger(d!.numeric_id)).toBe(true);
+    expect(Number.isSafeInteger(d!.id)).toBe(true);
     expect(opportunityId(PAIR, 'uniswap_v3_base', 'coinbase', 'cex-100')).toBe(id);
     expect(second!.samples).toHaveLength(1);
     expect(second!.samples[0]).toMatchObject({
@@ -226,10 +226,10 @@ describe('dislocation detector', () => {
     const state = emptyPairState(PAIR);
     const [opened] = run(state, [dexAt(0), cexAt(100)]).flatMap((o) => o.dislocations);
     const old = JSON.parse(JSON.stringify(state)) as PairState;
-    for (const o of Object.values(old.open)) delete o.numeric_id;
+    for (const o of Object.values(old.open)) delete o.id;
     const [fromNew] = applyQuote(state, cexAt(600, 2), OPTS).dislocations;
     const [fromOld] = applyQuote(old, cexAt(600, 2), OPTS).dislocations;
-    expect(fromNew!.numeric_id).toBe(numericId(opened!.opportunity_id));
+    expect(fromNew!.id).toBe(numericId(opened!.opportunity_id));
     expect(fromOld).toEqual(fromNew);
   });
 
@@ -288,7 +288,7 @@ describe('dislocation detector', () => {
     const before = structuredClone(state);
     for (const q of [cexAt(100), cexAt(600, 1), cexAt(300, 5), dexAt(0)]) {
       const out = applyQuote(state, q, OPTS);
-      expect(out).toEqual({ applied: false, dislocations: [], samples: [] });
+      expect(out).toEqual({ applied: false, dislocations: [], samples: [], stale: [] });
     }
     expect(state).toEqual(before);
     // Same time, larger event id: newer (a tie-break, not a duplicate).

@@ -41,7 +41,7 @@ describe('published dislocation events', () => {
       const event = dislocationEvent(d);
       expect(event).toEqual(DislocationEvent.parse(d));
       expect(Object.keys(event).sort()).toEqual(Object.keys(DislocationEvent.parse(d)).sort());
-      expect(event).not.toHaveProperty('numeric_id');
+      expect(event).not.toHaveProperty('id');
     }
   });
 
@@ -49,6 +49,6 @@ describe('published dislocation events', () => {
     const d = all[0]!;
     expect(() => dislocationEvent({ ...d, buy_price: -1 })).toThrow(/buy_price/);
     expect(() => dislocationEvent({ ...d, status: 'MAYBE' as DislocationRecord['status'] })).toThrow(/status/);
-    expect(d.numeric_id).toBeTypeOf('number'); // the record itself is left as it was
+    expect(d.id).toBeTypeOf('number'); // the record itself is left as it was
   });
 });

@@ -17,7 +17,7 @@ import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
 
 const decision: ActionableRevision = {
   opportunity_id: 'dis_test',
-  numeric_id: 42,
+  id: 42,
   revision: 0,
   pair: 'ETH/USD',
   buy_venue: 'uniswap_v3_base',

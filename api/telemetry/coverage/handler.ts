@@ -40,6 +40,12 @@ export const CoverageOutput = z
     slice_interval_minutes: z.number().int(),
     total_dislocations: z.number().int().describe('Distinct dislocations ever stored'),
     total_executions: z.number().int().describe('Paper executions with a measured outcome'),
+    total_stale_legs: z
+      .number()
+      .int()
+      .describe(
+        "Evaluations ever skipped because a leg was older than its venue's maximum quote age (per slice: `stale_legs` of the dislocations answer)",
+      ),
     endpoints: z.record(z.string(), z.string()).describe('Telemetry route name -> path'),
     pricing: z.record(z.string(), z.string()).describe('Telemetry route name -> current price text'),
     pre_flight_protection: z.string(),
@@ -118,6 +124,7 @@ export async function coverageHandler({ input, runtime }: SkuCall<CoverageInput>
     slice_interval_minutes: c.slice_interval_minutes,
     total_dislocations: c.total_dislocations,
     total_executions: c.total_executions,
+    total_stale_legs: c.total_stale_legs,
     ...telemetryDirectory(runtime.catalogue),
     pre_flight_protection: PRE_FLIGHT_PROTECTION,
     source: sourceText(venues.length ? venues : [runtime.config.CEX_EXCHANGE], c.source, runtime.config.MARKET_SOURCE),

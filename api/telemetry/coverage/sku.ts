@@ -32,6 +32,7 @@ export function coverageSku({ pairs }: TelemetrySkuDeps) {
       slice_interval_minutes: 15,
       total_dislocations: 1842,
       total_executions: 611,
+      total_stale_legs: 5210,
       endpoints: {
         coverage: '/api/v1/crypto/coverage',
         'spread-candles': '/api/v1/crypto/spread-candles',

@@ -1,7 +1,9 @@
 /**
  * GET|POST /api/v1/crypto/execution-latency: round-trip statistics of the
  * venues' APIs over a 15-minute slice (successful CEX REST and Base RPC
- * probes, optionally one venue) and the fill rate of the paper executions
+ * probes, optionally one venue), the share of probes that failed or timed
+ * out (`failed_count`, `failure_rate_pct`: a failed probe is a sample with
+ * `ok: false`, kept out of the statistics) and the fill rate of the paper executions
  * decided in it (core/store/tables/latency-samples.ts, docs/metrics.md
  * section 4), with its completeness over the same samples (`complete`,
  * `as_of`, `coverage_pct`: completeness.ts). A window outside coverage, or
@@ -65,6 +67,16 @@ export const ExecutionLatencyOutput = z.object({
   min_latency_ms: ms('Fastest round trip'),
   max_latency_ms: ms('Slowest round trip'),
   avg_latency_ms: ms('Mean round trip'),
+  failed_count: z
+    .number()
+    .int()
+    .describe(
+      'Probes in the slice that failed or timed out (of the venue when filtered): left out of the statistics above',
+    ),
+  failure_rate_pct: z
+    .number()
+    .nullable()
+    .describe('failed_count / (sample_count + failed_count) x 100 (2 decimals); null without any probe'),
   fill_rate_pct: z
     .number()
     .nullable()
@@ -159,6 +171,7 @@ const servedLatency = servedFields(ExecutionLatencyOutput, {
   min_latency_ms: P.ms,
   max_latency_ms: P.ms,
   avg_latency_ms: P.ms,
+  failure_rate_pct: P.pct,
   fill_rate_pct: P.pct,
   cex_rest_ms: P.ms,
   dex_base_ms: P.ms,

@@ -8,18 +8,26 @@
  * older than 2 x CEX_STALE_MS counts as no book: 503 `book_unavailable`
  * before any challenge, never charged), the venue's quotes of the 15 minutes
  * before the snapshot (volatility), and the venue's median REST round trip of
- * the last hour (horizon; 250 ms without samples). They are shared between
- * requests for a bounded time (impact-inputs.ts: the book and the median for
- * at most 250 ms, the volatility once per book).
+ * the last hour (horizon; 250 ms without samples), and the venue's book
+ * history of the pair over IMPACT_FILL_WINDOW_MS (depth-survival calibration,
+ * depth-survival.ts). They are shared between requests for a bounded time
+ * (impact-inputs.ts: the book and the median for at most 250 ms, the
+ * volatility once per book, the history for IMPACT_FILL_REFRESH_MS).
+ *
+ * Fill model: depth survival when the history holds at least
+ * IMPACT_FILL_MIN_SAMPLES snapshot pairs for the request's horizon, else the
+ * adverse-sweep model (book-walk.ts); `fill_model` and `fill_model_samples`
+ * say which answered and on how many pairs.
  */
 import { z } from 'zod';
 import { AppError } from '../../../core/errors.js';
 import type { BookEvent } from '../../../core/events/market.js';
 import type { PairsCatalogue } from '../../../core/markets/pairs.js';
-import { SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../../sku/schemas.js';
+import { IsoTimestamp, SourceField, ZERO_CHARGE_TEXT, pairParam, priceText } from '../../sku/schemas.js';
 import type { SkuCall } from '../../sku/sku.js';
 import { cleanSide, fillProbabilities, walkBook } from '../book-walk.js';
-import { sharedLatestBook, sharedMedianRoundTrip, sharedVolatility } from '../impact-inputs.js';
+import { chooseFillModel, depthSurvivalProbabilities } from '../depth-survival.js';
+import { sharedLatestBook, sharedMedianRoundTrip, sharedSurvivalTable, sharedVolatility } from '../impact-inputs.js';
 import { caseInsensitiveEnum } from '../params.js';
 import { PRECISION as P } from '../precision.js';
 import { sourceText } from '../window.js';
@@ -68,9 +76,33 @@ export const ImpactSimulationOutput = z.object({
   fillable_size_usd: z.number().describe('USD notional the visible book fills'),
   fill_ratio: z.number().min(0).max(1).describe('Fillable / requested, in the unit of the request'),
   full_fill_probability: probability(
-    'Probability the whole size fills at arrival (adverse-sweep model: price moves over book age + REST latency sweep the levels near the touch)',
+    'Probability the whole size fills at arrival (book age + median REST round trip later). depth_survival: fills at prices no worse than the deepest level the walk needs, rounded out to the grid (0, 1, 2, 5, 10, 20, 50, 100, 200 bps from the best), as a marketable limit there would: the share of the stored snapshot pairs over that horizon in which the depth offered within that distance, scaled by its observed survival ratio, still holds the size (for a size the best level holds: the share in which the best price is still offered); adverse_sweep: Phi(distance kept / sigma_h) of a price move sweeping the levels near the touch',
   ),
-  partial_fill_probability: probability('Probability only part of the size fills'),
+  partial_fill_probability: probability('Probability only part of the size fills (some depth survives, not enough)'),
+  fill_model: z
+    .enum(['depth_survival', 'adverse_sweep'])
+    .describe(
+      'The model behind the probabilities: depth_survival when the venue book history of the last IMPACT_FILL_WINDOW_MS holds enough snapshot pairs (IMPACT_FILL_MIN_SAMPLES), else adverse_sweep',
+    ),
+  fill_model_samples: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'Snapshot pairs (t, t + lag >= horizon) of the side the order trades against found in the history: the depth_survival calibration, or (adverse_sweep) fewer than it needs',
+    ),
+  fill_horizon_ms: z
+    .number()
+    .int()
+    .describe(
+      'Horizon of the depth-survival pairs (ms): book age + median REST round trip, rounded up to 250 ms; each pair (t, t + lag) has the smallest lag >= it',
+    ),
+  fill_model_history_from: IsoTimestamp.nullable().describe(
+    'Event time of the oldest book snapshot of the calibration history (null without history)',
+  ),
+  fill_model_history_to: IsoTimestamp.nullable().describe(
+    'Event time of the newest book snapshot of the calibration history (null without history)',
+  ),
   executable: z.boolean().describe('The visible book fills the whole size'),
   levels_consumed: z.number().int().describe('Book levels the walk touched'),
   opposite_depth_usd: z
@@ -103,6 +135,8 @@ export async function impactSimulationPreflight({
   return book;
 }
 
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
 export async function impactSimulationHandler(
   call: SkuCall<ImpactSimulationInput>,
   book: BookEvent,
@@ -123,7 +157,22 @@ export async function impactSimulationHandler(
   const sigma1s = volatility ?? walk.spread_bps / 2;
   const latencyMs = medianRttMs ?? DEFAULT_LATENCY_MS;
   const horizonS = (Math.max(0, now - book.event_time_ms) + latencyMs) / 1000;
-  const probabilities = fillProbabilities(walk, sigma1s * Math.sqrt(horizonS));
+  const side = cleanSide(input.side === 'buy' ? book.asks : book.bids, input.side === 'buy' ? 'asks' : 'bids');
+  const table = await sharedSurvivalTable(runtime.store, book.venue, book.pair, horizonS * 1000, now, runtime.config);
+  const survival = depthSurvivalProbabilities(
+    {
+      side: input.side,
+      levels: side,
+      requested: input.size_usd ?? input.size_base!,
+      byUsd: input.size_usd !== undefined,
+      fillDepthDistanceBps: walk.fill_depth_distance_bps,
+      lastLevelDistanceBps: walk.last_level_distance_bps,
+    },
+    table,
+  );
+  const probabilities = chooseFillModel(survival, runtime.config.IMPACT_FILL_MIN_SAMPLES, () =>
+    fillProbabilities(walk, sigma1s * Math.sqrt(horizonS)),
+  );
   return {
     pair: book.pair,
     side: input.side === 'buy' ? 'BUY' : 'SELL',
@@ -140,6 +189,11 @@ export async function impactSimulationHandler(
     fill_ratio: P.probability(walk.fill_ratio),
     full_fill_probability: P.probability(probabilities.full_fill_probability),
     partial_fill_probability: P.probability(probabilities.partial_fill_probability),
+    fill_model: probabilities.fill_model,
+    fill_model_samples: probabilities.fill_model_samples,
+    fill_horizon_ms: table.horizon_ms,
+    fill_model_history_from: isoOrNull(table.history_from_ms),
+    fill_model_history_to: isoOrNull(table.history_to_ms),
     executable: walk.executable,
     levels_consumed: walk.levels_consumed,
     opposite_depth_usd: P.usd(walk.opposite_depth_usd),

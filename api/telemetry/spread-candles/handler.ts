@@ -209,7 +209,11 @@ const servedCandle = servedFields(SpreadCandlesOutput, {
   volume_depth_usd: P.usd,
 });
 
-function candleAnswer(candle: SpreadCandle, completeness: Completeness, runtime: SkuRuntime): SpreadCandlesOutput {
+export function candleAnswer(
+  candle: SpreadCandle,
+  completeness: Completeness,
+  runtime: SkuRuntime,
+): SpreadCandlesOutput {
   const pools = runtime.pairs.pairs.find((p) => p.pair === candle.pair)?.dex ?? [];
   return servedCandle({
     ...candle,

@@ -6,7 +6,13 @@
  * docs/metrics.md.
  */
 import { z } from 'zod';
-import { DislocationEvent, DislocationNumbers, DislocationPeaks, RevisionNumbers } from '../../events/market.js';
+import {
+  DislocationEvent,
+  DislocationNumbers,
+  DislocationPeaks,
+  RevisionLegs,
+  RevisionNumbers,
+} from '../../events/market.js';
 import { sql, type Sql } from '../sql.js';
 import type { Row, Store } from '../store.js';
 import { BASE_SLICE_MS, bySlice, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
@@ -17,29 +23,36 @@ import { keysOf, RecordColumns } from './record-columns.js';
  * every field present, the numbers the revision also records
  * (RevisionNumbers), and what the analytics need.
  */
-export const DislocationRecord = DislocationEvent.required().extend(RevisionNumbers.shape).extend({
-  /** Public numeric id: 52 bits of sha256(opportunity_id) (the item's `id`). */
-  numeric_id: z.number().int(),
-  /** Quote whose evaluation produced this revision. */
-  trigger_event_id: z.string(),
-  peak_capacity_usd: z.number(),
-  /** The peak capacity was a lower bound (net still positive at the depth). */
-  peak_capacity_capped: z.boolean(),
-  /** Integral of capacity over the life so far (USD x ms). */
-  capacity_usd_ms: z.number(),
-  closed_at_ms: z.number().int().nullable(),
-});
+export const DislocationRecord = DislocationEvent.required()
+  .extend(RevisionNumbers.shape)
+  .extend(RevisionLegs.shape)
+  .extend({
+    /** Public numeric id: 52 bits of sha256(opportunity_id) (the item's `id`, column `id`). */
+    id: z.number().int(),
+    /** Quote whose evaluation produced this revision. */
+    trigger_event_id: z.string(),
+    peak_capacity_usd: z.number(),
+    /** The peak capacity was a lower bound (net still positive at the depth). */
+    peak_capacity_capped: z.boolean(),
+    /** Integral of capacity over the life so far (USD x ms). */
+    capacity_usd_ms: z.number(),
+    closed_at_ms: z.number().int().nullable(),
+    /** The methodology version of the detector that wrote the revision (aggregate/methodology.ts). */
+    methodology: z.string(),
+  });
 export type DislocationRecord = z.output<typeof DislocationRecord>;
 
 /**
- * The columns of `dislocations` (sql/<dialect>/002_market_data.sql, 003_*):
- * one per record field, named as the field except these (named first; see
- * record-columns.ts), plus `opened_at` and `ts`, the second-precision
- * DateTimes of opened_at_ms and updated_at_ms that partition and index the
- * table.
+ * The columns of `dislocations` (sql/<dialect>/002_market_data.sql, 003_*, 005_*):
+ * one per record field, named as the field except these two peaks (named
+ * first; see record-columns.ts), plus `opened_at` and `ts`, the
+ * second-precision DateTimes of opened_at_ms and updated_at_ms that
+ * partition and index the table. The two peak columns keep the names they
+ * were created with: the ClickHouse release this runs on (18.16) has no
+ * RENAME COLUMN, and a copy of the table would rewrite every stored row. The
+ * analysts' views (004_analyst_views.sql) name them as the record and the API do.
  */
 export const DISLOCATION_COLUMNS = new RecordColumns(DislocationRecord, {
-  numeric_id: 'id',
   peak_raw_spread_bps: 'peak_raw_bps',
   peak_net_spread_bps: 'peak_net_bps',
 });
@@ -54,8 +67,8 @@ export async function insertDislocations(store: Store, records: DislocationRecor
 }
 
 /** What an opportunity is read with at its latest revision (argMax by revision). */
-const LATEST_FIELDS = [
-  'numeric_id',
+export const LATEST_FIELDS = [
+  'id',
   'pair',
   'buy_venue',
   'sell_venue',
@@ -67,9 +80,13 @@ const LATEST_FIELDS = [
   'peak_capacity_capped',
   'capacity_usd_ms',
   'fees_bps',
+  'gas_usd',
+  'profit_size_usd',
+  ...keysOf(RevisionLegs),
+  'methodology',
   'source',
 ] as const;
-type LatestField = Exclude<(typeof LATEST_FIELDS)[number], 'numeric_id'>;
+type LatestField = Exclude<(typeof LATEST_FIELDS)[number], 'id'>;
 
 /**
  * An opportunity at its latest revision (latest per opportunity via argMax by
@@ -121,10 +138,9 @@ export async function latestRevisions<K extends RecordField>(
   );
 }
 
-function opportunityOf({ numeric_id, ...latest }: LatestRevision<(typeof LATEST_FIELDS)[number]>): OpportunityState {
+export function opportunityOf(latest: LatestRevision<(typeof LATEST_FIELDS)[number]>): OpportunityState {
   return {
     ...latest,
-    id: numeric_id,
     timestamp: new Date(latest.opened_at_ms).toISOString(),
     updated_at: new Date(latest.updated_at_ms).toISOString(),
     revision_count: latest.revision + 1,
@@ -236,7 +252,7 @@ export const isDexVenue = (venue: string): boolean => venue.endsWith('_base');
 /** The first revision of an opportunity at which it was profitable at some size (what a desk would trade). */
 export interface ActionableRevision {
   opportunity_id: string;
-  numeric_id: number;
+  id: number;
   revision: number;
   pair: string;
   buy_venue: string;
@@ -271,7 +287,7 @@ export async function actionableWithoutExecution(
     LIMIT ${limit}`);
   return rows.map((r) => ({
     opportunity_id: String(r.opportunity_id),
-    numeric_id: num(r.id_),
+    id: num(r.id_),
     revision: num(r.rev),
     pair: String(r.pair_),
     buy_venue: String(r.buy_venue_),

@@ -84,6 +84,10 @@ export interface ExecutionLatency {
   min_latency_ms: number | null;
   max_latency_ms: number | null;
   avg_latency_ms: number | null;
+  /** Probes that failed or timed out (ok = 0) in the slice, of the venue when filtered. */
+  failed_count: number;
+  /** failed_count / (sample_count + failed_count) x 100; null without any probe. */
+  failure_rate_pct: number | null;
   /** filled / (filled + missed) * 100 over paper executions decided in the slice; null without any. */
   fill_rate_pct: number | null;
   executions: number;
@@ -114,12 +118,15 @@ export async function executionLatency(
 ): Promise<ExecutionLatency> {
   const inSlice = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
   const venueFilter = venueFilterOf(venue);
-  const [[stats], [perKind], fills] = await Promise.all([
+  const [[stats], [perKind], [failures], fills] = await Promise.all([
     store.query(sql`SELECT ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inSlice}${venueFilter}`),
     store.query(sql`SELECT ${PER_KIND} FROM latency_samples ${final} WHERE ${inSlice}`),
+    store.query(
+      sql`SELECT ${FAILURES} FROM latency_samples ${final} WHERE ok = 0 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilter}`,
+    ),
     fillRate(store, fromMs, toMs),
   ]);
-  return executionLatencyOf(fromMs, toMs, stats, perKind, fills);
+  return executionLatencyOf(fromMs, toMs, stats, perKind, failures, fills);
 }
 
 /**
@@ -141,15 +148,19 @@ export async function executionLatencyBySlice(
   const toMs = slices[slices.length - 1]!.toMs;
   const inRange = sql`ok = 1 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}`;
   const bucket = intDiv(sql`ts_ms`, size);
-  const [stats, perKind, fills] = await Promise.all([
+  const [stats, perKind, failures, fills] = await Promise.all([
     store.query(
       sql`SELECT ${bucket} AS b, ${LATENCY_STATS} FROM latency_samples ${final} WHERE ${inRange}${venueFilterOf(venue)} GROUP BY b`,
     ),
     store.query(sql`SELECT ${bucket} AS b, ${PER_KIND} FROM latency_samples ${final} WHERE ${inRange} GROUP BY b`),
+    store.query(
+      sql`SELECT ${bucket} AS b, ${FAILURES} FROM latency_samples ${final} WHERE ok = 0 AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}${venueFilterOf(venue)} GROUP BY b`,
+    ),
     fillRateBySlice(store, fromMs, toMs, size),
   ]);
   const statsBy = new Map(stats.map((r) => [num(r.b) * size, r]));
   const kindBy = new Map(perKind.map((r) => [num(r.b) * size, r]));
+  const failedBy = new Map(failures.map((r) => [num(r.b) * size, r]));
   for (const s of slices)
     out.set(
       s.fromMs,
@@ -158,6 +169,7 @@ export async function executionLatencyBySlice(
         s.toMs,
         statsBy.get(s.fromMs),
         kindBy.get(s.fromMs),
+        failedBy.get(s.fromMs),
         fills.get(s.fromMs) ?? NO_FILLS,
       ),
     );
@@ -169,15 +181,19 @@ const LATENCY_STATS = sql`count(*) AS n, min(rtt_ms) AS min_ms, max(rtt_ms) AS m
 const PER_KIND = sql`avg(CASE WHEN kind = 'cex_rest' THEN rtt_ms ELSE NULL END) AS cex_ms,
   avg(CASE WHEN kind = 'dex_rpc' THEN rtt_ms ELSE NULL END) AS dex_ms,
   min(source) AS source_min, max(source) AS source_max`;
+/** Failed (or timed out) probes: what the successful samples' statistics leave out. */
+const FAILURES = sql`count(*) AS failed`;
 
 function executionLatencyOf(
   fromMs: number,
   toMs: number,
   stats: Row | undefined,
   perKind: Row | undefined,
+  failures: Row | undefined,
   fills: FillRate,
 ): ExecutionLatency {
   const n = num(stats?.n ?? 0);
+  const failed = num(failures?.failed ?? 0);
   const stat = (v: unknown) => (n ? numOrNull(v) : null);
   return {
     slice_start: new Date(fromMs).toISOString(),
@@ -189,6 +205,8 @@ function executionLatencyOf(
     min_latency_ms: stat(stats?.min_ms),
     max_latency_ms: stat(stats?.max_ms),
     avg_latency_ms: stat(stats?.avg_ms),
+    failed_count: failed,
+    failure_rate_pct: n + failed ? (failed / (n + failed)) * 100 : null,
     fill_rate_pct: fills.fill_rate_pct,
     executions: fills.executions,
     filled: fills.filled,

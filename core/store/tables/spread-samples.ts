@@ -11,6 +11,7 @@ import { countDislocations, dislocationCountsBy15m } from './dislocations.js';
 import { countExecutions } from './paper-executions.js';
 import { BASE_SLICE_MS, inList, intDiv, num, sourceLabel, timeRange } from './query-helpers.js';
 import { keysOf, RecordColumns } from './record-columns.js';
+import { countStaleLegs } from './stale-evaluations.js';
 
 /**
  * A detector evaluation: the better of the two directions between a quote
@@ -36,6 +37,8 @@ export const SpreadSample = z.object({
   quote_event_id: z.string(),
   counterpart_event_id: z.string(),
   source: DataSource,
+  /** The methodology version of the detector that took it (aggregate/methodology.ts). */
+  methodology: z.string(),
 });
 export type SpreadSample = z.output<typeof SpreadSample>;
 
@@ -65,6 +68,7 @@ export const spreadSampleRow = (s: SpreadSample): Row =>
     quote_event_id: s.quote_event_id,
     counterpart_event_id: s.counterpart_event_id,
     source: s.source,
+    methodology: s.methodology,
   }) satisfies Record<keyof SpreadSample | 'ts', unknown>;
 
 export async function insertSpreadSamples(store: Store, samples: SpreadSample[]): Promise<void> {
@@ -242,18 +246,21 @@ export interface Coverage {
   slice_interval_minutes: number;
   total_dislocations: number;
   total_executions: number;
+  /** Evaluations ever skipped because a leg was stale (stale-evaluations.ts). */
+  total_stale_legs: number;
   source: string | undefined;
 }
 
 /** What the telemetry can answer: the span and pairs of spread samples, and the totals (optionally one pair). */
 export async function coverage(store: Store, pair?: string): Promise<Coverage> {
   const where = pair === undefined ? sql`` : sql` WHERE pair = ${pair}`;
-  const [spans, dislocations, executions] = await Promise.all([
+  const [spans, dislocations, executions, staleLegs] = await Promise.all([
     store.query(sql`
       SELECT pair, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms, min(source) AS source_min, max(source) AS source_max
       FROM spread_samples${where} GROUP BY pair ORDER BY pair`),
     countDislocations(store, pair),
     countExecutions(store, pair),
+    countStaleLegs(store, { pair }),
   ]);
   const firsts = spans.map((r) => num(r.first_ms));
   const lasts = spans.map((r) => num(r.last_ms));
@@ -264,8 +271,29 @@ export async function coverage(store: Store, pair?: string): Promise<Coverage> {
     slice_interval_minutes: BASE_SLICE_MS / 60_000,
     total_dislocations: dislocations,
     total_executions: executions,
+    total_stale_legs: staleLegs,
     source: sourceLabel(spans.flatMap((r) => [r.source_min, r.source_max])),
   };
+}
+
+/**
+ * The methodology versions of a pair's spread samples (aggregate/methodology.ts) per slice of `sliceMs` over
+ * [fromMs, toMs), as served: the distinct versions joined by `+` (min and max: a slice holds at most the versions
+ * before and after one change). Slices without samples are absent.
+ */
+export async function methodologyBySlice(
+  store: Store,
+  pair: string,
+  fromMs: number,
+  toMs: number,
+  sliceMs: number,
+): Promise<Map<number, string>> {
+  const rows = await store.query(sql`
+    SELECT ${intDiv(sql`ts_ms`, sliceMs)} AS s, min(methodology) AS lo, max(methodology) AS hi
+    FROM spread_samples
+    WHERE pair = ${pair} AND ${timeRange(sql`ts`, sql`ts_ms`, fromMs, toMs)}
+    GROUP BY s`);
+  return new Map(rows.map((r) => [num(r.s) * sliceMs, sourceLabel([r.lo, r.hi]) ?? '']));
 }
 
 /** Spread samples of some pairs in [fromMs, toMs), ordered by pair and seq (tests and tooling). */
