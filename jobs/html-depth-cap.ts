@@ -20,7 +20,7 @@
  * its stack with `unshift` and finds end tags with `indexOf`, quadratic on the very inputs this guards against.
  * Here the stack is an array pushed and popped at its end, with a count per tag name, so each tag costs O(1).
  */
-import { Tokenizer } from 'htmlparser2';
+import { scanHtmlTags } from './html-tag-scan.js';
 
 /** Open elements at most, counted from the document's root (`<html>` is 1). */
 export const MAX_HTML_DEPTH = 64;
@@ -149,8 +149,8 @@ export function capHtmlDepth(html: string, maxDepth = MAX_HTML_DEPTH): string {
     tag = undefined;
   };
 
-  const tokenizer = new Tokenizer(
-    { xmlMode: false, decodeEntities: true },
+  scanHtmlTags(
+    html,
     {
       onopentagname: (start, end) => open(lower(start, end), start - 1),
       onopentagend: openEnd,
@@ -180,21 +180,9 @@ export function capHtmlDepth(html: string, maxDepth = MAX_HTML_DEPTH): string {
           }
         } else if (name === 'p' && stack.length >= maxDepth) cut(start - 2, tagEnd); // `</p>` alone is a <p></p>.
       },
-      onattribdata: () => {},
-      onattribentity: () => {},
-      onattribend: () => {},
-      onattribname: () => {},
-      oncdata: () => {},
-      oncomment: () => {},
-      ondeclaration: () => {},
-      onprocessinginstruction: () => {},
-      ontext: () => {},
-      ontextentity: () => {},
-      onend: () => {},
     },
+    { decodeEntities: true },
   );
-  tokenizer.write(html);
-  tokenizer.end();
   if (rawCutStart >= 0) cut(rawCutStart, html.length);
   if (!cuts.length) return html;
   const parts: string[] = [];

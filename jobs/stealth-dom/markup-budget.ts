@@ -6,11 +6,11 @@
  * 0.9 s against the 200 ms target. Most of a heavy page is not content: scripts, styles and comments, which
  * Readability removes first anyway. So before the extraction they are taken out (JSON-LD scripts excepted:
  * Readability reads metadata from them) (one pass of htmlparser2's
- * tokenizer, linear, as jobs/html-depth-cap.ts does), and what remains is cut at MAX_EXTRACTED_MARKUP characters,
+ * tokenizer, linear: jobs/html-tag-scan.ts), and what remains is cut at MAX_EXTRACTED_MARKUP characters,
  * at a tag's start so no tag is split. 150,000 characters of markup hold far more than 10,000 characters of
  * text: the median article page of the extraction corpora is 40 KB with its scripts.
  */
-import { Tokenizer } from 'htmlparser2';
+import { scanHtmlTags } from '../html-tag-scan.js';
 
 /** Characters of markup (scripts, styles and comments out) the extraction reads at most. */
 export const MAX_EXTRACTED_MARKUP = 150_000;
@@ -33,8 +33,8 @@ export function budgetMarkup(html: string, max: number = MAX_EXTRACTED_MARKUP): 
   const cuts: number[] = [];
   let rawStart = -1;
   let rawName = '';
-  const tokenizer = new Tokenizer(
-    { xmlMode: false, decodeEntities: false },
+  scanHtmlTags(
+    html,
     {
       onopentagname: (start, end) => {
         const name = html.slice(start, end).toLowerCase();
@@ -53,22 +53,9 @@ export function budgetMarkup(html: string, max: number = MAX_EXTRACTED_MARKUP): 
         const open = html.lastIndexOf('<', start - 1);
         if (open >= 0 && start - open <= 4) cuts.push(open, endIndex + 1);
       },
-      onopentagend: () => {},
-      onselfclosingtag: () => {},
-      onattribdata: () => {},
-      onattribentity: () => {},
-      onattribend: () => {},
-      onattribname: () => {},
-      oncdata: () => {},
-      ondeclaration: () => {},
-      onprocessinginstruction: () => {},
-      ontext: () => {},
-      ontextentity: () => {},
-      onend: () => {},
     },
+    { decodeEntities: false },
   );
-  tokenizer.write(html);
-  tokenizer.end();
   if (rawStart >= 0) cuts.push(rawStart, html.length); // an unclosed script runs to the end, as a browser reads it
   const parts: string[] = [];
   let at = 0;

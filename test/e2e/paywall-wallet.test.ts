@@ -28,6 +28,7 @@ import { readDevChainInfo, type DevChainInfo } from '../../api/dev-chain/dev-cha
 import { startApp, waitHealthy, type AppProcess } from '../helpers/app-process.js';
 import { eventually } from '../helpers/config.js';
 import { hasChromium, launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { exposeNodeSigner } from '../helpers/browser-signer.js';
 
 /** Generous ceilings: a loaded machine only makes the test slower. */
 const START_MS = 240_000;
@@ -94,32 +95,7 @@ interface WalletOptions {
  */
 async function withWallet(page: Page, options: WalletOptions): Promise<void> {
   const payer = privateKeyToAccount(chain.payer_key);
-  await page.exposeFunction('nodeSignTypedData', async (json: string) => {
-    const t = JSON.parse(json) as { domain: Record<string, unknown>; message: Record<string, string> };
-    const m = t.message;
-    return payer.signTypedData({
-      domain: { ...t.domain, chainId: Number(t.domain.chainId) } as never,
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'TransferWithAuthorization',
-      message: {
-        from: m.from,
-        to: m.to,
-        value: BigInt(m.value!),
-        validAfter: BigInt(m.validAfter!),
-        validBefore: BigInt(m.validBefore!),
-        nonce: m.nonce,
-      } as never,
-    });
-  });
+  await exposeNodeSigner(page, chain.payer_key);
   await page.exposeFunction('nodeEthCall', async (params: unknown[]) => {
     const res = await fetch(chain.rpc_url, {
       method: 'POST',

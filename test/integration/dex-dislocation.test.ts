@@ -25,8 +25,8 @@ import type { Bus, Consumer } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
 import type { QuoteEvent } from '../../core/events/market.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
-import { final, ident, sql } from '../../core/store/sql.js';
+import { openClickHouseTestStore, type ClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
+import { final, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { quoteFromRow } from '../../core/store/tables/quotes.js';
 import { num } from '../../core/store/tables/query-helpers.js';
@@ -108,6 +108,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
   let fixture: UniswapFixture;
   let bus: Bus;
   let store: Store;
+  let clickhouse: ClickHouseTestStore | undefined;
   let ingestor: DexIngestor | undefined;
   const consumers: Consumer[] = [];
   const published = new Map<string, QuoteEvent>();
@@ -137,14 +138,8 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({
-      url: config.CLICKHOUSE_URL,
-      database,
-      username: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      connectTimeoutMs: 10000,
-      logger,
-    });
+    clickhouse = await openClickHouseTestStore(config, { database }, logger);
+    store = clickhouse.store;
     await store.migrate();
   }, 120_000);
 
@@ -153,10 +148,7 @@ describe('a Uniswap v3 pool moves, the CEX does not: the aggregator records the 
     await ingestor?.stop();
     await Promise.all(consumers.map((c) => c.stop()));
     await bus?.close();
-    if (store) {
-      await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
-      await store.close();
-    }
+    await clickhouse?.close();
     await devchain?.stop();
   }, 60_000);
 

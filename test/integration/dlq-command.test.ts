@@ -16,8 +16,7 @@ import { startQuoteConsumer } from '../../aggregate/quote-consumer.js';
 import { dlqTopic, type Bus, type BusMessage } from '../../core/bus/bus.js';
 import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
-import { ident, sql } from '../../core/store/sql.js';
+import { openClickHouseTestStore, type ClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import type { Store } from '../../core/store/store.js';
 import { TOPICS } from '../../core/topics.js';
 import { eventually, testConfig, testLogger, uniqueName } from '../helpers/config.js';
@@ -58,6 +57,7 @@ const sum = (o: Record<number, string>) => Object.values(o).reduce((a, x) => a +
 describe('dlq command (child process, Kafka)', () => {
   let bus: Bus;
   let store: Store;
+  let clickhouse: ClickHouseTestStore | undefined;
   const malformed = ['{"not":"a quote"}', '{broken json', '{"event_id":"short"}'];
 
   beforeAll(async () => {
@@ -75,14 +75,8 @@ describe('dlq command (child process, Kafka)', () => {
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({
-      url: config.CLICKHOUSE_URL,
-      database,
-      username: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      connectTimeoutMs: 10000,
-      logger,
-    });
+    clickhouse = await openClickHouseTestStore(config, { database }, logger);
+    store = clickhouse.store;
     await store.migrate();
     await bus.publish(
       TOPICS.quotes,
@@ -100,10 +94,7 @@ describe('dlq command (child process, Kafka)', () => {
 
   afterAll(async () => {
     await bus?.close();
-    if (store) {
-      await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
-      await store.close();
-    }
+    await clickhouse?.close();
   }, 60_000);
 
   it('lists every DLQ of the product with counts per group and reason', async () => {

@@ -25,9 +25,9 @@ import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { createMemoryBus } from '../../core/bus/memory-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
 import { loadPairs, type PairsCatalogue } from '../../core/markets/pairs.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore, type ClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { final, ident, sql } from '../../core/store/sql.js';
+import { final, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { num } from '../../core/store/tables/query-helpers.js';
 import { TOPICS } from '../../core/topics.js';
@@ -147,16 +147,11 @@ describe('the simulator restarted on the same Kafka topics and ClickHouse databa
   const database = uniqueName('restart_sim');
   let r: Rig;
   let store: Store;
+  let clickhouse: ClickHouseTestStore | undefined;
 
   beforeAll(async () => {
-    store = await createClickHouseStore({
-      url: config.CLICKHOUSE_URL,
-      database,
-      username: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-      logger,
-    });
+    clickhouse = await openClickHouseTestStore(config, { database }, logger);
+    store = clickhouse.store;
     await store.migrate();
     const kafka = await createKafkaBus({
       ...busCommon,
@@ -170,8 +165,7 @@ describe('the simulator restarted on the same Kafka topics and ClickHouse databa
   afterAll(async () => {
     await r?.stop();
     await r?.bus.close();
-    await store?.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
-    await store?.close();
+    await clickhouse?.close();
   }, 60_000);
 
   it('publishes new ids after a restart with the same seed; the store keeps every new quote and coverage moves on', async () => {

@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { ident, sql } from '../../core/store/sql.js';
+import { sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { num } from '../../core/store/tables/query-helpers.js';
 import { quoteFromRow } from '../../core/store/tables/quotes.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testConfig, testLogger } from '../helpers/config.js';
 
 const config = testConfig();
 const logger = testLogger();
@@ -55,21 +55,10 @@ const cases: {
     name: 'ClickHouse',
     dialect: 'clickhouse',
     async open() {
-      const database = uniqueName('mig_upgrade');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: config.STARTUP_TIMEOUT_MS,
-        logger,
-      });
+      const { store, close } = await openClickHouseTestStore(config, 'mig_upgrade', logger);
       return {
         store,
-        done: async () => {
-          await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-          await store.close();
-        },
+        done: close,
       };
     },
   },

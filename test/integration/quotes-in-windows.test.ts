@@ -10,13 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { QuoteEvent } from '../../core/events/market.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { createDuckDbStore } from '../../core/store/duckdb-store.js';
-import { ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { insertQuotes, quotesInWindows, type QuoteWindow } from '../../core/store/tables/quotes.js';
 import { T, cexQuote, dexQuote } from '../helpers/market-fixtures.js';
-import { testConfig, testLogger, uniqueName } from '../helpers/config.js';
+import { testConfig, testLogger } from '../helpers/config.js';
 
 const config = testConfig();
 const cleanups: (() => Promise<void>)[] = [];
@@ -40,19 +39,8 @@ const stores: { name: string; open(): Promise<Store> }[] = [
   {
     name: 'clickhouse',
     async open() {
-      const database = uniqueName('quote_windows');
-      const store = await createClickHouseStore({
-        url: config.CLICKHOUSE_URL,
-        database,
-        username: config.CLICKHOUSE_USER,
-        password: config.CLICKHOUSE_PASSWORD,
-        connectTimeoutMs: 10_000,
-        logger: testLogger(),
-      });
-      cleanups.push(async () => {
-        await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`);
-        await store.close();
-      });
+      const { store, close } = await openClickHouseTestStore(config, 'quote_windows');
+      cleanups.push(close);
       return store;
     },
   },

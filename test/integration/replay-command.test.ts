@@ -26,7 +26,7 @@ import { createKafkaBus } from '../../core/bus/kafka-bus.js';
 import { namespaced } from '../../core/bus/namespaced-bus.js';
 import type { QuoteEvent } from '../../core/events/market.js';
 import { loadPairs, type PairsCatalogue } from '../../core/markets/pairs.js';
-import { createClickHouseStore } from '../../core/store/clickhouse-store.js';
+import { openClickHouseTestStore, type ClickHouseTestStore } from '../helpers/clickhouse-test-store.js';
 import { final, ident, sql } from '../../core/store/sql.js';
 import type { Store } from '../../core/store/store.js';
 import { dislocationsInSlice } from '../../core/store/tables/dislocations.js';
@@ -144,6 +144,7 @@ async function groupState(groupId: string): Promise<string> {
 describe('replay command (child process, Kafka + ClickHouse)', () => {
   let bus: Bus;
   let store: Store;
+  let clickhouse: ClickHouseTestStore | undefined;
   let before: unknown;
   /** The Kafka record timestamp of each published quote, in publish order (strictly increasing). */
   const stamps: number[] = [];
@@ -171,14 +172,8 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
       namespace,
     );
     await bus.ensureTopics(Object.values(TOPICS));
-    store = await createClickHouseStore({
-      url: config.CLICKHOUSE_URL,
-      database,
-      username: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      connectTimeoutMs: 10000,
-      logger,
-    });
+    clickhouse = await openClickHouseTestStore(config, { database }, logger);
+    store = clickhouse.store;
     await store.migrate();
 
     // Record timestamps: 10 ms apart in publish order, ending a few seconds ago (recent: retention keeps them).
@@ -211,10 +206,7 @@ describe('replay command (child process, Kafka + ClickHouse)', () => {
 
   afterAll(async () => {
     await bus?.close();
-    if (store) {
-      await store.command(sql`DROP DATABASE IF EXISTS ${ident(database)}`).catch(() => undefined);
-      await store.close();
-    }
+    await clickhouse?.close();
   }, 60_000);
 
   it('replays from an ISO time: exit 0, summary with group, partitions and count; no query result changes', async () => {
