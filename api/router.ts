@@ -26,7 +26,7 @@ import { problem, retryAfterHeader } from './middleware/problem-errors.js';
 import { DEFAULT_BODY_LIMIT, jsonBodyReader } from './middleware/json-body.js';
 import { admit, type AdmittedCall, type CallNaming } from './paid-call/admission.js';
 import { runHandler } from './paid-call/handler-step.js';
-import { isStreamedAnswer, isStreamedSku } from './sku/streamed-answer.js';
+import { isEventStreamSku, isStreamedAnswer } from './sku/streamed-answer.js';
 import { paidRouteOf } from './paid-call/paid-route.js';
 import { pricedRoute } from './sku/call-price.js';
 import { withClosedSliceCache } from './telemetry/closed-slice-cache.js';
@@ -91,7 +91,7 @@ function admission(
     const input = async () => {
       const raw = await read(ctx);
       // A stream's resume cursor comes as the SSE `Last-Event-ID` header (api/telemetry/stream/).
-      const lastEventId = isStreamedSku(sku) ? ctx.get('last-event-id') : '';
+      const lastEventId = isEventStreamSku(sku) ? ctx.get('last-event-id') : '';
       return lastEventId ? { ...raw, last_event_id: lastEventId } : raw;
     };
     const admitted = await admit(runtime, { sku, input, naming, log: ctx.state.log });

@@ -14,6 +14,7 @@ import { executionLatencySku } from '../telemetry/execution-latency/sku.js';
 import { shadowCapacitySku } from '../telemetry/shadow-capacity/sku.js';
 import { impactSimulationSku } from '../telemetry/impact-simulation/sku.js';
 import { streamSku } from '../telemetry/stream/sku.js';
+import { historySku } from '../telemetry/history/sku.js';
 
 export const TELEMETRY_SKUS: readonly TelemetrySku[] = [
   coverageSku,
@@ -23,4 +24,5 @@ export const TELEMETRY_SKUS: readonly TelemetrySku[] = [
   shadowCapacitySku,
   impactSimulationSku,
   streamSku,
+  historySku,
 ];

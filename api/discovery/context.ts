@@ -9,6 +9,7 @@ import { priceText } from '../sku/schemas.js';
 import type { Catalogue, PricedSku } from '../sku/sku.js';
 import { TELEMETRY_PREFIX } from '../telemetry/coverage/handler.js';
 import { rangeTermsOf } from '../telemetry/range-query.js';
+import { bulkTermsOf, type BulkTerms } from '../telemetry/history/bulk-terms.js';
 import { priceOfUnits } from '../sku/call-price.js';
 import type { LiveExamples } from './live-examples.js';
 import type { SigningKeysInfo } from './signing-keys.js';
@@ -99,9 +100,40 @@ export interface RangePricing {
   text: string;
 }
 
-export function pricing(sku: PricedSku): { atomicUnits: string; readableUsdc: string; range?: RangePricing } {
+/** What a bulk call (api/telemetry/history/bulk-terms.ts) costs: units of the route price per dataset-day. */
+export interface BulkPricing {
+  unit: BulkTerms['unit'];
+  /** Units of the route price per dataset (candles: per interval). */
+  units: BulkTerms['units'];
+  text: string;
+}
+
+export function pricing(sku: PricedSku): {
+  atomicUnits: string;
+  readableUsdc: string;
+  range?: RangePricing;
+  bulk?: BulkPricing;
+} {
   const range = rangePricing(sku);
-  return { atomicUnits: sku.priceAtomic, readableUsdc: readableUsdc(sku.priceAtomic), ...(range ? { range } : {}) };
+  const bulk = bulkPricing(sku);
+  return {
+    atomicUnits: sku.priceAtomic,
+    readableUsdc: readableUsdc(sku.priceAtomic),
+    ...(range ? { range } : {}),
+    ...(bulk ? { bulk } : {}),
+  };
+}
+
+export function bulkPricing(sku: PricedSku): BulkPricing | undefined {
+  const terms = bulkTermsOf(sku);
+  if (!terms || sku.free) return undefined;
+  const u = terms.units;
+  const of = (units: number) => priceText(priceOfUnits(sku.priceAtomic, units));
+  return {
+    unit: terms.unit,
+    units: u,
+    text: `the price is per dataset-day, a bulk discount over buying the day's slices one by one: candles ${of(u.candles['15m'])} (15m; 1h ${of(u.candles['1h'])}, 4h/1d ${of(u.candles['4h'])}), dislocations ${of(u.dislocations)}, execution-latency ${of(u['execution-latency'])}, shadow-capacity ${of(u['shadow-capacity'])}`,
+  };
 }
 
 export function rangePricing(sku: PricedSku): RangePricing | undefined {
@@ -118,10 +150,10 @@ export function rangePricing(sku: PricedSku): RangePricing | undefined {
 
 /** "15000 atomic USDC (0.015 USDC)" or "free"; a range-capable route adds its range price. */
 export function priceLine(sku: PricedSku): string {
-  const range = rangePricing(sku);
+  const terms = rangePricing(sku) ?? bulkPricing(sku);
   return sku.free
     ? 'free'
-    : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})${range ? `; ${range.text}` : ''}`;
+    : `${sku.priceAtomic} atomic USDC (${priceText(sku.priceAtomic)})${terms ? `; ${terms.text}` : ''}`;
 }
 
 export type SkuGroup = 'Crypto telemetry' | 'Utility' | 'AI';

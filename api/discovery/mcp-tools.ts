@@ -16,7 +16,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../sku/json-schema.js';
 import { ProblemSchema, priceText } from '../sku/schemas.js';
 import type { Catalogue, PricedSku } from '../sku/sku.js';
-import { DOCUMENTS, methodsOf, rangePricing, type PaymentInfo } from './context.js';
+import { DOCUMENTS, methodsOf, bulkPricing, rangePricing, type PaymentInfo } from './context.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/usdc-amount.js';
 import { toolNameOf } from './mcp-tool-name.js';
@@ -123,6 +123,7 @@ function skuTool(sku: PricedSku, payment: PaymentInfo): Tool {
         amount: sku.priceAtomic,
         readableUsdc: readableUsdc(sku.priceAtomic),
         ...(rangePricing(sku) ? { range: rangePricing(sku) } : {}),
+        ...(bulkPricing(sku) ? { bulk: bulkPricing(sku) } : {}),
         network: payment.network,
         asset: payment.asset,
       },

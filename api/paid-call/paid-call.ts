@@ -101,11 +101,11 @@ export async function runPaidCall(scope: PaidCallScope, request: OneShotCallRequ
   return outcome;
 }
 
-/** A one-shot door answers one JSON per call: a streamed SKU (server-sent events) is served over HTTP only. */
+/** A one-shot door answers one JSON per call: a streamed SKU (server-sent events, a file) is served over HTTP only. */
 function streamOnlyOverHttp(request: OneShotCallRequest): PreflightRejection {
   return new PreflightRejection(
     'stream_http_only',
-    `${request.naming.subject} is a stream of server-sent events, served over HTTP only (GET ${request.sku.path})`,
+    `${request.naming.subject} is streamed (server-sent events or a file), served over HTTP only (GET ${request.sku.path})`,
     400,
   );
 }

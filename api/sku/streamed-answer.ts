@@ -26,11 +26,17 @@ export function isStreamedAnswer(answer: unknown): answer is StreamedAnswer {
   return typeof answer === 'object' && answer !== null && (answer as { streamed?: unknown }).streamed === true;
 }
 
-/** A SKU whose answer is a stream declares it (discovery and the one-shot doors read it). */
+/** A SKU whose answer is a stream declares it (discovery and the one-shot doors read it): events, or a file. */
 export interface StreamedDelivery {
-  delivery: 'event-stream';
+  delivery: 'event-stream' | 'file';
 }
 
 export function isStreamedSku(sku: object): boolean {
+  const delivery = (sku as Partial<StreamedDelivery>).delivery;
+  return delivery === 'event-stream' || delivery === 'file';
+}
+
+/** A SKU answered as server-sent events: its resume cursor comes as the `Last-Event-ID` header. */
+export function isEventStreamSku(sku: object): boolean {
   return (sku as Partial<StreamedDelivery>).delivery === 'event-stream';
 }

@@ -109,7 +109,7 @@ class RangePrepared implements PricedPreparation {
 }
 
 /** Runs `work` over `items`, `limit` at a time, results in order (hand-written: six lines, no dependency for it). */
-async function inOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function inOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

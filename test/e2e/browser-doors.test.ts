@@ -129,7 +129,7 @@ describe('landing page and live dashboard', () => {
       });
       expect(facts.spread).toBeGreaterThan(0);
       expect(facts.spreadInked).toBe(true);
-      expect(facts.prices).toBe(18); // the spec's 17 routes and the stream (issue 30)
+      expect(facts.prices).toBe(19); // the spec's 17 routes, the stream and bulk history (issue 30)
       expect(facts.health).toMatch(/status: ok/);
       expect(facts.health).toMatch(/pipeline: ok/);
       await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png'), fullPage: true });

@@ -116,7 +116,7 @@ describe('MCP door: tools and free calls', () => {
     expect(coverage.structuredContent).toMatchObject({ slice_interval_minutes: 15 });
     expect(JSON.parse(text(coverage))).toEqual(coverage.structuredContent);
     const discovery = await callTool(mcp, 'discovery', {});
-    expect((discovery.structuredContent as { endpoints: unknown[] }).endpoints).toHaveLength(18); // the spec's 17 routes and the stream (issue 30)
+    expect((discovery.structuredContent as { endpoints: unknown[] }).endpoints).toHaveLength(19); // the spec's 17 routes, the stream and bulk history (issue 30)
   });
 
   it('serves the discovery documents as resources, pointing back to /mcp', async () => {

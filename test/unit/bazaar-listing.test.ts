@@ -108,7 +108,7 @@ async function bazaarOf(sku: PricedSku, method: HttpMethod, server: HttpServer =
 
 describe('Bazaar listing of every paid route', () => {
   it('covers every paid SKU and each POST alias', () => {
-    expect(paid.length).toBe(17 + 4); // 17 paid SKUs; spread-candles, dislocations, execution-latency, shadow-capacity also answer POST
+    expect(paid.length).toBe(18 + 4); // 18 paid SKUs (bulk history included); spread-candles, dislocations, execution-latency, shadow-capacity also answer POST
   });
 
   it.each(paid.map(([s, m]) => [`${m} ${s.path}`, s, m] as const))(

@@ -52,6 +52,8 @@ const SPEC: [string, string, string, number, number][] = [
   ['POST', '/api/v1/crypto/impact-simulation', '75000', 150, 600],
   // Issue 30: the live stream, beyond the spec's table (a price per minute, api/telemetry/stream/).
   ['GET', '/api/v1/crypto/stream', '10000', 50, 200],
+  // Issue 30: bulk history, a dataset-day as one file (a unit price x units per dataset: api/telemetry/history/).
+  ['GET', '/api/v1/crypto/history', '10000', 1000, 5000],
 ];
 
 const PAYMENT = TEST_PAYMENT_INFO;
@@ -140,7 +142,7 @@ async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
 }
 
 describe('the catalogue', () => {
-  it("holds the spec's 17 routes and the stream with their default prices and latency targets", () => {
+  it("holds the spec's 17 routes, the stream and bulk history with their default prices and latency targets", () => {
     const catalogue = buildCatalogue({ config: configWith(), pairs });
     expect(catalogue.skus.map((s) => [s.method, s.path, s.priceAtomic, s.avgLatencyMs, s.latencyTargetMs])).toEqual(
       SPEC,
@@ -159,6 +161,7 @@ describe('the catalogue', () => {
       'shadow-capacity',
       'impact-simulation',
       'stream',
+      'history',
     ];
     expect(catalogue.skus.filter((s) => s.available).map((s) => s.id)).toEqual(
       catalogue.skus
@@ -295,7 +298,7 @@ describe('discovery documents (defaults)', () => {
       version: '2.0.0',
       capabilities: expect.any(Object),
     });
-    expect(card.skills).toHaveLength(18);
+    expect(card.skills).toHaveLength(19);
     expect(await (await fetch(`${server.http.url}/.well-known/agent.json`)).json()).toEqual(card);
   });
 
