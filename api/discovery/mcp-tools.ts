@@ -16,6 +16,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { inputJsonSchema, jsonSchemaOf, outputJsonSchema, type JsonSchema } from '../sku/json-schema.js';
 import { ProblemSchema, priceText } from '../sku/schemas.js';
 import type { Catalogue, PricedSku } from '../sku/sku.js';
+import { isStreamedSku } from '../sku/streamed-answer.js';
 import { DOCUMENTS, methodsOf, bulkPricing, rangePricing, type PaymentInfo } from './context.js';
 import type { PaidRoute } from '../payment/challenge.js';
 import { readableUsdc } from '../payment/usdc-amount.js';
@@ -154,6 +155,8 @@ export function buildToolCatalogue(catalogue: Catalogue, payment: PaymentInfo): 
     });
   }
   entries.set(DISCOVERY_TOOL, { kind: 'discovery', name: DISCOVERY_TOOL, definition: discoveryTool });
-  const list = [...entries.values()].map((e) => e.definition);
+  // A streamed route (events, a file) is HTTP only: not listed, and a call by its name is refused before payment
+  // with `stream_http_only` (api/paid-call/paid-call.ts) rather than "unknown tool".
+  const list = [...entries.values()].filter((e) => e.kind !== 'sku' || !isStreamedSku(e.sku)).map((e) => e.definition);
   return { list, get: (name) => entries.get(name) };
 }

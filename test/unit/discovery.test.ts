@@ -27,6 +27,7 @@ import { JOB_SKUS } from '../../api/catalogue/sku-list.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../api/router.js';
 import { TEST_PAYMENT_INFO } from '../helpers/x402-client.js';
 import { RAG_SHRINK_MAX_HTML } from '../../jobs/rag-shrink/sku.js';
+import { isStreamedSku } from '../../api/sku/streamed-answer.js';
 
 const logger = testLogger();
 const pairs = loadPairs();
@@ -82,8 +83,12 @@ async function serve(config: Config): Promise<{ http: HttpServer; catalogue: Cat
 
 type Triple = string; // "METHOD path price"
 const triple = (method: string, path: string, price: string): Triple => `${method} ${path} ${price}`;
-const expectedTriples = (catalogue: Catalogue) =>
-  catalogue.skus.map((s) => triple(s.method, s.path, s.priceAtomic)).sort();
+/** What a document lists: every route; the MCP card only what tools/list offers (the streamed routes are HTTP only). */
+const expectedTriples = (catalogue: Catalogue, doc = '') =>
+  catalogue.skus
+    .filter((s) => doc !== 'mcp' || !isStreamedSku(s))
+    .map((s) => triple(s.method, s.path, s.priceAtomic))
+    .sort();
 
 /** Fetches every document and extracts the (method, path, price) it lists for each route. */
 async function listedRoutes(url: string): Promise<Record<string, Triple[]>> {
@@ -246,9 +251,10 @@ describe('discovery documents (defaults)', () => {
 
   it("every document lists exactly the catalogue's routes and prices", async () => {
     const listed = await listedRoutes(server.http.url);
-    const expected = expectedTriples(server.catalogue);
     expect(Object.keys(listed)).toHaveLength(9);
-    for (const [doc, triples] of Object.entries(listed)) expect([...triples].sort(), doc).toEqual(expected);
+    expect(expectedTriples(server.catalogue, 'mcp')).toHaveLength(server.catalogue.skus.length - 2);
+    for (const [doc, triples] of Object.entries(listed))
+      expect([...triples].sort(), doc).toEqual(expectedTriples(server.catalogue, doc));
   });
 
   it('documents have their formats: llms.txt (H1, blockquote, H2 link sections), skill.md front matter, discovery fields', async () => {
@@ -348,7 +354,8 @@ describe('price overrides', () => {
       const listed = await listedRoutes(http.url);
       const expected = expectedTriples(catalogue);
       expect(expected).toContain('GET /api/v1/crypto/spread-candles 20000');
-      for (const [doc, triples] of Object.entries(listed)) expect([...triples].sort(), doc).toEqual(expected);
+      for (const [doc, triples] of Object.entries(listed))
+        expect([...triples].sort(), doc).toEqual(expectedTriples(catalogue, doc));
       // The coverage response's pricing map reads the same catalogue (checked end to end in the integration test).
     } finally {
       await http.close();
