@@ -174,8 +174,8 @@ export const configSpec = {
     "STORE=clickhouse: longest the aggregate holds a table's rows for others before inserting them (core/store/table-batcher.ts; the batch is committed only after that insert, its DislocationEvents published after it); 0 inserts every batch at once. Fewer, larger inserts: ClickHouse writes and merges fewer parts (docs/scaling.md: 5 s keeps merges under 20x the rows inserted at the idle feed, 1 s does not).",
   ],
   STORE_BATCH_MAX_ROWS: [
-    positiveInt.default(10000),
-    'Pending rows of one table that the aggregate inserts at once, without waiting STORE_BATCH_MAX_WAIT_MS (a batch this large under load is never held).',
+    positiveInt.default(1000),
+    'Pending rows of one table that the aggregate inserts at once, with the pending rows of every other table, without waiting STORE_BATCH_MAX_WAIT_MS: under load nothing is held (bench:pipeline), at the idle feed (far fewer rows a second) the wait groups them.',
   ],
 
   QUEUE: [

@@ -9,7 +9,8 @@
  * A row-by-row batch that reaches the batcher's `maxRows` is already large:
  * it goes to the store's own row batch (the ClickHouse adapter encodes rows as
  * they are added, so a 40k-quote batch's objects die young: bench:pipeline)
- * and is inserted at once, not held.
+ * and is inserted at once, not held, and the rows held for the other tables
+ * go with it (TableBatcher.flushAll: the consumer is busy).
  */
 import type { TableBatcher } from './table-batcher.js';
 import type { Row, RowBatch, Sql, Store } from './store.js';
@@ -40,7 +41,10 @@ export function batchedStore(store: Store, batcher: TableBatcher, maxRows: numbe
         send() {
           if (sent) return Promise.reject(new Error('row batch already sent'));
           sent = true;
-          if (!held) return direct.send();
+          if (!held) {
+            batcher.flushAll();
+            return direct.send();
+          }
           const rows = held;
           held = [];
           return batcher.write(table, rows);

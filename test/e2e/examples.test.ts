@@ -173,7 +173,18 @@ describe("a fresh install's documented examples", () => {
         network: info.network as `${string}:${string}`,
         asset: info.asset,
       });
-      const telemetry = discovery.endpoints.filter((e) => e.path.startsWith('/api/v1/crypto/'));
+      // The one-shot JSON routes; the streamed ones (the live stream, a day's file) answer other media types and
+      // are exercised end to end in test/integration/telemetry-stream.test.ts and bulk-history.test.ts.
+      const streamed = ['history', 'stream'];
+      expect(
+        discovery.endpoints
+          .filter((e) => streamed.includes(e.id))
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual(streamed);
+      const telemetry = discovery.endpoints.filter(
+        (e) => e.path.startsWith('/api/v1/crypto/') && !streamed.includes(e.id),
+      );
       expect(telemetry.map((e) => e.id).sort()).toEqual([
         'coverage',
         'dislocations',
