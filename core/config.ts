@@ -170,8 +170,8 @@ export const configSpec = {
   CLICKHOUSE_USER: [z.string().default('default'), 'ClickHouse user.'],
   CLICKHOUSE_PASSWORD: [z.string().default(''), 'ClickHouse password (secret: from the environment only).'],
   STORE_BATCH_MAX_WAIT_MS: [
-    z.coerce.number().int().min(0).max(60000).default(5000),
-    "STORE=clickhouse: longest the aggregate holds a table's rows for others before inserting them (core/store/table-batcher.ts; the batch is committed only after that insert, its DislocationEvents published after it); 0 inserts every batch at once. Fewer, larger inserts: ClickHouse writes and merges fewer parts (docs/scaling.md: 5 s keeps merges under 20x the rows inserted at the idle feed, 1 s does not).",
+    z.coerce.number().int().min(0).max(60000).default(0),
+    "STORE=clickhouse: longest the aggregate holds a table's rows for others before inserting them (core/store/table-batcher.ts; the batch is committed only after that insert, its DislocationEvents published after it); 0 (the default) inserts every batch at once. Fewer, larger inserts: ClickHouse writes and merges fewer parts (docs/scaling.md: 5 s keeps merges under 20x the rows inserted at the idle feed, 1 s does not), but a consumer whose batch is held waits for it: at a loaded feed 5 s cut bench:pipeline fourfold and put event-to-queryable at 6 s p50, so it is opt-in until the hold follows the consumer's backlog.",
   ],
   STORE_BATCH_MAX_ROWS: [
     positiveInt.default(1000),
