@@ -59,6 +59,12 @@ describe("a fresh install's documented examples", () => {
   it(
     'answer 200 once a slice has closed, in every document that shows them',
     async () => {
+      // The one-shot JSON routes are checked here; the streamed ones (the live stream, a day's file: no complete day
+      // exists on a fresh install) answer other media types and have their own suites (telemetry-stream.test.ts,
+      // bulk-history.test.ts).
+      const streamed = ['history', 'stream'];
+      const oneShot = (e: { id: string; path: string }) =>
+        e.path.startsWith('/api/v1/crypto/') && !streamed.includes(e.id);
       // The backfill's slices are aggregated: coverage spans a whole closed slice.
       type Coverage = { earliest_timestamp: string | null; latest_timestamp: string | null };
       const readCoverage = async () => (await (await fetch(`${app.url}/api/v1/crypto/coverage`)).json()) as Coverage;
@@ -118,9 +124,7 @@ describe("a fresh install's documented examples", () => {
           Object.entries(e.exampleRequest).map(([k, v]): [string, string] => [k, String(v)]),
         ).toString();
       const consistent = (d: Documents): boolean => {
-        for (const e of d.discovery.endpoints.filter(
-          (x) => x.path.startsWith('/api/v1/crypto/') && x.method === 'GET',
-        )) {
+        for (const e of d.discovery.endpoints.filter((x) => oneShot(x) && x.method === 'GET')) {
           const request = `${e.path}?${queryOf(e)}`;
           if (![d.agentsMd, d.skillMd, d.llms].every((doc) => doc.includes(request))) return false;
           const params = d.openapi.paths[e.path]!.get!.parameters!;
@@ -141,7 +145,7 @@ describe("a fresh install's documented examples", () => {
             fetch(`${app.url}/.well-known/agent-card.json`).then((r) => r.json() as Promise<Documents['card']>),
           ]);
           const d: Documents = { discovery, agentsMd, skillMd, llms, openapi, card };
-          const telemetry = discovery.endpoints.filter((e) => e.path.startsWith('/api/v1/crypto/'));
+          const telemetry = discovery.endpoints.filter(oneShot);
           notReady =
             discovery.examplesSlice === undefined
               ? 'discovery shows no examplesSlice'
@@ -173,18 +177,13 @@ describe("a fresh install's documented examples", () => {
         network: info.network as `${string}:${string}`,
         asset: info.asset,
       });
-      // The one-shot JSON routes; the streamed ones (the live stream, a day's file) answer other media types and
-      // are exercised end to end in test/integration/telemetry-stream.test.ts and bulk-history.test.ts.
-      const streamed = ['history', 'stream'];
       expect(
         discovery.endpoints
           .filter((e) => streamed.includes(e.id))
           .map((e) => e.id)
           .sort(),
       ).toEqual(streamed);
-      const telemetry = discovery.endpoints.filter(
-        (e) => e.path.startsWith('/api/v1/crypto/') && !streamed.includes(e.id),
-      );
+      const telemetry = discovery.endpoints.filter(oneShot);
       expect(telemetry.map((e) => e.id).sort()).toEqual([
         'coverage',
         'dislocations',
