@@ -218,8 +218,9 @@ describe("a fresh install's documented examples", () => {
         expect(body.source).toMatch(/simulated/);
       }
       const agentsMd = docs.agentsMd;
-      // agents.md is a page to read: embeddings cut with a note, about 20 KB.
-      expect(Buffer.byteLength(agentsMd)).toBeLessThan(30_000);
+      // agents.md is a page to read: embeddings cut with a note. About 36 KB since issue 27 and 30 (19 routes, range
+      // terms on the windowed ones, dislocation items with their costs and legs): bounded at 40 KB.
+      expect(Buffer.byteLength(agentsMd)).toBeLessThan(40_000);
       expect(agentsMd).toMatch(/\.\.\. \(768 numbers, \d+ more not shown here\)/);
     },
     3 * WAIT_MS,
