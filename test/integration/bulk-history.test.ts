@@ -21,7 +21,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, paymentRequiredOf } from '../../scripts/mcp-payment-client.js';
-import type { LatencyEvent } from '../../core/events/market.js';
 import type { Store } from '../../core/store/store.js';
 import { insertDislocations } from '../../core/store/tables/dislocations.js';
 import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
@@ -31,6 +30,7 @@ import { openDislocation } from '../helpers/dislocation-record.js';
 import { startPaidApi, type PaidApi } from '../helpers/paid-api.js';
 import { spreadSample } from '../helpers/spread-sample.js';
 import { payingFetch } from '../helpers/x402-client.js';
+import { cexLatencySample } from '../helpers/latency-sample.js';
 
 const logger = testLogger();
 const Q = 900_000;
@@ -47,20 +47,7 @@ let api: PaidApi;
 let store: Store;
 let seq = 0;
 
-function latency(tsMs: number, i: number): LatencyEvent {
-  return {
-    event_id: `bulk-lat-${i}`,
-    venue: 'coinbase',
-    venue_kind: 'cex',
-    kind: 'cex_rest',
-    endpoint: '/api/v3/brokerage/time',
-    rtt_ms: 80 + (i % 7) * 3.3,
-    ok: true,
-    event_time_ms: tsMs,
-    ingest_time_ms: tsMs + 3,
-    source: 'simulated',
-  };
-}
+const latency = (tsMs: number, i: number) => cexLatencySample(`bulk-lat-${i}`, tsMs, 80 + (i % 7) * 3.3);
 
 async function observe(times: number[]): Promise<void> {
   await insertSpreadSamples(

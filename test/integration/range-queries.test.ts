@@ -19,7 +19,6 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { callTool, paymentRequiredOf } from '../../scripts/mcp-payment-client.js';
-import type { LatencyEvent } from '../../core/events/market.js';
 import type { Store } from '../../core/store/store.js';
 import { insertLatencySamples } from '../../core/store/tables/latency-samples.js';
 import { insertSpreadSamples } from '../../core/store/tables/spread-samples.js';
@@ -27,6 +26,7 @@ import { startPaidApi, type PaidApi } from '../helpers/paid-api.js';
 import { spreadSample } from '../helpers/spread-sample.js';
 import { testLogger } from '../helpers/config.js';
 import { payingFetch } from '../helpers/x402-client.js';
+import { cexLatencySample } from '../helpers/latency-sample.js';
 
 const logger = testLogger();
 const Q = 900_000;
@@ -50,20 +50,7 @@ let store: Store;
 let seq = 0;
 let mcp: Client | undefined;
 
-function latency(tsMs: number, i: number): LatencyEvent {
-  return {
-    event_id: `range-lat-${i}`,
-    venue: 'coinbase',
-    venue_kind: 'cex',
-    kind: 'cex_rest',
-    endpoint: '/api/v3/brokerage/time',
-    rtt_ms: 80 + (i % 7) * 3.3,
-    ok: true,
-    event_time_ms: tsMs,
-    ingest_time_ms: tsMs + 3,
-    source: 'simulated',
-  };
-}
+const latency = (tsMs: number, i: number) => cexLatencySample(`range-lat-${i}`, tsMs, 80 + (i % 7) * 3.3);
 
 async function observe(times: number[]): Promise<void> {
   await insertSpreadSamples(
